@@ -1,0 +1,6 @@
+/* STUB: importers (csv, cookbook, mamf), to be implemented. */
+#include "config.h"
+
+#include "tc-internal.h"
+
+typedef int tc_stub_import_t;

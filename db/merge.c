@@ -1,0 +1,6 @@
+/* STUB: merging shard databases, to be implemented. */
+#include "config.h"
+
+#include "tc-internal.h"
+
+typedef int tc_stub_merge_t;

@@ -1,0 +1,321 @@
+/* Errors, names of enums, version, and where the shipped data lives. */
+#include "config.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "tc-internal.h"
+
+static _Thread_local char last_error[2048];
+
+int tc_error(int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+int tc_error_prefix(int err, const char *fmt, ...)
+{
+    char prefix[1024];
+    char old[sizeof(last_error)];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof(prefix), fmt, ap);
+    va_end(ap);
+    memcpy(old, last_error, sizeof(old));
+    tc_strlcpy(last_error, prefix, sizeof(last_error));
+    size_t used = strlen(last_error);
+    tc_strlcpy(last_error + used, ": ", sizeof(last_error) - used);
+    used = strlen(last_error);
+    tc_strlcpy(last_error + used, old, sizeof(last_error) - used);
+    return err;
+}
+
+void tc_clear_error(void)
+{
+    last_error[0] = '\0';
+}
+
+TC_API const char *tc_last_error(void)
+{
+    return last_error;
+}
+
+TC_API const char *tc_strerror(int err)
+{
+    switch (err) {
+    case TC_OK: return "success";
+    case TC_ERR_INVALID: return "invalid argument";
+    case TC_ERR_NOMEM: return "out of memory";
+    case TC_ERR_IO: return "input/output error";
+    case TC_ERR_PARSE: return "malformed input";
+    case TC_ERR_NOT_FOUND: return "not found";
+    case TC_ERR_UNSUPPORTED: return "not supported";
+    case TC_ERR_DB: return "database error";
+    case TC_ERR_SCHEMA: return "not a usable tilecast database";
+    case TC_ERR_DEVICE: return "device error";
+    case TC_ERR_RANGE: return "value out of range";
+    default: return "unknown error";
+    }
+}
+
+TC_API const char *tc_version(void)
+{
+    return TC_VERSION;
+}
+
+static const char *const dtype_names[TC_DTYPE_COUNT] = {
+    "fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
+};
+
+TC_API const char *tc_dtype_name(enum tc_dtype dtype)
+{
+    if ((unsigned)dtype >= TC_DTYPE_COUNT)
+        return "?";
+    return dtype_names[dtype];
+}
+
+TC_API int tc_dtype_parse(const char *name, enum tc_dtype *out)
+{
+    static const struct {
+        const char *alias;
+        enum tc_dtype dtype;
+    } aliases[] = {
+        {"double", TC_DTYPE_FP64},   {"float64", TC_DTYPE_FP64},  {"float", TC_DTYPE_FP32},
+        {"float32", TC_DTYPE_FP32},  {"half", TC_DTYPE_FP16},     {"float16", TC_DTYPE_FP16},
+        {"bfloat16", TC_DTYPE_BF16}, {"fp8e4m3", TC_DTYPE_FP8},   {"e4m3", TC_DTYPE_FP8},
+        {"float8", TC_DTYPE_FP8},
+    };
+
+    if (!name || !out)
+        return tc_error(TC_ERR_INVALID, "no dtype given");
+    for (int i = 0; i < TC_DTYPE_COUNT; i++) {
+        if (strcasecmp(name, dtype_names[i]) == 0) {
+            *out = (enum tc_dtype)i;
+            return TC_OK;
+        }
+    }
+    for (size_t i = 0; i < TC_ARRAY_SIZE(aliases); i++) {
+        if (strcasecmp(name, aliases[i].alias) == 0) {
+            *out = aliases[i].dtype;
+            return TC_OK;
+        }
+    }
+    return tc_error(TC_ERR_INVALID,
+                    "unknown dtype '%s' (expected fp64, fp32, tf32, fp16, bf16, fp8 or int8)",
+                    name);
+}
+
+TC_API int tc_dtype_bytes(enum tc_dtype dtype)
+{
+    switch (dtype) {
+    case TC_DTYPE_FP64: return 8;
+    case TC_DTYPE_FP32:
+    case TC_DTYPE_TF32: return 4;
+    case TC_DTYPE_FP16:
+    case TC_DTYPE_BF16: return 2;
+    case TC_DTYPE_FP8:
+    case TC_DTYPE_INT8: return 1;
+    default: return 0;
+    }
+}
+
+static const char *const layout_names[TC_LAYOUT_COUNT] = {"NN", "NT", "TN", "TT"};
+
+TC_API const char *tc_layout_name(enum tc_layout layout)
+{
+    if ((unsigned)layout >= TC_LAYOUT_COUNT)
+        return "?";
+    return layout_names[layout];
+}
+
+TC_API int tc_layout_parse(const char *name, enum tc_layout *out)
+{
+    if (!name || !out)
+        return tc_error(TC_ERR_INVALID, "no layout given");
+    for (int i = 0; i < TC_LAYOUT_COUNT; i++) {
+        if (strcasecmp(name, layout_names[i]) == 0) {
+            *out = (enum tc_layout)i;
+            return TC_OK;
+        }
+    }
+    return tc_error(TC_ERR_INVALID, "unknown layout '%s' (expected NN, NT, TN or TT)", name);
+}
+
+TC_API const char *tc_source_name(enum tc_source source)
+{
+    switch (source) {
+    case TC_SOURCE_MEASURED: return "measured";
+    case TC_SOURCE_CALIBRATED: return "calibrated";
+    case TC_SOURCE_TRANSFERRED: return "transferred";
+    case TC_SOURCE_ANALYTICAL: return "analytical";
+    default: return "?";
+    }
+}
+
+TC_API const char *tc_arch_name(enum tc_arch arch)
+{
+    static const char *const names[TC_ARCH_COUNT] = {
+        "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3",
+    };
+    if ((unsigned)arch >= TC_ARCH_COUNT)
+        return "?";
+    return names[arch];
+}
+
+TC_API const char *tc_status_name(enum tc_status status)
+{
+    switch (status) {
+    case TC_STATUS_OK: return "ok";
+    case TC_STATUS_OOM: return "oom";
+    case TC_STATUS_UNSUPPORTED: return "unsupported";
+    case TC_STATUS_ERROR: return "error";
+    default: return "?";
+    }
+}
+
+TC_API const char *tc_attn_impl_name(enum tc_attn_impl impl)
+{
+    return impl == TC_ATTN_FLASH ? "flash" : "unfused";
+}
+
+TC_API const char *tc_bound_name(enum tc_bound bound)
+{
+    switch (bound) {
+    case TC_BOUND_COMPUTE: return "compute";
+    case TC_BOUND_MEMORY: return "memory";
+    case TC_BOUND_LATENCY: return "latency";
+    default: return "?";
+    }
+}
+
+TC_API const char *tc_align_name(enum tc_align align)
+{
+    switch (align) {
+    case TC_ALIGN_128B: return "128B";
+    case TC_ALIGN_16B: return "16B";
+    case TC_ALIGN_4B: return "4B";
+    case TC_ALIGN_ELEM: return "unaligned";
+    default: return "?";
+    }
+}
+
+/* An uninstalled build (the library or binary lives under the build root)
+ * reads its data from the source tree; an installed one from the prefix. */
+static const char data_dir_anchor;
+
+TC_API const char *tc_data_dir(void)
+{
+    static _Thread_local char dir[PATH_MAX];
+    const char *env = getenv("TILECAST_DATA_DIR");
+    Dl_info info;
+    char self[PATH_MAX];
+
+    if (env && *env)
+        return env;
+    if (dladdr(&data_dir_anchor, &info) && info.dli_fname &&
+        realpath(info.dli_fname, self)) {
+        char build[PATH_MAX];
+        const char *root = TC_BUILD_ROOT;
+
+        if (realpath(TC_BUILD_ROOT, build))
+            root = build;
+        if (strncmp(self, root, strlen(root)) == 0 && self[strlen(root)] == '/') {
+            tc_strlcpy(dir, TC_SOURCE_ROOT, sizeof(dir));
+            return dir;
+        }
+    }
+    tc_strlcpy(dir, TC_INSTALL_DATA_DIR, sizeof(dir));
+    return dir;
+}
+
+int tc_data_path(const char *rel, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s/%s", tc_data_dir(), rel);
+
+    if (n < 0 || (size_t)n >= len)
+        return tc_error(TC_ERR_RANGE, "data path too long: %s/%s", tc_data_dir(), rel);
+    return TC_OK;
+}
+
+char *tc_strdup(const char *s)
+{
+    char *d = strdup(s ? s : "");
+
+    if (!d)
+        tc_error(TC_ERR_NOMEM, "out of memory");
+    return d;
+}
+
+void tc_strlcpy(char *dst, const char *src, size_t len)
+{
+    size_t n;
+
+    if (!len)
+        return;
+    n = src ? strlen(src) : 0;
+    if (n >= len)
+        n = len - 1;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+int tc_parse_i64(const char *s, long long *out)
+{
+    char *end;
+    long long v;
+
+    if (!s || !*s)
+        return tc_error(TC_ERR_PARSE, "empty number");
+    while (isspace((unsigned char)*s))
+        s++;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s)
+        return tc_error(TC_ERR_PARSE, "'%s' is not an integer", s);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return tc_error(TC_ERR_PARSE, "'%s' is not an integer", s);
+    if (errno == ERANGE)
+        return tc_error(TC_ERR_RANGE, "'%s' overflows a 64-bit integer", s);
+    *out = v;
+    return TC_OK;
+}
+
+int tc_parse_double(const char *s, double *out)
+{
+    char *end;
+    double v;
+
+    if (!s || !*s)
+        return tc_error(TC_ERR_PARSE, "empty number");
+    while (isspace((unsigned char)*s))
+        s++;
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s)
+        return tc_error(TC_ERR_PARSE, "'%s' is not a number", s);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return tc_error(TC_ERR_PARSE, "'%s' is not a number", s);
+    if (errno == ERANGE || !isfinite(v))
+        return tc_error(TC_ERR_RANGE, "'%s' is out of range", s);
+    *out = v;
+    return TC_OK;
+}

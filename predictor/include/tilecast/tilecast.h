@@ -1,0 +1,484 @@
+/*
+ * tilecast: how fast GEMMs, attention, transformer layers and models run on a GPU.
+ *
+ * The one public header of libtilecast. Conventions:
+ *  - every symbol carries the tc_ / TC_ prefix;
+ *  - functions returning int return 0 (TC_OK) or a negative enum tc_error;
+ *    functions returning a pointer return NULL on failure;
+ *  - on any failure, tc_last_error() returns a message for the calling thread,
+ *    naming the file, line, column or value that was wrong;
+ *  - tc_x_free(NULL) is a no-op; each function says who owns what it returns.
+ */
+#ifndef TILECAST_TILECAST_H
+#define TILECAST_TILECAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TC_BUILDING_LIBRARY) && defined(__GNUC__)
+#define TC_API __attribute__((visibility("default")))
+#else
+#define TC_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Errors, versions, enums                                                   */
+/* ------------------------------------------------------------------------ */
+
+enum tc_error {
+    TC_OK = 0,
+    TC_ERR_INVALID = -1,     /* bad argument or value */
+    TC_ERR_NOMEM = -2,       /* out of memory */
+    TC_ERR_IO = -3,          /* file could not be read or written */
+    TC_ERR_PARSE = -4,       /* malformed input (YAML, CSV, log) */
+    TC_ERR_NOT_FOUND = -5,   /* unknown GPU id, shape not stored, ... */
+    TC_ERR_UNSUPPORTED = -6, /* e.g. dtype not supported by the GPU */
+    TC_ERR_DB = -7,          /* SQLite error */
+    TC_ERR_SCHEMA = -8,      /* not a tilecast database, newer schema, corrupt */
+    TC_ERR_DEVICE = -9,      /* GPU runtime or library error */
+    TC_ERR_RANGE = -10,      /* value out of range (overflow, zero, negative) */
+};
+
+/* A static string naming err. Never NULL. */
+TC_API const char *tc_strerror(int err);
+
+/* The message of the last failure on this thread; "" if none. Owned by the
+ * library, valid until the next tilecast call on this thread. */
+TC_API const char *tc_last_error(void);
+
+/* The library version, e.g. "0.1.0". Static string. */
+TC_API const char *tc_version(void);
+
+enum tc_dtype {
+    TC_DTYPE_FP64 = 0,
+    TC_DTYPE_FP32,
+    TC_DTYPE_TF32,
+    TC_DTYPE_FP16,
+    TC_DTYPE_BF16,
+    TC_DTYPE_FP8,
+    TC_DTYPE_INT8,
+    TC_DTYPE_COUNT
+};
+
+/* "fp16" etc. Static string; "?" for out-of-range values. */
+TC_API const char *tc_dtype_name(enum tc_dtype dtype);
+/* Parses a dtype name (case-insensitive; accepts "half", "bfloat16", "float"...). */
+TC_API int tc_dtype_parse(const char *name, enum tc_dtype *out);
+/* Bytes per element of the inputs (tf32 is stored as fp32). */
+TC_API int tc_dtype_bytes(enum tc_dtype dtype);
+
+/* Layouts in the row-major (C/PyTorch) view: first letter A, second B.
+ * N = stored as the logical row-major matrix (A as m x k, B as k x n),
+ * T = stored transposed. nn.Linear is NT. */
+enum tc_layout { TC_LAYOUT_NN = 0, TC_LAYOUT_NT, TC_LAYOUT_TN, TC_LAYOUT_TT, TC_LAYOUT_COUNT };
+
+TC_API const char *tc_layout_name(enum tc_layout layout);
+TC_API int tc_layout_parse(const char *name, enum tc_layout *out);
+
+/* Where a prediction came from. */
+enum tc_source {
+    TC_SOURCE_MEASURED = 0, /* an exactly measured shape */
+    TC_SOURCE_CALIBRATED,   /* model fitted to measurements of this GPU */
+    TC_SOURCE_TRANSFERRED,  /* model fitted to another GPU, moved through specs */
+    TC_SOURCE_ANALYTICAL,   /* the model from the spec alone */
+};
+
+TC_API const char *tc_source_name(enum tc_source source);
+
+/* ------------------------------------------------------------------------ */
+/* GPU specs (gpu_specs/ *.yaml)                                             */
+/* ------------------------------------------------------------------------ */
+
+enum tc_vendor { TC_VENDOR_NVIDIA = 0, TC_VENDOR_AMD };
+
+/* Architecture families the kernel catalogue knows. */
+enum tc_arch {
+    TC_ARCH_VOLTA = 0,
+    TC_ARCH_TURING,
+    TC_ARCH_AMPERE,
+    TC_ARCH_ADA,
+    TC_ARCH_HOPPER,
+    TC_ARCH_BLACKWELL,
+    TC_ARCH_CDNA2,
+    TC_ARCH_CDNA3,
+    TC_ARCH_COUNT
+};
+
+TC_API const char *tc_arch_name(enum tc_arch arch);
+
+#define TC_ID_MAX 64
+#define TC_NAME_MAX 128
+
+/* One GPU as one process sees it (one GCD for MI250/MI250X). Plain data:
+ * values are in the units their names say; 0 means "not supported" for
+ * peaks and "unknown" elsewhere. */
+struct tc_gpu {
+    char id[TC_ID_MAX];     /* file name without .yaml, e.g. "a100-sxm4-80gb" */
+    char name[TC_NAME_MAX]; /* marketing name */
+    enum tc_vendor vendor;
+    enum tc_arch arch;
+    char compute_capability[16]; /* "sm_80", "gfx90a" */
+
+    int units;                /* SMs or CUs */
+    double clock_tensor_mhz;  /* clock the tensor/matrix peaks assume */
+    double clock_vector_mhz;  /* clock the fp32/fp64 vector peaks assume */
+    double clock_base_mhz;    /* base clock, 0 if unknown */
+    double peak_tflops[TC_DTYPE_COUNT];           /* dense, no sparsity */
+    double flops_per_clk_per_unit[TC_DTYPE_COUNT]; /* dense, per SM/CU */
+
+    double mem_bw_gbps; /* vendor peak, 1e9 bytes/s */
+    double mem_gb;      /* marketing GB */
+    int64_t l2_bytes;
+    double tdp_w;
+
+    /* per-SM / per-CU limits (occupancy) */
+    int warp_size;
+    int max_threads_per_sm;
+    int max_warps_per_sm;
+    int max_blocks_per_sm;
+    int max_threads_per_block;
+    int regs_per_sm;
+    int max_regs_per_block;
+    int max_regs_per_thread;
+    int reg_alloc_unit;             /* registers per warp allocation unit (NVIDIA), VGPR granule (AMD) */
+    int64_t smem_per_sm_bytes;
+    int64_t smem_per_block_max_bytes; /* opt-in maximum */
+    int64_t reserved_smem_per_block_bytes;
+    int smem_alloc_unit_bytes;
+
+    char sources[1024]; /* source keys, comma-separated */
+    char flags[2048];   /* uncertain numbers, "; "-separated */
+};
+
+/* A set of GPU specs. Opaque. */
+struct tc_specs;
+
+/* Loads every *.yaml in the directories of `path` (colon-separated; NULL for
+ * the default: $TILECAST_SPECS_PATH, then the shipped gpu_specs/). A later
+ * directory may not redefine an id of an earlier one (duplicate id error).
+ * Returns NULL on failure (tc_last_error names file, line, column, field).
+ * The caller owns the result; free with tc_specs_free. */
+TC_API struct tc_specs *tc_specs_load(const char *path);
+/* Adds the directories of `dirs` (colon-separated) to specs, ahead of the defaults
+ * for ids not yet present. */
+TC_API int tc_specs_add_dir(struct tc_specs *specs, const char *dir);
+/* Parses one file into *out without adding it anywhere. */
+TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out);
+/* Checks a parsed spec for internal consistency (peak ~ units x flops/clk x
+ * clock within 2%, limits positive and coherent). Returns TC_OK or
+ * TC_ERR_INVALID with the reason in tc_last_error(). */
+TC_API int tc_gpu_check(const struct tc_gpu *gpu);
+TC_API void tc_specs_free(struct tc_specs *specs);
+TC_API size_t tc_specs_count(const struct tc_specs *specs);
+/* Borrowed pointers, valid until tc_specs_free. */
+TC_API const struct tc_gpu *tc_specs_at(const struct tc_specs *specs, size_t index);
+TC_API const struct tc_gpu *tc_specs_find(const struct tc_specs *specs, const char *id);
+/* The data directory the library uses for gpu_specs/ and db/prebuilt/
+ * (installed prefix, or the source tree for an uninstalled build).
+ * Static string. */
+TC_API const char *tc_data_dir(void);
+
+/* ------------------------------------------------------------------------ */
+/* Database (db/)                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define TC_DB_SCHEMA_VERSION 1
+
+struct tc_db;
+
+enum tc_db_mode {
+    TC_DB_READONLY = 0, /* queries only; refuses anything but a valid tilecast db */
+    TC_DB_READWRITE,    /* opens an existing tilecast db, migrating older schemas */
+    TC_DB_CREATE,       /* as READWRITE, creating the file if missing */
+};
+
+/* Opens a database. A file with a newer schema, a non-tilecast SQLite file,
+ * a truncated or corrupt file is refused (TC_ERR_SCHEMA) and never modified.
+ * Caller owns the result; free with tc_db_close. */
+TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode);
+TC_API void tc_db_close(struct tc_db *db);
+TC_API int tc_db_schema_version(struct tc_db *db);
+/* Runs PRAGMA integrity_check and tilecast's own checks. TC_OK if clean. */
+TC_API int tc_db_integrity_check(struct tc_db *db);
+/* Transactions batch writes; nesting is not supported. */
+TC_API int tc_db_begin(struct tc_db *db);
+TC_API int tc_db_commit(struct tc_db *db);
+TC_API int tc_db_rollback(struct tc_db *db);
+
+/* Stores a spec snapshot of the GPU measured (idempotent by id). */
+TC_API int tc_db_put_gpu(struct tc_db *db, const struct tc_gpu *gpu);
+
+/* Provenance of one run. Strings may be NULL. */
+struct tc_run_info {
+    const char *gpu_id;
+    const char *kind;         /* "collected" or "imported" */
+    const char *host;
+    const char *device_name;
+    const char *device_uuid;
+    const char *driver_version;
+    const char *runtime_version;
+    const char *blas_version;
+    const char *backend;      /* "cuda", "hip", "cpu", or the import format */
+    const char *sweep_name;
+    const char *sweep_hash;
+    const char *config_hash;  /* run configuration key for resume/merge */
+    const char *shard;        /* "I/N" */
+    const char *timing;       /* timing method, e.g. "event-median-l2flush" */
+    const char *source;       /* imported: origin of the data */
+    const char *licence;
+    const char *clocks_json;  /* clocks/temperature before and after */
+    const char *tilecast_version;
+    const char *started_at;   /* ISO 8601 UTC */
+    const char *ended_at;
+};
+
+/* Records a run; *run_id receives its id. */
+TC_API int tc_db_add_run(struct tc_db *db, const struct tc_run_info *info, int64_t *run_id);
+/* Finds an existing run with the same config_hash and gpu (for --resume). */
+TC_API int tc_db_find_run(struct tc_db *db, const char *gpu_id, const char *config_hash,
+                          int64_t *run_id);
+TC_API int tc_db_end_run(struct tc_db *db, int64_t run_id, const char *ended_at);
+
+enum tc_status { TC_STATUS_OK = 0, TC_STATUS_OOM, TC_STATUS_UNSUPPORTED, TC_STATUS_ERROR };
+TC_API const char *tc_status_name(enum tc_status status);
+
+/* One GEMM measurement (all `batch` GEMMs of one call). */
+struct tc_gemm_row {
+    int64_t run_id;
+    enum tc_dtype dtype;    /* input type A/B */
+    enum tc_dtype dtype_c;  /* output type */
+    enum tc_dtype compute;  /* compute type */
+    enum tc_layout layout;
+    int64_t m, n, k, batch;
+    double time_us;         /* median */
+    double min_us;
+    double spread_pct;      /* relative CI half-width or IQR/median, in % */
+    int reps;
+    /* the algorithm the library chose; zeros/empty when unknown */
+    int tile_m, tile_n, tile_k, stages, split_k, cluster_m, cluster_n, swizzle;
+    char algo[256];         /* kernel or solution name */
+    enum tc_status status;
+    char message[256];
+};
+
+TC_API int tc_db_insert_gemm(struct tc_db *db, const struct tc_gemm_row *row);
+/* Exact lookup of the best ok measurement of a shape on a GPU (any run).
+ * TC_ERR_NOT_FOUND if none. */
+TC_API int tc_db_lookup_gemm(struct tc_db *db, const char *gpu_id, enum tc_dtype dtype,
+                             enum tc_layout layout, int64_t m, int64_t n, int64_t k,
+                             int64_t batch, struct tc_gemm_row *out);
+/* Whether run_id already stored this shape (resume). */
+TC_API int tc_db_has_gemm(struct tc_db *db, int64_t run_id, enum tc_dtype dtype,
+                          enum tc_layout layout, int64_t m, int64_t n, int64_t k,
+                          int64_t batch, bool *found);
+
+enum tc_attn_impl { TC_ATTN_UNFUSED = 0, TC_ATTN_FLASH };
+TC_API const char *tc_attn_impl_name(enum tc_attn_impl impl);
+
+struct tc_attention_row {
+    int64_t run_id;
+    enum tc_attn_impl impl;
+    enum tc_dtype dtype;
+    int64_t batch, heads, kv_heads, seq_q, seq_kv, head_dim;
+    bool causal;
+    bool backward;
+    double time_us, min_us, spread_pct;
+    int reps;
+    /* unfused parts, 0 when not measured */
+    double scores_us, softmax_us, values_us;
+    enum tc_status status;
+    char message[256];
+};
+
+TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_row *row);
+
+/* Iterates ok GEMM rows filtered by gpu (NULL = any), dtype (<0 = any) and
+ * layout (<0 = any). Caller owns the iterator. */
+struct tc_db_iter;
+TC_API struct tc_db_iter *tc_db_iter_gemm(struct tc_db *db, const char *gpu_id, int dtype,
+                                          int layout);
+/* Returns 1 and fills *row (and gpu id into gpu_id[TC_ID_MAX] if non-NULL)
+ * while rows remain, 0 at the end, negative on error. */
+TC_API int tc_db_iter_next(struct tc_db_iter *it, struct tc_gemm_row *row, char *gpu_id);
+TC_API void tc_db_iter_free(struct tc_db_iter *it);
+
+/* ------------------------------------------------------------------------ */
+/* GEMM prediction (predictor/)                                              */
+/* ------------------------------------------------------------------------ */
+
+struct tc_gemm_query {
+    int64_t m, n, k;    /* row-major C[m x n] = A[m x k] . B[k x n] */
+    int64_t batch;      /* 0 is taken as 1 */
+    enum tc_dtype dtype;
+    enum tc_layout layout;
+    int64_t lda, ldb, ldc; /* 0 = packed */
+};
+
+enum tc_bound { TC_BOUND_COMPUTE = 0, TC_BOUND_MEMORY, TC_BOUND_LATENCY };
+TC_API const char *tc_bound_name(enum tc_bound bound);
+
+/* Alignment class of the leading dimensions. */
+enum tc_align {
+    TC_ALIGN_128B = 0, /* every leading dimension a multiple of 128 bytes */
+    TC_ALIGN_16B,      /* multiples of 16 bytes */
+    TC_ALIGN_4B,       /* multiples of 4 bytes (e.g. fp16 dims = 2 mod 4) */
+    TC_ALIGN_ELEM,     /* element-aligned only (odd fp16 dims) */
+};
+TC_API const char *tc_align_name(enum tc_align align);
+
+struct tc_gemm_prediction {
+    double time_us;
+    double tflops;
+    double frac_peak;        /* of the dtype's dense peak */
+    enum tc_source source;
+    double lo_us, hi_us;     /* uncertainty interval (see README) */
+    double interval_level;   /* nominal coverage, e.g. 0.8 */
+    /* the chosen configuration */
+    char kernel[96];
+    int tile_m, tile_n, tile_k, stages, warps, split_k, cluster_m, cluster_n;
+    bool stream_k;
+    int64_t tiles;           /* incl. batch and split */
+    double waves;
+    double wave_eff;         /* useful fraction of the last wave quantization */
+    double tile_eff;         /* useful fraction of tile area */
+    int blocks_per_sm;
+    double occupancy;        /* resident warps / max warps */
+    enum tc_bound bound;
+    enum tc_align align;
+    /* calibrated: neighbours used and their mean log-shape distance */
+    int neighbours;
+    double neighbour_dist;
+    char calib_gpu[TC_ID_MAX]; /* transferred: the GPU the data came from */
+};
+
+/* A predictor: specs, optional databases, cached calibrations. Opaque. */
+struct tc_predictor;
+
+/* specs is borrowed and must outlive the predictor. Caller owns the result. */
+TC_API struct tc_predictor *tc_predictor_new(const struct tc_specs *specs);
+TC_API void tc_predictor_free(struct tc_predictor *p);
+/* Adds a database whose measurements calibrate predictions. */
+TC_API int tc_predictor_add_db(struct tc_predictor *p, const char *path);
+/* Uses the shipped prebuilt databases (default on). */
+TC_API void tc_predictor_use_prebuilt(struct tc_predictor *p, bool on);
+/* Ignores every database: pure analytical model. */
+TC_API void tc_predictor_set_analytical(struct tc_predictor *p, bool on);
+/* Allows transferring calibrations from other GPUs (default on). */
+TC_API void tc_predictor_allow_transfer(struct tc_predictor *p, bool on);
+
+/* Predicts one GEMM on gpu. */
+TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
+                           const struct tc_gemm_query *q, struct tc_gemm_prediction *out);
+/* The pure analytical model, no predictor needed. Thread-safe. */
+TC_API int tc_predict_gemm_analytical(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
+                                      struct tc_gemm_prediction *out);
+/* Predicts n GEMMs; per-row errors go to errs[i] (may be NULL). Returns the
+ * number of failed rows, or a negative error. */
+TC_API int tc_predict_gemm_batch(struct tc_predictor *p, const struct tc_gpu *gpu, size_t n,
+                                 const struct tc_gemm_query *q, struct tc_gemm_prediction *out,
+                                 int *errs);
+
+/* ------------------------------------------------------------------------ */
+/* Attention, layers, models, advice (predictor/)                            */
+/* ------------------------------------------------------------------------ */
+
+struct tc_attention_query {
+    enum tc_attn_impl impl;
+    enum tc_dtype dtype;
+    int64_t batch, heads, kv_heads, seq_q, seq_kv, head_dim;
+    bool causal;
+    bool backward;
+};
+
+struct tc_attention_prediction {
+    double time_us;
+    double tflops;
+    enum tc_source source;
+    double lo_us, hi_us;
+    /* unfused parts (0 for flash) */
+    double scores_us, softmax_us, values_us;
+    /* flash tile model */
+    int block_m, block_n, blocks_per_sm;
+    int64_t blocks;
+    double waves;
+    enum tc_bound bound;
+};
+
+TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu,
+                                const struct tc_attention_query *q,
+                                struct tc_attention_prediction *out);
+
+/* See predictor/model.c and the model-config YAML described in README. */
+struct tc_model_config {
+    char name[TC_NAME_MAX];
+    int64_t hidden, heads, kv_heads, head_dim, ffn, layers, vocab, seq, micro_batch, tp;
+    bool swiglu;
+    bool rmsnorm;
+    enum tc_dtype dtype;
+    enum tc_attn_impl attention;
+    bool training;
+};
+
+TC_API int tc_model_config_load(const char *file, struct tc_model_config *out);
+TC_API void tc_model_config_defaults(struct tc_model_config *cfg);
+
+#define TC_OP_NAME_MAX 32
+
+struct tc_op_prediction {
+    char name[TC_OP_NAME_MAX]; /* "qkv", "scores", "mlp_up.wgrad", ... */
+    char kind[16];             /* "gemm", "bmm", "attention", "elementwise" */
+    int64_t m, n, k, batch;    /* GEMM shape, or bytes in m for elementwise */
+    enum tc_layout layout;
+    double time_us, tflops, flops;
+    enum tc_source source;
+};
+
+struct tc_model_prediction {
+    size_t n_ops;
+    struct tc_op_prediction *ops; /* one layer, then the logits/embedding ops */
+    double layer_time_us;
+    double step_time_us;
+    double tokens_per_s;
+    double model_tflops;
+    double mfu;
+};
+
+/* Predicts a whole model; *out is owned by the caller (tc_model_prediction_free). */
+TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
+                            const struct tc_model_config *cfg, struct tc_model_prediction **out);
+TC_API void tc_model_prediction_free(struct tc_model_prediction *mp);
+
+struct tc_advice_candidate {
+    struct tc_model_config cfg;
+    double step_time_us;
+    double speedup;       /* baseline step time / this step time */
+    double params;        /* parameter count */
+    double params_delta;  /* relative to baseline */
+    char reason[512];     /* mechanism and the paper's guideline */
+};
+
+struct tc_advice {
+    struct tc_model_config baseline;
+    double baseline_step_us;
+    double baseline_params;
+    size_t n_candidates;
+    struct tc_advice_candidate *candidates; /* best first */
+    size_t n_evaluated;
+};
+
+/* Searches nearby shapes within params_tolerance (e.g. 0.05). Caller owns *out. */
+TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
+                     const struct tc_model_config *cfg, double params_tolerance,
+                     size_t max_candidates, struct tc_advice **out);
+TC_API void tc_advice_free(struct tc_advice *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILECAST_TILECAST_H */

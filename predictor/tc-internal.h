@@ -1,0 +1,39 @@
+/* Internal helpers shared by every part of libtilecast. Not installed. */
+#ifndef TC_INTERNAL_H
+#define TC_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "tilecast/tilecast.h"
+
+#if defined(__GNUC__)
+#define TC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define TC_PRINTF(a, b)
+#endif
+
+#define TC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Sets this thread's last error message and returns err (a negative
+ * enum tc_error), so callers can write `return tc_error(...)`. */
+int tc_error(int err, const char *fmt, ...) TC_PRINTF(2, 3);
+/* Prefixes the current message with "prefix: ". Returns err. */
+int tc_error_prefix(int err, const char *fmt, ...) TC_PRINTF(2, 3);
+void tc_clear_error(void);
+
+/* Writes <data dir>/<rel> into buf. Returns TC_ERR_RANGE if it does not fit. */
+int tc_data_path(const char *rel, char *buf, size_t len);
+
+/* strdup that sets TC_ERR_NOMEM on failure. */
+char *tc_strdup(const char *s);
+
+/* Bounded copy that always terminates dst. */
+void tc_strlcpy(char *dst, const char *src, size_t len);
+
+/* Parses a decimal integer / real with full validation (no trailing junk,
+ * no overflow). Return TC_OK or TC_ERR_PARSE / TC_ERR_RANGE. */
+int tc_parse_i64(const char *s, long long *out);
+int tc_parse_double(const char *s, double *out);
+
+#endif

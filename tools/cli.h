@@ -1,0 +1,91 @@
+/* Shared helpers of the tilecast command: exit codes, errors, output
+ * formats and the subcommand table. Every subcommand lives in cmd-*.c and
+ * exports `int cmd_NAME(int argc, char **argv)` (argv[0] is the subcommand)
+ * and `const char cmd_NAME_help[]` (its --help text, also the man page). */
+#ifndef TC_CLI_H
+#define TC_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tilecast/tilecast.h"
+
+/* Exit codes, documented in README and the man page. */
+enum cli_exit {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_USAGE = 1,   /* wrong flags or arguments */
+    CLI_EXIT_INPUT = 2,   /* bad input data: file, shape, database, value */
+    CLI_EXIT_RUNTIME = 3, /* runtime, device or I/O failure */
+};
+
+enum cli_format { CLI_FORMAT_TABLE = 0, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* Global options given before the subcommand (e.g. --specs-dir). */
+struct cli_globals {
+    const char *specs_dir; /* NULL: $TILECAST_SPECS_PATH, then the shipped specs */
+};
+extern struct cli_globals cli_globals;
+
+/* Prints "tilecast CMD: error: ..." to stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* Prints "tilecast CMD: error: <tc_last_error() or tc_strerror(err)>" and
+ * returns the exit code for err (usage errors stay usage errors). */
+int cli_fail(const char *cmd, int err);
+/* Maps a negative enum tc_error to an exit code. */
+int cli_exit_code(int err);
+
+/* Loads specs from cli_globals.specs_dir / $TILECAST_SPECS_PATH / shipped.
+ * On failure prints the error for cmd and returns NULL. */
+struct tc_specs *cli_load_specs(const char *cmd);
+/* Finds a GPU by id; prints an error listing known ids when absent. */
+const struct tc_gpu *cli_find_gpu(const char *cmd, const struct tc_specs *specs, const char *id);
+
+/* Parses --json / --csv style selection; returns true if arg was one. */
+bool cli_parse_format(const char *arg, enum cli_format *fmt);
+
+/* Strict integer argument parsing for flags: prints an error naming the flag
+ * and returns false if value is not an integer within [min, max]. */
+bool cli_parse_int(const char *cmd, const char *flag, const char *value, long long min,
+                   long long max, long long *out);
+bool cli_parse_double(const char *cmd, const char *flag, const char *value, double min,
+                      double max, double *out);
+
+/* A table printed as aligned text, CSV or a JSON array of objects.
+ * Cells are strings; columns declared numeric are emitted as JSON numbers. */
+struct cli_table;
+struct cli_table *cli_table_new(int ncols, const char *const *headers, const bool *numeric);
+void cli_table_add(struct cli_table *t, ...); /* exactly ncols const char * */
+void cli_table_addf(struct cli_table *t, int col, const char *fmt, ...) CLI_PRINTF(3, 4);
+void cli_table_end_row(struct cli_table *t);
+void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt);
+void cli_table_free(struct cli_table *t);
+
+/* Writes one CSV field with quoting as needed. */
+void cli_csv_field(FILE *out, const char *s, bool last);
+
+/* Whether stdout/stderr is a terminal (progress bars). */
+bool cli_isatty(FILE *f);
+
+#define CLI_COMMANDS(X)                                                                  \
+    X(specs, "list, show and check GPU specs")                                           \
+    X(db, "inspect, check, import, export and merge databases")                          \
+    X(predict, "predict GEMM, attention, layer or model time")                           \
+    X(eval, "compare predictions with measured CSV data")                                \
+    X(collect, "measure shapes on a GPU or the host CPU into a database")                \
+    X(advise, "search nearby transformer shapes that run faster")                        \
+    X(plot, "draw throughput, layer breakdown and advisor charts")                       \
+    X(bench, "benchmark the predictor and the collector harness")
+
+#define CLI_DECLARE(name, summary)                                                       \
+    int cmd_##name(int argc, char **argv);                                               \
+    extern const char cmd_##name##_help[];
+CLI_COMMANDS(CLI_DECLARE)
+#undef CLI_DECLARE
+
+#endif
