@@ -82,6 +82,13 @@ bool cli_isatty(FILE *f);
     X(plot, "draw throughput, layer breakdown and advisor charts")                       \
     X(bench, "benchmark the predictor and the collector harness")
 
+/* `tilecast predict attention|layer|model` (cmd-predict-model.c) and the
+ * collector benchmark (`tilecast bench collector`, cmd-collect.c). */
+int cmd_predict_attention(int argc, char **argv);
+int cmd_predict_layer(int argc, char **argv);
+int cmd_predict_model(int argc, char **argv);
+int cmd_bench_collector(int argc, char **argv);
+
 #define CLI_DECLARE(name, summary)                                                       \
     int cmd_##name(int argc, char **argv);                                               \
     extern const char cmd_##name##_help[];

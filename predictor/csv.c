@@ -1,0 +1,186 @@
+/* A streaming CSV reader; memory stays bounded by the longest record. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "tc-internal.h"
+
+struct tc_csv {
+    FILE *f;
+    const char *name;
+    long line;       /* lines consumed so far */
+    long record_line;
+    char *buf;       /* field bytes, NUL-separated */
+    size_t buf_len, buf_cap;
+    size_t *offsets;
+    char **fields;
+    int nfields, fields_cap;
+};
+
+struct tc_csv *tc_csv_new(FILE *f, const char *name)
+{
+    struct tc_csv *csv = calloc(1, sizeof(*csv));
+
+    if (!csv) {
+        tc_error(TC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    csv->f = f;
+    csv->name = name ? name : "<input>";
+    return csv;
+}
+
+void tc_csv_free(struct tc_csv *csv)
+{
+    if (!csv)
+        return;
+    free(csv->buf);
+    free(csv->offsets);
+    free(csv->fields);
+    free(csv);
+}
+
+static int put_byte(struct tc_csv *csv, char c)
+{
+    if (csv->buf_len == csv->buf_cap) {
+        size_t cap = csv->buf_cap ? csv->buf_cap * 2 : 256;
+        char *buf = realloc(csv->buf, cap);
+
+        if (!buf)
+            return tc_error(TC_ERR_NOMEM, "out of memory");
+        csv->buf = buf;
+        csv->buf_cap = cap;
+    }
+    csv->buf[csv->buf_len++] = c;
+    return TC_OK;
+}
+
+static int end_field(struct tc_csv *csv)
+{
+    int err = put_byte(csv, '\0');
+
+    if (err < 0)
+        return err;
+    if (csv->nfields == csv->fields_cap) {
+        int cap = csv->fields_cap ? csv->fields_cap * 2 : 16;
+        size_t *offsets = realloc(csv->offsets, (size_t)cap * sizeof(*offsets));
+
+        if (!offsets)
+            return tc_error(TC_ERR_NOMEM, "out of memory");
+        csv->offsets = offsets;
+        char **fields = realloc(csv->fields, (size_t)cap * sizeof(*fields));
+
+        if (!fields)
+            return tc_error(TC_ERR_NOMEM, "out of memory");
+        csv->fields = fields;
+        csv->fields_cap = cap;
+    }
+    csv->nfields++;
+    if (csv->nfields < csv->fields_cap)
+        csv->offsets[csv->nfields] = csv->buf_len;
+    return TC_OK;
+}
+
+int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
+{
+    int c, err;
+
+    for (;;) {
+        bool quoted = false, in_quotes = false, any = false;
+
+        csv->buf_len = 0;
+        csv->nfields = 0;
+        if (csv->fields_cap)
+            csv->offsets[0] = 0;
+        csv->record_line = csv->line + 1;
+        for (;;) {
+            c = getc(csv->f);
+            if (c == EOF) {
+                if (ferror(csv->f))
+                    return tc_error(TC_ERR_IO, "%s: read error", csv->name);
+                if (in_quotes)
+                    return tc_error(TC_ERR_PARSE, "%s:%ld: unterminated quoted field",
+                                    csv->name, csv->record_line);
+                if (!any)
+                    return 0;
+                break;
+            }
+            any = true;
+            if (c == '\0')
+                return tc_error(TC_ERR_PARSE, "%s:%ld: NUL byte in CSV", csv->name,
+                                csv->line + 1);
+            if (in_quotes) {
+                if (c == '"') {
+                    int next = getc(csv->f);
+
+                    if (next == '"') {
+                        err = put_byte(csv, '"');
+                    } else {
+                        in_quotes = false;
+                        if (next != EOF)
+                            ungetc(next, csv->f);
+                        err = TC_OK;
+                    }
+                } else {
+                    if (c == '\n')
+                        csv->line++;
+                    err = put_byte(csv, (char)c);
+                }
+                if (err < 0)
+                    return err;
+                continue;
+            }
+            if (c == '"' && !quoted) {
+                quoted = in_quotes = true;
+                continue;
+            }
+            if (c == ',') {
+                if ((err = end_field(csv)) < 0)
+                    return err;
+                quoted = false;
+                continue;
+            }
+            if (c == '\r')
+                continue;
+            if (c == '\n')
+                break;
+            if ((err = put_byte(csv, (char)c)) < 0)
+                return err;
+        }
+        csv->line++;
+        if ((err = end_field(csv)) < 0)
+            return err;
+        /* Skip blank lines. */
+        if (csv->nfields == 1 && csv->buf_len == 1 && !quoted) {
+            if (c == EOF)
+                return 0;
+            continue;
+        }
+        break;
+    }
+    for (int i = 0; i < csv->nfields; i++)
+        csv->fields[i] = csv->buf + csv->offsets[i];
+    *nfields = csv->nfields;
+    *fields = csv->fields;
+    return 1;
+}
+
+long tc_csv_line(const struct tc_csv *csv)
+{
+    return csv->record_line;
+}
+
+const char *tc_csv_name(const struct tc_csv *csv)
+{
+    return csv->name;
+}
+
+int tc_csv_find(int nfields, char **fields, const char *name)
+{
+    for (int i = 0; i < nfields; i++)
+        if (strcmp(fields[i], name) == 0)
+            return i;
+    return -1;
+}
