@@ -350,6 +350,10 @@ struct tc_gemm_prediction {
     double occupancy;        /* resident warps / max warps */
     enum tc_bound bound;
     enum tc_align align;
+    /* the model's parts, which calibration rescales: the MMA (compute) time,
+     * the data-movement time and the fixed overheads (launch, pipeline fill,
+     * epilogue), in µs */
+    double compute_us, memory_us, overhead_us;
     /* calibrated: neighbours used and their mean log-shape distance */
     int neighbours;
     double neighbour_dist;
