@@ -1,0 +1,47 @@
+/* Sizes of the public structs, for bindings that load libtilecast without a
+ * C compiler (the Python package uses ctypes). A binding mirrors the structs
+ * by hand; comparing its sizes with these at load time turns a header change
+ * the binding missed into a clear error instead of corrupted memory. */
+#include "config.h"
+
+#include <string.h>
+
+#include "tc-internal.h"
+
+/* Not in the public header: C callers have sizeof. Returns the size in bytes
+ * of `struct NAME` (name without "struct "), or 0 for an unknown name. */
+TC_API size_t tc_abi_sizeof(const char *name);
+
+#define ABI_TYPE(t) {#t, sizeof(struct t)},
+
+static const struct {
+    const char *name;
+    size_t size;
+} abi_types[] = {
+    ABI_TYPE(tc_gpu)
+    ABI_TYPE(tc_run_info)
+    ABI_TYPE(tc_gemm_row)
+    ABI_TYPE(tc_attention_row)
+    ABI_TYPE(tc_gemm_query)
+    ABI_TYPE(tc_gemm_prediction)
+    ABI_TYPE(tc_attention_query)
+    ABI_TYPE(tc_attention_prediction)
+    ABI_TYPE(tc_model_config)
+    ABI_TYPE(tc_op_prediction)
+    ABI_TYPE(tc_model_prediction)
+    ABI_TYPE(tc_advice_candidate)
+    ABI_TYPE(tc_advice)
+};
+
+TC_API size_t tc_abi_sizeof(const char *name)
+{
+    if (!name) {
+        tc_error(TC_ERR_INVALID, "tc_abi_sizeof: NULL name");
+        return 0;
+    }
+    for (size_t i = 0; i < TC_ARRAY_SIZE(abi_types); i++)
+        if (strcmp(abi_types[i].name, name) == 0)
+            return abi_types[i].size;
+    tc_error(TC_ERR_NOT_FOUND, "tc_abi_sizeof: unknown struct '%s'", name);
+    return 0;
+}
