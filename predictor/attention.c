@@ -1,11 +1,476 @@
-/* STUB: to be implemented. */
+/* Attention: unfused (scores bmm + softmax + values bmm) through the GEMM
+ * predictor, and a FlashAttention-2 style tile model from the GPU spec.
+ * Also the GEMM memo and the memory-bound kernel model shared with model.c. */
 #include "config.h"
 
-#include "tc-internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model-internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* GEMM memo                                                                 */
+/* ------------------------------------------------------------------------ */
+
+struct memo_entry {
+    bool used;
+    const struct tc_gpu *gpu;
+    struct tc_gemm_query q;
+    struct tc_gemm_prediction pred;
+};
+
+struct tc_gemm_memo {
+    size_t cap, count; /* cap is a power of two */
+    struct memo_entry *slots;
+};
+
+struct tc_gemm_memo *tc_gemm_memo_new(void)
+{
+    struct tc_gemm_memo *memo = calloc(1, sizeof(*memo));
+
+    if (!memo)
+        goto nomem;
+    memo->cap = 1024;
+    memo->slots = calloc(memo->cap, sizeof(*memo->slots));
+    if (!memo->slots)
+        goto nomem;
+    return memo;
+nomem:
+    tc_gemm_memo_free(memo);
+    tc_error(TC_ERR_NOMEM, "out of memory");
+    return NULL;
+}
+
+void tc_gemm_memo_free(struct tc_gemm_memo *memo)
+{
+    if (!memo)
+        return;
+    free(memo->slots);
+    free(memo);
+}
+
+size_t tc_gemm_memo_size(const struct tc_gemm_memo *memo)
+{
+    return memo ? memo->count : 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t query_hash(const struct tc_gpu *gpu, const struct tc_gemm_query *q)
+{
+    uint64_t h = (uint64_t)(uintptr_t)gpu;
+
+    h = mix(h, (uint64_t)q->m);
+    h = mix(h, (uint64_t)q->n);
+    h = mix(h, (uint64_t)q->k);
+    h = mix(h, (uint64_t)q->batch);
+    h = mix(h, (uint64_t)q->dtype * 8u + (uint64_t)q->layout);
+    h = mix(h, (uint64_t)q->lda ^ ((uint64_t)q->ldb << 21) ^ ((uint64_t)q->ldc << 42));
+    return h;
+}
+
+static bool query_equal(const struct tc_gemm_query *a, const struct tc_gemm_query *b)
+{
+    return a->m == b->m && a->n == b->n && a->k == b->k && a->batch == b->batch &&
+           a->dtype == b->dtype && a->layout == b->layout && a->lda == b->lda &&
+           a->ldb == b->ldb && a->ldc == b->ldc;
+}
+
+static struct memo_entry *memo_slot(struct tc_gemm_memo *memo, const struct tc_gpu *gpu,
+                                    const struct tc_gemm_query *q)
+{
+    size_t mask = memo->cap - 1;
+    size_t i = (size_t)query_hash(gpu, q) & mask;
+
+    while (memo->slots[i].used &&
+           !(memo->slots[i].gpu == gpu && query_equal(&memo->slots[i].q, q)))
+        i = (i + 1) & mask;
+    return &memo->slots[i];
+}
+
+static int memo_grow(struct tc_gemm_memo *memo)
+{
+    struct memo_entry *old = memo->slots;
+    size_t old_cap = memo->cap;
+
+    memo->slots = calloc(old_cap * 2, sizeof(*memo->slots));
+    if (!memo->slots) {
+        memo->slots = old;
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    }
+    memo->cap = old_cap * 2;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].used)
+            *memo_slot(memo, old[i].gpu, &old[i].q) = old[i];
+    free(old);
+    return TC_OK;
+}
+
+int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu,
+                        struct tc_gemm_memo *memo, const struct tc_gemm_query *q,
+                        struct tc_gemm_prediction *out)
+{
+    struct memo_entry *slot;
+    int err;
+
+    if (!memo)
+        return p ? tc_predict_gemm(p, gpu, q, out) : tc_predict_gemm_analytical(gpu, q, out);
+    slot = memo_slot(memo, gpu, q);
+    if (slot->used) {
+        *out = slot->pred;
+        return TC_OK;
+    }
+    err = p ? tc_predict_gemm(p, gpu, q, out) : tc_predict_gemm_analytical(gpu, q, out);
+    if (err < 0)
+        return err;
+    /* Keep the load under one half so probing stays short. */
+    if ((memo->count + 1) * 2 > memo->cap) {
+        if (memo_grow(memo) < 0)
+            return TC_OK; /* the prediction is valid; only caching failed */
+        slot = memo_slot(memo, gpu, q);
+    }
+    slot->used = true;
+    slot->gpu = gpu;
+    slot->q = *q;
+    slot->pred = *out;
+    memo->count++;
+    return TC_OK;
+}
+
+double tc_elementwise_time_us(const struct tc_gpu *gpu, double bytes)
+{
+    double bw_bytes_per_us = gpu->mem_bw_gbps * 1e3 * TC_ELEMENTWISE_BW_EFF;
+
+    if (bw_bytes_per_us <= 0)
+        return TC_KERNEL_FLOOR_US;
+    return TC_KERNEL_FLOOR_US + bytes / bw_bytes_per_us;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Attention                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static int check_query(const struct tc_gpu *gpu, const struct tc_attention_query *q)
+{
+    if (!gpu || !q)
+        return tc_error(TC_ERR_INVALID, "tc_predict_attention: no GPU or query");
+    if (q->batch <= 0 || q->heads <= 0 || q->seq_q <= 0 || q->head_dim <= 0)
+        return tc_error(TC_ERR_RANGE,
+                        "attention: batch (%lld), heads (%lld), seq (%lld) and head dim (%lld) "
+                        "must be positive",
+                        (long long)q->batch, (long long)q->heads, (long long)q->seq_q,
+                        (long long)q->head_dim);
+    if (q->kv_heads < 0 || q->seq_kv < 0)
+        return tc_error(TC_ERR_RANGE, "attention: kv heads (%lld) and kv seq (%lld) must not be "
+                                      "negative",
+                        (long long)q->kv_heads, (long long)q->seq_kv);
+    if (q->kv_heads > q->heads || (q->kv_heads && q->heads % q->kv_heads))
+        return tc_error(TC_ERR_INVALID,
+                        "attention: kv heads %lld must divide heads %lld (grouped-query)",
+                        (long long)q->kv_heads, (long long)q->heads);
+    if ((unsigned)q->dtype >= TC_DTYPE_COUNT || tc_dtype_bytes(q->dtype) == 0)
+        return tc_error(TC_ERR_INVALID, "attention: bad dtype %d", (int)q->dtype);
+    if (gpu->peak_tflops[q->dtype] <= 0)
+        return tc_error(TC_ERR_UNSUPPORTED, "attention: %s does not support %s", gpu->id,
+                        tc_dtype_name(q->dtype));
+    if (q->impl != TC_ATTN_UNFUSED && q->impl != TC_ATTN_FLASH)
+        return tc_error(TC_ERR_INVALID, "attention: unknown implementation %d", (int)q->impl);
+    /* b·a·s·s elements must not overflow the 64-bit shapes we hand on. */
+    if ((double)q->batch * (double)q->heads * (double)q->seq_q *
+            (double)(q->seq_kv ? q->seq_kv : q->seq_q) * (double)q->head_dim >
+        9e18)
+        return tc_error(TC_ERR_RANGE, "attention: shape too large");
+    return TC_OK;
+}
+
+/* Useful FLOPs of the forward pass: two matmuls of 2·sq·skv·d per head;
+ * a causal mask keeps the lower triangle (sq ≤ skv: the queries are the
+ * last sq positions, as in prefill with a cache). */
+static double attention_fwd_flops(const struct tc_attention_query *q, int64_t seq_kv)
+{
+    double sq = (double)q->seq_q, skv = (double)seq_kv;
+    double elems = sq * skv;
+
+    if (q->causal) {
+        double past = skv > sq ? skv - sq : 0;
+        elems = sq * past + sq * (sq + 1) / 2;
+        if (elems > sq * skv)
+            elems = sq * skv;
+    }
+    return 4.0 * (double)q->batch * (double)q->heads * elems * (double)q->head_dim;
+}
+
+static void worst_source(enum tc_source *acc, enum tc_source s)
+{
+    if (s > *acc)
+        *acc = s;
+}
+
+static int add_gemm(struct tc_predictor *p, const struct tc_gpu *gpu, struct tc_gemm_memo *memo,
+                    const struct tc_attention_query *aq, int64_t m, int64_t n, int64_t k,
+                    enum tc_layout layout, double *time_us, enum tc_source *source)
+{
+    struct tc_gemm_query q = {
+        .m = m, .n = n, .k = k, .batch = aq->batch * aq->heads, .dtype = aq->dtype,
+        .layout = layout,
+    };
+    struct tc_gemm_prediction pred;
+    int err = tc_gemm_predict_any(p, gpu, memo, &q, &pred);
+
+    if (err < 0)
+        return tc_error_prefix(err, "attention bmm %lldx%lldx%lld batch %lld", (long long)m,
+                               (long long)n, (long long)k, (long long)q.batch);
+    *time_us += pred.time_us;
+    worst_source(source, pred.source);
+    return TC_OK;
+}
+
+/* Megatron's unfused path: Q·K^T (NT), a fused scale-mask-softmax that
+ * reads and writes the whole s×s score matrix (the mask does not skip the
+ * upper triangle), and P·V (NN). Grouped-query K/V are first repeated to
+ * every head (repeat_kv), a copy of its own. */
+static int predict_unfused(struct tc_predictor *p, const struct tc_gpu *gpu,
+                           struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                           int64_t seq_kv, struct tc_attention_prediction *out)
+{
+    double e = tc_dtype_bytes(q->dtype);
+    double scores_bytes = (double)q->batch * (double)q->heads * (double)q->seq_q * (double)seq_kv * e;
+    enum tc_source source = TC_SOURCE_MEASURED;
+    int64_t s = q->seq_q, d = q->head_dim;
+    int err;
+
+    if (!q->backward) {
+        err = add_gemm(p, gpu, memo, q, s, seq_kv, d, TC_LAYOUT_NT, &out->scores_us, &source);
+        if (err == TC_OK)
+            err = add_gemm(p, gpu, memo, q, s, d, seq_kv, TC_LAYOUT_NN, &out->values_us, &source);
+        out->softmax_us = tc_elementwise_time_us(gpu, 2 * scores_bytes);
+    } else {
+        /* scores: dQ = dS·K (NN), dK = dS^T·Q (TN); values: dP = dO·V^T (NT),
+         * dV = P^T·dO (TN); softmax backward reads P and dP, writes dS. */
+        err = add_gemm(p, gpu, memo, q, s, d, seq_kv, TC_LAYOUT_NN, &out->scores_us, &source);
+        if (err == TC_OK)
+            err = add_gemm(p, gpu, memo, q, seq_kv, d, s, TC_LAYOUT_TN, &out->scores_us, &source);
+        if (err == TC_OK)
+            err = add_gemm(p, gpu, memo, q, s, seq_kv, d, TC_LAYOUT_NT, &out->values_us, &source);
+        if (err == TC_OK)
+            err = add_gemm(p, gpu, memo, q, seq_kv, d, s, TC_LAYOUT_TN, &out->values_us, &source);
+        out->softmax_us = tc_elementwise_time_us(gpu, 3 * scores_bytes);
+    }
+    if (err < 0)
+        return err;
+    if (q->kv_heads && q->kv_heads < q->heads) {
+        /* K and V: read kv_heads copies, write heads copies (and the
+         * reverse reduction of their gradients in the backward pass). */
+        double kv_bytes = (double)q->batch * (double)seq_kv * (double)d * e *
+                          (double)(q->heads + q->kv_heads) * 2;
+        out->expand_us = tc_elementwise_time_us(gpu, kv_bytes);
+    }
+    out->time_us = out->scores_us + out->softmax_us + out->values_us + out->expand_us;
+    out->source = source;
+    out->bound = out->softmax_us > out->scores_us + out->values_us ? TC_BOUND_MEMORY
+                                                                    : TC_BOUND_COMPUTE;
+    return TC_OK;
+}
+
+/* Tensor-pipe efficiency of FlashAttention-2's mma.sync main loop, per
+ * architecture. Hopper runs FA2 without wgmma/TMA, which is why FA2 on
+ * H100 reaches ~35-40% of the dense peak while A100 reaches ~70%. */
+static double flash_mma_eff(const struct tc_gpu *gpu)
+{
+    switch (gpu->arch) {
+    case TC_ARCH_AMPERE:
+    case TC_ARCH_ADA: return 0.80;
+    case TC_ARCH_HOPPER:
+    case TC_ARCH_BLACKWELL: return 0.40;
+    case TC_ARCH_VOLTA:
+    case TC_ARCH_TURING: return 0.60;
+    default: return 0.55; /* CDNA ports of FA2 (CK/Triton) */
+    }
+}
+
+/* FA2 kernel configuration (block sizes, warps) as its launch templates
+ * choose by head dimension on sm80+. */
+static void flash_config(int64_t d, int *br, int *bc, int *warps)
+{
+    *br = 128;
+    *warps = 4;
+    if (d <= 64)
+        *bc = 128;
+    else if (d <= 128)
+        *bc = 64;
+    else {
+        *bc = 64;
+        *warps = 8;
+    }
+}
+
+static int predict_flash(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                         int64_t seq_kv, struct tc_attention_prediction *out)
+{
+    int br, bc, warps;
+    double e = tc_dtype_bytes(q->dtype);
+    int64_t d = q->head_dim;
+    int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads;
+
+    flash_config(d, &br, &bc, &warps);
+
+    /* Occupancy: Q tile plus double-buffered K and V tiles in shared
+     * memory; FA2 holds the O accumulator in registers (~255 per thread). */
+    int64_t smem = (int64_t)((double)(br + 2 * bc) * (double)d * e) +
+                   gpu->reserved_smem_per_block_bytes;
+    int threads = warps * (gpu->warp_size > 0 ? gpu->warp_size : 32);
+    int regs_per_block = threads * 255;
+    int bps = gpu->max_blocks_per_sm > 0 ? gpu->max_blocks_per_sm : 16;
+
+    if (gpu->smem_per_sm_bytes > 0)
+        bps = (int)fmin(bps, (double)(gpu->smem_per_sm_bytes / (smem > 0 ? smem : 1)));
+    if (gpu->regs_per_sm > 0)
+        bps = (int)fmin(bps, (double)(gpu->regs_per_sm / regs_per_block));
+    if (gpu->max_threads_per_sm > 0)
+        bps = (int)fmin(bps, (double)(gpu->max_threads_per_sm / threads));
+    if (gpu->smem_per_block_max_bytes > 0 && smem > gpu->smem_per_block_max_bytes + gpu->reserved_smem_per_block_bytes)
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "flash attention: head dim %lld needs %lld bytes of shared memory per "
+                        "block, %s allows %lld",
+                        (long long)d, (long long)smem, gpu->id,
+                        (long long)gpu->smem_per_block_max_bytes);
+    if (bps < 1)
+        bps = 1;
+
+    int64_t row_blocks = (q->seq_q + br - 1) / br;
+    int64_t blocks = q->batch * q->heads * row_blocks;
+    int units = gpu->units > 0 ? gpu->units : 1;
+    double waves = (double)blocks / ((double)units * bps);
+
+    /* Work the kernel really does: whole Br×Bc tiles, the diagonal tiles of
+     * a causal mask computed in full. Per score element: 4·d tensor FLOPs
+     * and ~8 FP32 vector ops (scale, max, exp, sum, rescale). */
+    double tiles_elems = 0;
+    int64_t col_blocks = (seq_kv + bc - 1) / bc;
+    if (!q->causal) {
+        tiles_elems = (double)row_blocks * br * (double)col_blocks * bc;
+    } else {
+        int64_t offset = seq_kv - q->seq_q; /* queries are the last seq_q keys */
+        for (int64_t i = 0; i < row_blocks; i++) {
+            int64_t last_key = offset + (i + 1) * br; /* exclusive */
+            int64_t cols = (last_key + bc - 1) / bc;
+            if (cols > col_blocks)
+                cols = col_blocks;
+            if (cols < 1)
+                cols = 1;
+            tiles_elems += (double)br * (double)cols * bc;
+        }
+    }
+    tiles_elems *= (double)q->batch * (double)q->heads;
+
+    double sm_tensor_flops_per_us =
+        gpu->peak_tflops[q->dtype] * 1e6 / units * flash_mma_eff(gpu);
+    double vector_tflops = gpu->peak_tflops[TC_DTYPE_FP32] > 0 ? gpu->peak_tflops[TC_DTYPE_FP32]
+                                                               : gpu->peak_tflops[q->dtype] / 16;
+    double sm_vector_flops_per_us = vector_tflops * 1e6 / units;
+    /* Fewer than 8 resident warps cannot keep the tensor pipes and the
+     * exp units busy at once. */
+    double occ_factor = fmin(1.0, (double)(bps * warps) / 8.0);
+    double us_per_elem = (4.0 * (double)d / sm_tensor_flops_per_us + 8.0 / sm_vector_flops_per_us) /
+                         occ_factor;
+    double compute_us;
+
+    if (!q->causal) {
+        /* Equal blocks: the last partial wave costs a whole one. */
+        double block_us = (double)br * (double)col_blocks * bc * us_per_elem * bps;
+        compute_us = ceil(waves) * block_us;
+        compute_us = fmax(compute_us, tiles_elems * us_per_elem / units);
+    } else {
+        /* Unequal blocks under a dynamic scheduler: the work spreads over
+         * the SMs, plus on average half of the longest block as a tail. */
+        double longest_us = (double)br * (double)col_blocks * bc * us_per_elem * bps;
+        compute_us = tiles_elems * us_per_elem / units + (waves > 1 ? 0.5 * longest_us : longest_us);
+    }
+
+    /* DRAM traffic: Q and O once, K and V once per kv head (the re-reads by
+     * each row block and by grouped heads hit L2). */
+    double bytes = (double)q->batch * (double)q->heads * (double)q->seq_q * (double)d * e * 2 +
+                   (double)q->batch * (double)kv_heads * (double)seq_kv * (double)d * e * 2;
+    double memory_us = bytes / (gpu->mem_bw_gbps * 1e3 * 0.85);
+
+    out->time_us = fmax(compute_us, memory_us) + TC_KERNEL_FLOOR_US;
+    out->bound = compute_us >= memory_us ? TC_BOUND_COMPUTE : TC_BOUND_MEMORY;
+    if (q->backward)
+        out->time_us *= 2.5; /* five matmuls instead of two, recomputing P */
+    out->block_m = br;
+    out->block_n = bc;
+    out->blocks_per_sm = bps;
+    out->blocks = blocks;
+    out->waves = waves;
+    out->occupancy =
+        gpu->max_warps_per_sm > 0 ? fmin(1.0, (double)(bps * warps) / gpu->max_warps_per_sm) : 0;
+    out->source = TC_SOURCE_ANALYTICAL;
+    return TC_OK;
+}
+
+/* Hook for calibration from the database's attention table: once the
+ * predictor exposes measured attention rows, an exact match returns the
+ * measurement and nearby rows rescale the tile model. Until then every
+ * attention prediction is the analytical model. */
+static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
+                               const struct tc_attention_query *q,
+                               struct tc_attention_prediction *out)
+{
+    (void)p;
+    (void)gpu;
+    (void)q;
+    (void)out;
+    return TC_ERR_NOT_FOUND;
+}
+
+int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
+                              struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                              struct tc_attention_prediction *out)
+{
+    int64_t seq_kv;
+    int err;
+
+    if (!out)
+        return tc_error(TC_ERR_INVALID, "tc_predict_attention: no output");
+    err = check_query(gpu, q);
+    if (err < 0)
+        return err;
+    memset(out, 0, sizeof(*out));
+    seq_kv = q->seq_kv ? q->seq_kv : q->seq_q;
+    if (q->causal && seq_kv < q->seq_q)
+        return tc_error(TC_ERR_INVALID,
+                        "attention: causal with seq_kv %lld shorter than seq_q %lld",
+                        (long long)seq_kv, (long long)q->seq_q);
+
+    out->flops = attention_fwd_flops(q, seq_kv) * (q->backward ? 2.5 : 1.0);
+    if (q->impl == TC_ATTN_UNFUSED) {
+        /* The unfused GEMMs compute the whole score matrix even when causal. */
+        struct tc_attention_query full = *q;
+        full.causal = false;
+        out->flops = attention_fwd_flops(&full, seq_kv) * (q->backward ? 2.0 : 1.0);
+        err = predict_unfused(p, gpu, memo, q, seq_kv, out);
+    } else {
+        err = predict_flash(gpu, q, seq_kv, out);
+        if (err == TC_OK && p)
+            attention_calibrate(p, gpu, q, out);
+    }
+    if (err < 0)
+        return err;
+    out->tflops = out->time_us > 0 ? out->flops / out->time_us / 1e6 : 0;
+    /* The tile model's spread against FA2 benchmarks is about ±25%. */
+    out->lo_us = out->time_us * 0.75;
+    out->hi_us = out->time_us * 1.25;
+    return TC_OK;
+}
 
 TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu,
                                 const struct tc_attention_query *q,
                                 struct tc_attention_prediction *out)
 {
-    return tc_error(TC_ERR_UNSUPPORTED, "tc_predict_attention: not implemented yet");
+    return tc_attention_predict_memo(p, gpu, NULL, q, out);
 }

@@ -1,23 +1,635 @@
-/* STUB: to be implemented. */
+/* Transformer models: the YAML config, the parameter count, and the
+ * decomposition of a layer into GEMMs, attention and memory-bound ops
+ * (the paper's table, with tensor-parallel splits and the backward GEMMs),
+ * each predicted through the GEMM/attention predictors. */
 #include "config.h"
 
-#include "tc-internal.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
 
-TC_API int tc_model_config_load(const char *file, struct tc_model_config *out)
-{
-    return tc_error(TC_ERR_UNSUPPORTED, "tc_model_config_load: not implemented yet");
-}
+#include "model-internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Config                                                                    */
+/* ------------------------------------------------------------------------ */
 
 TC_API void tc_model_config_defaults(struct tc_model_config *cfg)
 {
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->layers = 1;
+    cfg->micro_batch = 1;
+    cfg->tp = 1;
+    cfg->dtype = TC_DTYPE_FP16;
+    cfg->attention = TC_ATTN_FLASH;
+    cfg->training = true;
+    cfg->causal = true;
+}
+
+TC_API int tc_model_config_resolve(struct tc_model_config *c)
+{
+    if (!c)
+        return tc_error(TC_ERR_INVALID, "model config: none given");
+    if (c->hidden <= 0 || c->heads <= 0)
+        return tc_error(TC_ERR_RANGE, "model config: hidden (%lld) and heads (%lld) must be "
+                                      "positive",
+                        (long long)c->hidden, (long long)c->heads);
+    if (c->seq <= 0 || c->micro_batch <= 0 || c->tp <= 0 || c->layers <= 0)
+        return tc_error(TC_ERR_RANGE,
+                        "model config: seq (%lld), micro_batch (%lld), tp (%lld) and layers "
+                        "(%lld) must be positive",
+                        (long long)c->seq, (long long)c->micro_batch, (long long)c->tp,
+                        (long long)c->layers);
+    if (c->head_dim < 0 || c->kv_heads < 0 || c->ffn < 0 || c->vocab < 0)
+        return tc_error(TC_ERR_RANGE, "model config: head_dim, kv_heads, ffn and vocab must not "
+                                      "be negative");
+    if (c->head_dim == 0) {
+        if (c->hidden % c->heads)
+            return tc_error(TC_ERR_INVALID,
+                            "model config: hidden %lld is not divisible by heads %lld (give "
+                            "head_dim explicitly)",
+                            (long long)c->hidden, (long long)c->heads);
+        c->head_dim = c->hidden / c->heads;
+    }
+    if (c->kv_heads == 0)
+        c->kv_heads = c->heads;
+    if (c->kv_heads > c->heads || c->heads % c->kv_heads)
+        return tc_error(TC_ERR_INVALID, "model config: kv_heads %lld must divide heads %lld",
+                        (long long)c->kv_heads, (long long)c->heads);
+    if (c->ffn == 0) {
+        if (c->swiglu) /* Llama: 2/3 of 4h, rounded up to a multiple of 256 */
+            c->ffn = ((8 * c->hidden / 3) + 255) / 256 * 256;
+        else
+            c->ffn = 4 * c->hidden;
+    }
+    if (c->heads % c->tp)
+        return tc_error(TC_ERR_INVALID, "model config: tp %lld does not divide heads %lld",
+                        (long long)c->tp, (long long)c->heads);
+    if (c->ffn % c->tp || c->hidden % c->tp)
+        return tc_error(TC_ERR_INVALID,
+                        "model config: tp %lld does not divide hidden %lld and ffn %lld",
+                        (long long)c->tp, (long long)c->hidden, (long long)c->ffn);
+    if ((unsigned)c->dtype >= TC_DTYPE_COUNT)
+        return tc_error(TC_ERR_INVALID, "model config: bad dtype");
+    return TC_OK;
+}
+
+TC_API double tc_model_params(const struct tc_model_config *c)
+{
+    double h, attn, mlp, norms, layer, embed;
+
+    if (!c)
+        return 0;
+    h = (double)c->hidden;
+    double d = (double)(c->head_dim ? c->head_dim : (c->heads ? c->hidden / c->heads : 0));
+    double kv = (double)(c->kv_heads ? c->kv_heads : c->heads);
+    double ffn = (double)(c->ffn ? c->ffn : 4 * c->hidden);
+    attn = h * ((double)c->heads + 2 * kv) * d + (double)c->heads * d * h;
+    mlp = (c->swiglu ? 3.0 : 2.0) * h * ffn;
+    /* LayerNorm has a weight and a bias, RMSNorm a weight; GeLU MLPs in the
+     * GPT-NeoX/Megatron style carry biases on every linear layer. */
+    norms = (c->rmsnorm ? 2.0 : 4.0) * h;
+    if (!c->swiglu)
+        attn += ((double)c->heads + 2 * kv) * d + h, mlp += ffn + h;
+    layer = attn + mlp + norms;
+    embed = (double)c->vocab * h * (c->tied_embeddings ? 1.0 : 2.0);
+    return (double)c->layers * layer + embed + (c->rmsnorm ? 1.0 : 2.0) * h;
+}
+
+struct yaml_ctx {
+    const char *file;
+    yaml_parser_t parser;
+    bool parser_ready;
+    FILE *f;
+};
+
+static int yerr(struct yaml_ctx *y, const yaml_event_t *ev, int err, const char *fmt, ...)
+    TC_PRINTF(4, 5);
+
+static int yerr(struct yaml_ctx *y, const yaml_event_t *ev, int err, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return tc_error(err, "%s:%zu:%zu: %s", y->file, ev->start_mark.line + 1,
+                    ev->start_mark.column + 1, msg);
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+
+    for (size_t i = 0; i < TC_ARRAY_SIZE(yes); i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One key: value of the config mapping. */
+static int set_field(struct yaml_ctx *y, const yaml_event_t *kev, const char *key,
+                     const yaml_event_t *vev, struct tc_model_config *c)
+{
+    static const struct {
+        const char *key;
+        size_t offset;
+        long long min, max;
+    } ints[] = {
+        {"hidden", offsetof(struct tc_model_config, hidden), 1, 1 << 20},
+        {"heads", offsetof(struct tc_model_config, heads), 1, 1 << 16},
+        {"kv_heads", offsetof(struct tc_model_config, kv_heads), 0, 1 << 16},
+        {"head_dim", offsetof(struct tc_model_config, head_dim), 0, 1 << 16},
+        {"ffn", offsetof(struct tc_model_config, ffn), 0, 1 << 22},
+        {"layers", offsetof(struct tc_model_config, layers), 1, 1 << 16},
+        {"vocab", offsetof(struct tc_model_config, vocab), 0, 1 << 24},
+        {"seq", offsetof(struct tc_model_config, seq), 1, 1 << 24},
+        {"micro_batch", offsetof(struct tc_model_config, micro_batch), 1, 1 << 20},
+        {"tp", offsetof(struct tc_model_config, tp), 1, 1024},
+    };
+    const char *v = (const char *)vev->data.scalar.value;
+
+    for (size_t i = 0; i < TC_ARRAY_SIZE(ints); i++) {
+        long long x;
+        int err;
+
+        if (strcmp(key, ints[i].key) != 0)
+            continue;
+        err = tc_parse_i64(v, &x);
+        if (err < 0)
+            return yerr(y, vev, TC_ERR_PARSE, "%s: '%s' is not an integer", key, v);
+        if (x < ints[i].min || x > ints[i].max)
+            return yerr(y, vev, TC_ERR_RANGE, "%s: %lld is out of range [%lld, %lld]", key, x,
+                        ints[i].min, ints[i].max);
+        *(int64_t *)((char *)c + ints[i].offset) = x;
+        return TC_OK;
+    }
+    if (strcmp(key, "name") == 0) {
+        tc_strlcpy(c->name, v, sizeof(c->name));
+    } else if (strcmp(key, "activation") == 0) {
+        if (strcasecmp(v, "swiglu") == 0)
+            c->swiglu = true;
+        else if (strcasecmp(v, "gelu") == 0)
+            c->swiglu = false;
+        else
+            return yerr(y, vev, TC_ERR_INVALID, "activation: '%s' (expected gelu or swiglu)", v);
+    } else if (strcmp(key, "norm") == 0) {
+        if (strcasecmp(v, "rmsnorm") == 0)
+            c->rmsnorm = true;
+        else if (strcasecmp(v, "layernorm") == 0)
+            c->rmsnorm = false;
+        else
+            return yerr(y, vev, TC_ERR_INVALID, "norm: '%s' (expected layernorm or rmsnorm)", v);
+    } else if (strcmp(key, "dtype") == 0) {
+        if (tc_dtype_parse(v, &c->dtype) < 0)
+            return yerr(y, vev, TC_ERR_INVALID, "dtype: %s", tc_last_error());
+    } else if (strcmp(key, "attention") == 0) {
+        if (strcasecmp(v, "flash") == 0)
+            c->attention = TC_ATTN_FLASH;
+        else if (strcasecmp(v, "unfused") == 0)
+            c->attention = TC_ATTN_UNFUSED;
+        else
+            return yerr(y, vev, TC_ERR_INVALID, "attention: '%s' (expected flash or unfused)", v);
+    } else if (strcmp(key, "mode") == 0) {
+        if (strcasecmp(v, "training") == 0 || strcasecmp(v, "train") == 0)
+            c->training = true;
+        else if (strcasecmp(v, "inference") == 0 || strcasecmp(v, "prefill") == 0)
+            c->training = false;
+        else
+            return yerr(y, vev, TC_ERR_INVALID, "mode: '%s' (expected training or inference)",
+                        v);
+    } else if (strcmp(key, "causal") == 0 || strcmp(key, "tied_embeddings") == 0) {
+        bool b;
+        if (!parse_bool(v, &b))
+            return yerr(y, vev, TC_ERR_PARSE, "%s: '%s' is not a boolean", key, v);
+        if (strcmp(key, "causal") == 0)
+            c->causal = b;
+        else
+            c->tied_embeddings = b;
+    } else {
+        return yerr(y, kev, TC_ERR_INVALID,
+                    "unknown key '%s' (expected name, hidden, heads, kv_heads, head_dim, ffn, "
+                    "activation, norm, layers, vocab, seq, micro_batch, tp, dtype, attention, "
+                    "mode, causal, tied_embeddings)",
+                    key);
+    }
+    return TC_OK;
+}
+
+static int next_event(struct yaml_ctx *y, yaml_event_t *ev)
+{
+    if (!yaml_parser_parse(&y->parser, ev))
+        return tc_error(TC_ERR_PARSE, "%s:%zu:%zu: %s", y->file, y->parser.problem_mark.line + 1,
+                        y->parser.problem_mark.column + 1,
+                        y->parser.problem ? y->parser.problem : "YAML syntax error");
+    return TC_OK;
+}
+
+TC_API int tc_model_config_load(const char *file, struct tc_model_config *out)
+{
+    struct yaml_ctx y = {.file = file};
+    struct tc_model_config c;
+    yaml_event_t ev, vev;
+    char key[64];
+    bool in_map = false, done = false;
+    int err = TC_OK;
+
+    if (!file || !out)
+        return tc_error(TC_ERR_INVALID, "tc_model_config_load: no file or output");
+    tc_model_config_defaults(&c);
+    y.f = fopen(file, "rb");
+    if (!y.f)
+        return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
+    if (!yaml_parser_initialize(&y.parser)) {
+        err = tc_error(TC_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    y.parser_ready = true;
+    yaml_parser_set_input_file(&y.parser, y.f);
+
+    while (!done) {
+        err = next_event(&y, &ev);
+        if (err < 0)
+            goto cleanup;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT: done = true; break;
+        case YAML_MAPPING_START_EVENT:
+            if (in_map)
+                err = yerr(&y, &ev, TC_ERR_PARSE, "nested mappings are not allowed here");
+            in_map = true;
+            break;
+        case YAML_MAPPING_END_EVENT: in_map = false; break;
+        case YAML_SCALAR_EVENT:
+            if (!in_map) {
+                err = yerr(&y, &ev, TC_ERR_PARSE, "expected a mapping of key: value");
+                break;
+            }
+            tc_strlcpy(key, (const char *)ev.data.scalar.value, sizeof(key));
+            err = next_event(&y, &vev);
+            if (err < 0)
+                break;
+            if (vev.type != YAML_SCALAR_EVENT)
+                err = yerr(&y, &vev, TC_ERR_PARSE, "%s: expected a scalar value", key);
+            else
+                err = set_field(&y, &ev, key, &vev, &c);
+            yaml_event_delete(&vev);
+            break;
+        case YAML_SEQUENCE_START_EVENT:
+            err = yerr(&y, &ev, TC_ERR_PARSE, "lists are not allowed in a model config");
+            break;
+        default: break;
+        }
+        yaml_event_delete(&ev);
+        if (err < 0)
+            goto cleanup;
+    }
+    if (c.hidden == 0 || c.heads == 0 || c.seq == 0)
+        err = tc_error(TC_ERR_INVALID, "%s: hidden, heads and seq are required", file);
+    else if ((err = tc_model_config_resolve(&c)) < 0)
+        tc_error_prefix(err, "%s", file);
+    if (err == TC_OK)
+        *out = c;
+cleanup:
+    if (y.parser_ready)
+        yaml_parser_delete(&y.parser);
+    fclose(y.f);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decomposition                                                             */
+/* ------------------------------------------------------------------------ */
+
+struct op_list {
+    struct tc_op_prediction *ops;
+    size_t n, cap;
+};
+
+static struct tc_op_prediction *op_new(struct op_list *l, const char *name, const char *kind,
+                                       bool in_layer)
+{
+    struct tc_op_prediction *op;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        struct tc_op_prediction *ops = realloc(l->ops, cap * sizeof(*ops));
+        if (!ops) {
+            tc_error(TC_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        l->ops = ops;
+        l->cap = cap;
+    }
+    op = &l->ops[l->n++];
+    memset(op, 0, sizeof(*op));
+    tc_strlcpy(op->name, name, sizeof(op->name));
+    tc_strlcpy(op->kind, kind, sizeof(op->kind));
+    op->in_layer = in_layer;
+    op->batch = 1;
+    op->source = TC_SOURCE_ANALYTICAL;
+    op->align = TC_ALIGN_128B;
+    op->bound = TC_BOUND_MEMORY;
+    op->tile_eff = op->wave_eff = 1;
+    return op;
+}
+
+struct decomp {
+    struct tc_predictor *p;
+    const struct tc_gpu *gpu;
+    struct tc_gemm_memo *memo;
+    const struct tc_model_config *c;
+    struct op_list list;
+};
+
+static int gemm_op(struct decomp *dc, const char *name, bool in_layer, int64_t m, int64_t n,
+                   int64_t k, int64_t batch, enum tc_layout layout)
+{
+    struct tc_gemm_query q = {
+        .m = m, .n = n, .k = k, .batch = batch, .dtype = dc->c->dtype, .layout = layout,
+    };
+    struct tc_gemm_prediction pred;
+    struct tc_op_prediction *op;
+    int err = tc_gemm_predict_any(dc->p, dc->gpu, dc->memo, &q, &pred);
+
+    if (err < 0)
+        return tc_error_prefix(err, "%s GEMM %lldx%lldx%lld", name, (long long)m, (long long)n,
+                               (long long)k);
+    op = op_new(&dc->list, name, batch > 1 ? "bmm" : "gemm", in_layer);
+    if (!op)
+        return TC_ERR_NOMEM;
+    op->m = m, op->n = n, op->k = k, op->batch = batch, op->layout = layout;
+    op->time_us = pred.time_us;
+    op->flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+    op->source = pred.source;
+    op->align = pred.align;
+    op->bound = pred.bound;
+    op->tile_eff = pred.tile_eff;
+    op->wave_eff = pred.wave_eff;
+    op->waves = pred.waves;
+    op->occupancy = pred.occupancy;
+    return TC_OK;
+}
+
+/* A linear layer Y[m×n] = X[m×k]·W^T, and in training its two backward
+ * GEMMs: dX = dY·W (m×k×n, NN) and dW = dY^T·X (n×k×m, TN). */
+static int linear_ops(struct decomp *dc, const char *name, bool in_layer, int64_t m, int64_t n,
+                      int64_t k)
+{
+    char sub[TC_OP_NAME_MAX];
+    int err = gemm_op(dc, name, in_layer, m, n, k, 1, TC_LAYOUT_NT);
+
+    if (err < 0 || !dc->c->training)
+        return err;
+    snprintf(sub, sizeof(sub), "%s.dgrad", name);
+    err = gemm_op(dc, sub, in_layer, m, k, n, 1, TC_LAYOUT_NN);
+    if (err < 0)
+        return err;
+    snprintf(sub, sizeof(sub), "%s.wgrad", name);
+    return gemm_op(dc, sub, in_layer, n, k, m, 1, TC_LAYOUT_TN);
+}
+
+/* A memory-bound op of `kernels` kernels moving `bytes` in all. */
+static int memory_op(struct decomp *dc, const char *name, bool in_layer, double bytes,
+                     int kernels)
+{
+    struct tc_op_prediction *op = op_new(&dc->list, name, "elementwise", in_layer);
+
+    if (!op)
+        return TC_ERR_NOMEM;
+    op->m = (int64_t)bytes;
+    op->n = op->k = 0;
+    op->time_us = tc_elementwise_time_us(dc->gpu, bytes) + (kernels - 1) * TC_KERNEL_FLOOR_US;
+    return TC_OK;
+}
+
+/* An elementwise op moving `bytes` forward; in training its backward
+ * kernel moves about twice as much (reads the saved input and the
+ * gradient, writes one gradient). */
+static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, double bytes)
+{
+    if (dc->c->training)
+        return memory_op(dc, name, in_layer, 3 * bytes, 2);
+    return memory_op(dc, name, in_layer, bytes, 1);
+}
+
+static int attention_ops(struct decomp *dc, int64_t b, int64_t s)
+{
+    const struct tc_model_config *c = dc->c;
+    int64_t heads = c->heads / c->tp;
+    int64_t kv_heads = c->kv_heads >= c->tp ? c->kv_heads / c->tp : 1;
+    struct tc_attention_query q = {
+        .impl = c->attention, .dtype = c->dtype, .batch = b, .heads = heads,
+        .kv_heads = kv_heads, .seq_q = s, .seq_kv = s, .head_dim = c->head_dim,
+        .causal = c->causal,
+    };
+    struct tc_attention_prediction pred;
+    struct tc_op_prediction *op;
+    int err;
+
+    if (c->attention == TC_ATTN_UNFUSED) {
+        double e = tc_dtype_bytes(c->dtype);
+        double scores_bytes = (double)b * (double)heads * (double)s * (double)s * e;
+        int64_t bh = b * heads;
+
+        if (kv_heads < heads) {
+            double kv_bytes = (double)b * (double)s * (double)c->head_dim * e *
+                              (double)(heads + kv_heads) * 2;
+            err = elementwise_op(dc, "kv_expand", true, kv_bytes);
+            if (err < 0)
+                return err;
+        }
+        err = gemm_op(dc, "scores", true, s, s, c->head_dim, bh, TC_LAYOUT_NT);
+        if (err == TC_OK)
+            err = elementwise_op(dc, "softmax", true, 2 * scores_bytes);
+        if (err == TC_OK)
+            err = gemm_op(dc, "values", true, s, c->head_dim, s, bh, TC_LAYOUT_NN);
+        if (err == TC_OK && c->training) {
+            err = gemm_op(dc, "scores.dgrad_q", true, s, c->head_dim, s, bh, TC_LAYOUT_NN);
+            if (err == TC_OK)
+                err = gemm_op(dc, "scores.dgrad_k", true, s, c->head_dim, s, bh, TC_LAYOUT_TN);
+            if (err == TC_OK)
+                err = gemm_op(dc, "values.dgrad_p", true, s, s, c->head_dim, bh, TC_LAYOUT_NT);
+            if (err == TC_OK)
+                err = gemm_op(dc, "values.dgrad_v", true, s, c->head_dim, s, bh, TC_LAYOUT_TN);
+        }
+        return err;
+    }
+    err = tc_attention_predict_memo(dc->p, dc->gpu, dc->memo, &q, &pred);
+    if (err < 0)
+        return err;
+    op = op_new(&dc->list, "attention", "attention", true);
+    if (!op)
+        return TC_ERR_NOMEM;
+    op->m = s, op->n = s, op->k = c->head_dim, op->batch = b * heads;
+    op->time_us = pred.time_us;
+    op->flops = pred.flops;
+    op->source = pred.source;
+    op->bound = pred.bound;
+    op->waves = pred.waves;
+    op->occupancy = pred.occupancy;
+    if (c->training) {
+        q.backward = true;
+        err = tc_attention_predict_memo(dc->p, dc->gpu, dc->memo, &q, &pred);
+        if (err < 0)
+            return err;
+        op = op_new(&dc->list, "attention.bwd", "attention", true);
+        if (!op)
+            return TC_ERR_NOMEM;
+        op->m = s, op->n = s, op->k = c->head_dim, op->batch = b * heads;
+        op->time_us = pred.time_us;
+        op->flops = pred.flops;
+        op->source = pred.source;
+        op->bound = pred.bound;
+        op->waves = pred.waves;
+        op->occupancy = pred.occupancy;
+    }
+    return TC_OK;
+}
+
+static int decompose(struct decomp *dc)
+{
+    const struct tc_model_config *c = dc->c;
+    int64_t t = c->tp, h = c->hidden, d = c->head_dim;
+    int64_t tokens = c->micro_batch * c->seq;
+    double e = tc_dtype_bytes(c->dtype);
+    double act_bytes = (double)tokens * (double)h * e;
+    int64_t qkv_n = (c->heads + 2 * c->kv_heads) * d / t;
+    int64_t ffn_t = c->ffn / t;
+    int err;
+
+    /* Norms read x and write y; residual adds read two and write one. */
+    err = elementwise_op(dc, c->rmsnorm ? "rmsnorm1" : "layernorm1", true, 2 * act_bytes);
+    if (err == TC_OK)
+        err = linear_ops(dc, "qkv", true, tokens, qkv_n, h);
+    if (err == TC_OK)
+        err = attention_ops(dc, c->micro_batch, c->seq);
+    if (err == TC_OK)
+        err = linear_ops(dc, "proj", true, tokens, h, c->heads * d / t);
+    if (err == TC_OK)
+        err = elementwise_op(dc, "residual1", true, 3 * act_bytes);
+    if (err == TC_OK)
+        err = elementwise_op(dc, c->rmsnorm ? "rmsnorm2" : "layernorm2", true, 2 * act_bytes);
+    if (err == TC_OK)
+        err = linear_ops(dc, "mlp_up", true, tokens, c->swiglu ? 2 * ffn_t : ffn_t, h);
+    if (err == TC_OK) {
+        /* GeLU: read and write the ffn activations; SwiGLU reads gate and
+         * up (2·ffn) and writes ffn. */
+        double ffn_bytes = (double)tokens * (double)ffn_t * e;
+        err = elementwise_op(dc, c->swiglu ? "swiglu" : "gelu", true,
+                             (c->swiglu ? 3 : 2) * ffn_bytes);
+    }
+    if (err == TC_OK)
+        err = linear_ops(dc, "mlp_down", true, tokens, h, ffn_t);
+    if (err == TC_OK)
+        err = elementwise_op(dc, "residual2", true, 3 * act_bytes);
+    if (err < 0 || c->vocab == 0)
+        return err;
+
+    /* Once per step: the embedding gather, the final norm, the logits GEMM
+     * (not split by t, as in the paper) and the loss over b·s×v logits. */
+    err = elementwise_op(dc, "embedding", false, 2 * act_bytes);
+    if (err == TC_OK)
+        err = elementwise_op(dc, c->rmsnorm ? "rmsnorm_final" : "layernorm_final", false,
+                             2 * act_bytes);
+    if (err == TC_OK)
+        err = linear_ops(dc, "logits", false, tokens, c->vocab, h);
+    if (err == TC_OK && c->training)
+        /* softmax cross-entropy: reads the logits, writes their gradient */
+        err = memory_op(dc, "loss", false, (double)tokens * (double)c->vocab * e * 2, 1);
+    return err;
+}
+
+TC_API void tc_model_prediction_free(struct tc_model_prediction *mp)
+{
+    if (!mp)
+        return;
+    free(mp->ops);
+    free(mp);
+}
+
+int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
+                          struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
+                          struct tc_model_prediction **out)
+{
+    struct tc_model_config c;
+    struct decomp dc = {.p = p, .gpu = gpu, .memo = memo, .c = &c};
+    struct tc_model_prediction *mp = NULL;
+    double layer_flops = 0, head_flops = 0;
+    int err;
+
+    if (!gpu || !cfg || !out)
+        return tc_error(TC_ERR_INVALID, "tc_predict_model: no GPU, config or output");
+    *out = NULL;
+    c = *cfg;
+    err = tc_model_config_resolve(&c);
+    if (err < 0)
+        return err;
+    if (gpu->peak_tflops[c.dtype] <= 0)
+        return tc_error(TC_ERR_UNSUPPORTED, "%s does not support %s", gpu->id,
+                        tc_dtype_name(c.dtype));
+    err = decompose(&dc);
+    if (err < 0)
+        goto cleanup;
+    mp = calloc(1, sizeof(*mp));
+    if (!mp) {
+        err = tc_error(TC_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    mp->source = TC_SOURCE_MEASURED;
+    for (size_t i = 0; i < dc.list.n; i++) {
+        struct tc_op_prediction *op = &dc.list.ops[i];
+
+        op->tflops = op->time_us > 0 ? op->flops / op->time_us / 1e6 : 0;
+        if (op->in_layer) {
+            mp->layer_time_us += op->time_us;
+            layer_flops += op->flops;
+        } else {
+            mp->head_time_us += op->time_us;
+            head_flops += op->flops;
+        }
+        if (op->source > mp->source)
+            mp->source = op->source;
+    }
+    mp->step_time_us = (double)c.layers * mp->layer_time_us + mp->head_time_us;
+    for (size_t i = 0; i < dc.list.n; i++) {
+        struct tc_op_prediction *op = &dc.list.ops[i];
+        double whole = op->in_layer ? mp->layer_time_us : mp->step_time_us;
+        op->share = whole > 0 ? op->time_us / whole : 0;
+    }
+    /* Each of the t GPUs does 1/t of a layer but the whole logits GEMM. */
+    mp->step_flops = (double)c.tp * (double)c.layers * layer_flops + head_flops;
+    mp->tokens_per_s = (double)(c.micro_batch * c.seq) / (mp->step_time_us * 1e-6);
+    mp->model_tflops = mp->step_flops / (double)c.tp / mp->step_time_us / 1e6;
+    mp->mfu = mp->model_tflops / gpu->peak_tflops[c.dtype];
+    mp->params = tc_model_params(&c);
+    mp->ops = dc.list.ops;
+    mp->n_ops = dc.list.n;
+    dc.list.ops = NULL;
+    *out = mp;
+    mp = NULL;
+cleanup:
+    free(dc.list.ops);
+    tc_model_prediction_free(mp);
+    return err;
 }
 
 TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                             const struct tc_model_config *cfg, struct tc_model_prediction **out)
 {
-    return tc_error(TC_ERR_UNSUPPORTED, "tc_predict_model: not implemented yet");
-}
-
-TC_API void tc_model_prediction_free(struct tc_model_prediction *mp)
-{
+    return tc_model_predict_memo(p, gpu, NULL, cfg, out);
 }

@@ -406,10 +406,13 @@ struct tc_attention_prediction {
     double lo_us, hi_us;
     /* unfused parts (0 for flash) */
     double scores_us, softmax_us, values_us;
+    double expand_us;        /* unfused grouped-query: repeating K/V to all heads */
+    double flops;            /* useful FLOPs (causal: the unmasked half) */
     /* flash tile model */
     int block_m, block_n, blocks_per_sm;
     int64_t blocks;
     double waves;
+    double occupancy;        /* resident warps / max warps */
     enum tc_bound bound;
 };
 
@@ -417,7 +420,11 @@ TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu
                                 const struct tc_attention_query *q,
                                 struct tc_attention_prediction *out);
 
-/* See predictor/model.c and the model-config YAML described in README. */
+/* A decoder-only transformer (Megatron/GPT-NeoX/Llama style). Shapes follow
+ * the paper's decomposition (see predictor/model.c). head_dim 0 means
+ * hidden / heads; kv_heads 0 means heads; ffn 0 means 4·hidden (GeLU) or
+ * the Llama rule for SwiGLU (8/3·hidden rounded up to a multiple of 256).
+ * vocab 0 means "no embedding/logits" (one layer only). */
 struct tc_model_config {
     char name[TC_NAME_MAX];
     int64_t hidden, heads, kv_heads, head_dim, ffn, layers, vocab, seq, micro_batch, tp;
@@ -425,11 +432,23 @@ struct tc_model_config {
     bool rmsnorm;
     enum tc_dtype dtype;
     enum tc_attn_impl attention;
-    bool training;
+    bool training;      /* forward + backward; false: inference prefill */
+    bool causal;        /* causal attention mask (default true) */
+    bool tied_embeddings; /* logits reuse the embedding matrix (parameter count only) */
 };
 
+/* Loads a model config from YAML (keys in README / predictor/models/).
+ * Fields absent from the file keep tc_model_config_defaults() values.
+ * Errors name file:line:column. */
 TC_API int tc_model_config_load(const char *file, struct tc_model_config *out);
+/* Paper-style defaults: fp16, flash attention, training, causal, b = 1,
+ * t = 1; shape fields 0 (to be filled). */
 TC_API void tc_model_config_defaults(struct tc_model_config *cfg);
+/* Fills the derived fields (head_dim, kv_heads, ffn) and checks the shape
+ * (divisibility by heads and tp, positive sizes). */
+TC_API int tc_model_config_resolve(struct tc_model_config *cfg);
+/* Parameter count (weights of all layers, norms, embedding and logits). */
+TC_API double tc_model_params(const struct tc_model_config *cfg);
 
 #define TC_OP_NAME_MAX 32
 
@@ -440,16 +459,26 @@ struct tc_op_prediction {
     enum tc_layout layout;
     double time_us, tflops, flops;
     enum tc_source source;
+    bool in_layer;             /* repeated per layer (false: embedding/logits) */
+    double share;              /* of layer time (in_layer) or of step time */
+    /* the GEMM prediction's explanation (GEMM/bmm ops; defaults otherwise) */
+    enum tc_align align;
+    enum tc_bound bound;
+    double tile_eff, wave_eff, waves, occupancy;
 };
 
 struct tc_model_prediction {
     size_t n_ops;
     struct tc_op_prediction *ops; /* one layer, then the logits/embedding ops */
     double layer_time_us;
-    double step_time_us;
-    double tokens_per_s;
-    double model_tflops;
-    double mfu;
+    double head_time_us;  /* embedding, logits and loss, once per step */
+    double step_time_us;  /* layers x layer_time_us + head_time_us */
+    double tokens_per_s;  /* b·s / step time (one model replica over tp GPUs) */
+    double model_tflops;  /* useful FLOPs per GPU per second / 1e12 */
+    double mfu;           /* model_tflops / the dtype's dense peak */
+    double step_flops;    /* useful FLOPs of one step, all tp GPUs together */
+    double params;
+    enum tc_source source; /* the least certain source of any op */
 };
 
 /* Predicts a whole model; *out is owned by the caller (tc_model_prediction_free). */
@@ -460,7 +489,9 @@ TC_API void tc_model_prediction_free(struct tc_model_prediction *mp);
 struct tc_advice_candidate {
     struct tc_model_config cfg;
     double step_time_us;
-    double speedup;       /* baseline step time / this step time */
+    double tokens_per_s_per_gpu;
+    double speedup;       /* tokens/s per GPU over the baseline's (= baseline step
+                           * time / this step time when b and t are unchanged) */
     double params;        /* parameter count */
     double params_delta;  /* relative to baseline */
     char reason[512];     /* mechanism and the paper's guideline */
@@ -469,6 +500,7 @@ struct tc_advice_candidate {
 struct tc_advice {
     struct tc_model_config baseline;
     double baseline_step_us;
+    double baseline_tokens_per_s_per_gpu;
     double baseline_params;
     size_t n_candidates;
     struct tc_advice_candidate *candidates; /* best first */

@@ -1,0 +1,46 @@
+/* Internal interface between attention.c, model.c and advise.c. Not installed. */
+#ifndef TC_MODEL_INTERNAL_H
+#define TC_MODEL_INTERNAL_H
+
+#include <stddef.h>
+
+#include "tc-internal.h"
+
+/* Fraction of the vendor's peak DRAM bandwidth that streaming elementwise
+ * kernels (norms, activations, softmax, residual adds) sustain. 0.8 is
+ * what a well-written PyTorch/Apex kernel reaches on A100/H100 HBM. */
+#define TC_ELEMENTWISE_BW_EFF 0.80
+/* Fixed cost of one small kernel in a profiler trace (ramp up/down, tail):
+ * the floor an elementwise or attention kernel never goes below. */
+#define TC_KERNEL_FLOOR_US 2.0
+
+/* A cache of GEMM predictions keyed by the whole query, so that the
+ * advisor's thousands of candidates, which share most of their shapes,
+ * ask the GEMM predictor once per distinct shape. Not thread-safe. */
+struct tc_gemm_memo;
+
+struct tc_gemm_memo *tc_gemm_memo_new(void);
+void tc_gemm_memo_free(struct tc_gemm_memo *memo);
+/* Number of distinct shapes predicted through the memo. */
+size_t tc_gemm_memo_size(const struct tc_gemm_memo *memo);
+
+/* One GEMM through the predictor (p may be NULL: the analytical model),
+ * through memo when given (may be NULL). */
+int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu,
+                        struct tc_gemm_memo *memo, const struct tc_gemm_query *q,
+                        struct tc_gemm_prediction *out);
+
+/* Time of a memory-bound kernel moving `bytes` through DRAM. */
+double tc_elementwise_time_us(const struct tc_gpu *gpu, double bytes);
+
+/* tc_predict_attention with a memo for its GEMMs (unfused). */
+int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
+                              struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                              struct tc_attention_prediction *out);
+
+/* tc_predict_model with a memo (advisor). */
+int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
+                          struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
+                          struct tc_model_prediction **out);
+
+#endif
