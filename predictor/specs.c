@@ -1,46 +1,1083 @@
-/* STUB: to be implemented. */
+/* GPU specs: one YAML file per GPU (gpu_specs/README.md documents the
+ * layout), loaded with libyaml's document API into struct tc_gpu. Every
+ * error names the file, the line and column of the offending node and the
+ * field, so a user who drops a new spec into --specs-dir can fix it without
+ * reading this code. */
 #include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <yaml.h>
 
 #include "tc-internal.h"
 
-TC_API struct tc_specs * tc_specs_load(const char *path)
+/* Relative tolerance of tc_gpu_check's peak cross-check: vendors round
+ * their peaks (V100 PCIe quotes 112 for 113.05, L40S 362.05 for 366.4). */
+#define PEAK_TOLERANCE 0.02
+
+struct tc_specs {
+    /* Individually allocated so the pointers tc_specs_at/find hand out stay
+     * valid when tc_specs_add_dir grows the array. Sorted by id. */
+    struct tc_gpu **gpus;
+    char **files; /* files[i] is where gpus[i] came from */
+    size_t count, cap;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Field tables                                                              */
+/* ------------------------------------------------------------------------ */
+
+enum field_kind { KIND_STRING, KIND_INT, KIND_I64, KIND_DOUBLE, KIND_VENDOR, KIND_ARCH };
+
+enum field_rule {
+    RULE_NONE = 0,
+    RULE_POSITIVE, /* > 0 */
+    RULE_NONNEG,   /* >= 0 */
+};
+
+struct field {
+    const char *name;
+    enum field_kind kind;
+    size_t offset;
+    size_t size; /* capacity of KIND_STRING fields */
+    bool required;
+    enum field_rule rule;
+};
+
+#define FIELD(name, kind, req, rule)                                                         \
+    {#name, kind, offsetof(struct tc_gpu, name), sizeof(((struct tc_gpu *)0)->name), req, rule}
+
+/* Scalars at the top level of a spec file. peak_tflops, flops_per_clk_per_unit,
+ * limits, sources and flags are handled separately. */
+static const struct field top_fields[] = {
+    FIELD(id, KIND_STRING, true, RULE_NONE),
+    FIELD(name, KIND_STRING, true, RULE_NONE),
+    FIELD(vendor, KIND_VENDOR, true, RULE_NONE),
+    FIELD(arch, KIND_ARCH, true, RULE_NONE),
+    FIELD(compute_capability, KIND_STRING, true, RULE_NONE),
+    FIELD(units, KIND_INT, true, RULE_POSITIVE),
+    FIELD(clock_tensor_mhz, KIND_DOUBLE, true, RULE_POSITIVE),
+    FIELD(clock_vector_mhz, KIND_DOUBLE, true, RULE_POSITIVE),
+    FIELD(clock_base_mhz, KIND_DOUBLE, false, RULE_POSITIVE),
+    FIELD(mem_bw_gbps, KIND_DOUBLE, true, RULE_POSITIVE),
+    FIELD(mem_gb, KIND_DOUBLE, true, RULE_POSITIVE),
+    FIELD(l2_bytes, KIND_I64, true, RULE_POSITIVE),
+    FIELD(tdp_w, KIND_DOUBLE, true, RULE_POSITIVE),
+};
+
+static const struct field limit_fields[] = {
+    FIELD(warp_size, KIND_INT, true, RULE_POSITIVE),
+    FIELD(max_threads_per_sm, KIND_INT, true, RULE_POSITIVE),
+    FIELD(max_warps_per_sm, KIND_INT, true, RULE_POSITIVE),
+    FIELD(max_blocks_per_sm, KIND_INT, true, RULE_POSITIVE),
+    FIELD(max_threads_per_block, KIND_INT, true, RULE_POSITIVE),
+    FIELD(regs_per_sm, KIND_INT, true, RULE_POSITIVE),
+    FIELD(max_regs_per_block, KIND_INT, true, RULE_POSITIVE),
+    FIELD(max_regs_per_thread, KIND_INT, true, RULE_POSITIVE),
+    FIELD(reg_alloc_unit, KIND_INT, true, RULE_POSITIVE),
+    FIELD(smem_per_sm_bytes, KIND_I64, true, RULE_POSITIVE),
+    FIELD(smem_per_block_max_bytes, KIND_I64, true, RULE_POSITIVE),
+    FIELD(reserved_smem_per_block_bytes, KIND_I64, true, RULE_NONNEG),
+    FIELD(smem_alloc_unit_bytes, KIND_INT, true, RULE_POSITIVE),
+};
+
+#undef FIELD
+
+/* Keys handled outside the field tables. */
+enum section { SEC_PEAK, SEC_FLOPS, SEC_LIMITS, SEC_SOURCES, SEC_FLAGS, SEC_COUNT };
+static const char *const section_names[SEC_COUNT] = {
+    "peak_tflops", "flops_per_clk_per_unit", "limits", "sources", "flags",
+};
+static const bool section_required[SEC_COUNT] = {true, true, true, true, false};
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct parse_ctx {
+    const char *file;
+    yaml_document_t *doc;
+    struct tc_gpu *gpu;
+};
+
+/* "FILE:LINE:COL: FIELD: message"; libyaml marks are 0-based. */
+TC_PRINTF(5, 6)
+static int node_error(const struct parse_ctx *c, const yaml_node_t *node, const char *field,
+                      int err, const char *fmt, ...)
 {
-    tc_error(TC_ERR_UNSUPPORTED, "tc_specs_load: not implemented yet");
-    return NULL;
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (field)
+        return tc_error(err, "%s:%zu:%zu: %s: %s", c->file, node->start_mark.line + 1,
+                        node->start_mark.column + 1, field, msg);
+    return tc_error(err, "%s:%zu:%zu: %s", c->file, node->start_mark.line + 1,
+                    node->start_mark.column + 1, msg);
 }
 
-TC_API int tc_specs_add_dir(struct tc_specs *specs, const char *dir)
+static const char *node_type_name(const yaml_node_t *node)
 {
-    return tc_error(TC_ERR_UNSUPPORTED, "tc_specs_add_dir: not implemented yet");
+    switch (node->type) {
+    case YAML_SCALAR_NODE:
+        return node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? "a plain scalar"
+                                                                  : "a quoted string";
+    case YAML_SEQUENCE_NODE: return "a list";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+static const char *scalar(const yaml_node_t *node)
+{
+    return (const char *)node->data.scalar.value;
+}
+
+static bool is_null(const yaml_node_t *node)
+{
+    const char *s;
+
+    if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    s = scalar(node);
+    return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
+           strcmp(s, "NULL") == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scalars                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Numbers must be plain scalars: a quoted "108" is a string in YAML, and
+ * accepting it would hide a typo such as "1O8". */
+static int parse_number(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
+                        bool integer, double *out_d, long long *out_i)
+{
+    if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+        is_null(node))
+        return node_error(c, node, path, TC_ERR_PARSE, "expected %s, got %s%s%s%s",
+                          integer ? "an integer" : "a number", node_type_name(node),
+                          node->type == YAML_SCALAR_NODE ? " '" : "",
+                          node->type == YAML_SCALAR_NODE ? scalar(node) : "",
+                          node->type == YAML_SCALAR_NODE ? "'" : "");
+    if (integer) {
+        int err = tc_parse_i64(scalar(node), out_i);
+
+        if (err == TC_ERR_RANGE)
+            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range",
+                              scalar(node));
+        if (err < 0)
+            return node_error(c, node, path, TC_ERR_PARSE, "expected an integer, got '%s'",
+                              scalar(node));
+    } else {
+        int err = tc_parse_double(scalar(node), out_d);
+
+        if (err == TC_ERR_RANGE)
+            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range",
+                              scalar(node));
+        if (err < 0)
+            return node_error(c, node, path, TC_ERR_PARSE, "expected a number, got '%s'",
+                              scalar(node));
+    }
+    return TC_OK;
+}
+
+static int check_rule(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
+                      enum field_rule rule, double v)
+{
+    if (rule == RULE_POSITIVE && !(v > 0))
+        return node_error(c, node, path, TC_ERR_RANGE, "must be positive, got %s",
+                          scalar(node));
+    if (rule == RULE_NONNEG && v < 0)
+        return node_error(c, node, path, TC_ERR_RANGE, "must not be negative, got %s",
+                          scalar(node));
+    return TC_OK;
+}
+
+static int parse_string(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
+                        char *dst, size_t size)
+{
+    if (node->type != YAML_SCALAR_NODE || is_null(node))
+        return node_error(c, node, path, TC_ERR_PARSE, "expected a string, got %s",
+                          is_null(node) ? "null" : node_type_name(node));
+    if (strlen(scalar(node)) >= size)
+        return node_error(c, node, path, TC_ERR_RANGE, "longer than %zu characters", size - 1);
+    tc_strlcpy(dst, scalar(node), size);
+    return TC_OK;
+}
+
+static int parse_field(const struct parse_ctx *c, const struct field *f, const char *path,
+                       const yaml_node_t *node)
+{
+    char *base = (char *)c->gpu + f->offset;
+    double d = 0;
+    long long i = 0;
+    int err;
+
+    switch (f->kind) {
+    case KIND_STRING: return parse_string(c, node, path, base, f->size);
+    case KIND_VENDOR:
+        if (node->type == YAML_SCALAR_NODE && strcmp(scalar(node), "nvidia") == 0)
+            *(enum tc_vendor *)(void *)base = TC_VENDOR_NVIDIA;
+        else if (node->type == YAML_SCALAR_NODE && strcmp(scalar(node), "amd") == 0)
+            *(enum tc_vendor *)(void *)base = TC_VENDOR_AMD;
+        else
+            return node_error(c, node, path, TC_ERR_PARSE,
+                              "expected 'nvidia' or 'amd', got %s%s%s",
+                              node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
+                              node->type == YAML_SCALAR_NODE ? scalar(node) : "",
+                              node->type == YAML_SCALAR_NODE ? "'" : "");
+        return TC_OK;
+    case KIND_ARCH:
+        for (int a = 0; node->type == YAML_SCALAR_NODE && a < TC_ARCH_COUNT; a++) {
+            if (strcmp(scalar(node), tc_arch_name((enum tc_arch)a)) == 0) {
+                *(enum tc_arch *)(void *)base = (enum tc_arch)a;
+                return TC_OK;
+            }
+        }
+        return node_error(c, node, path, TC_ERR_PARSE,
+                          "expected one of volta, turing, ampere, ada, hopper, blackwell, "
+                          "cdna2, cdna3, got %s%s%s",
+                          node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
+                          node->type == YAML_SCALAR_NODE ? scalar(node) : "",
+                          node->type == YAML_SCALAR_NODE ? "'" : "");
+    case KIND_INT:
+    case KIND_I64:
+        err = parse_number(c, node, path, true, NULL, &i);
+        if (err < 0)
+            return err;
+        if (f->kind == KIND_INT && (i > 0x7fffffffLL || i < -0x7fffffffLL))
+            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range",
+                              scalar(node));
+        err = check_rule(c, node, path, f->rule, (double)i);
+        if (err < 0)
+            return err;
+        if (f->kind == KIND_INT)
+            *(int *)(void *)base = (int)i;
+        else
+            *(int64_t *)(void *)base = i;
+        return TC_OK;
+    case KIND_DOUBLE:
+        err = parse_number(c, node, path, false, &d, NULL);
+        if (err < 0)
+            return err;
+        err = check_rule(c, node, path, f->rule, d);
+        if (err < 0)
+            return err;
+        *(double *)(void *)base = d;
+        return TC_OK;
+    }
+    return node_error(c, node, path, TC_ERR_INVALID, "internal: unknown field kind");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mappings                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int expect_mapping(const struct parse_ctx *c, const yaml_node_t *node, const char *path)
+{
+    if (node->type != YAML_MAPPING_NODE)
+        return node_error(c, node, path, TC_ERR_PARSE, "expected a mapping, got %s",
+                          node_type_name(node));
+    return TC_OK;
+}
+
+static int key_name(const struct parse_ctx *c, const yaml_node_t *key, const char *prefix,
+                    const char **name)
+{
+    if (key->type != YAML_SCALAR_NODE)
+        return node_error(c, key, prefix, TC_ERR_PARSE, "keys must be plain names, got %s",
+                          node_type_name(key));
+    *name = scalar(key);
+    return TC_OK;
+}
+
+/* Parses a mapping whose keys all come from `fields`; reports unknown,
+ * duplicate and missing keys. */
+static int parse_table(const struct parse_ctx *c, const yaml_node_t *map, const char *prefix,
+                       const struct field *fields, size_t n_fields)
+{
+    bool seen[32] = {false};
+    char path[160];
+    int err = expect_mapping(c, map, prefix);
+
+    if (err < 0)
+        return err;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
+        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        const char *name = NULL;
+        size_t i;
+
+        err = key_name(c, key, prefix, &name);
+        if (err < 0)
+            return err;
+        for (i = 0; i < n_fields; i++)
+            if (strcmp(name, fields[i].name) == 0)
+                break;
+        snprintf(path, sizeof(path), "%s%s%s", prefix ? prefix : "", prefix ? "." : "", name);
+        if (i == n_fields)
+            return node_error(c, key, path, TC_ERR_PARSE,
+                              "unknown field (gpu_specs/README.md lists the fields)");
+        if (seen[i])
+            return node_error(c, key, path, TC_ERR_PARSE, "duplicate field");
+        seen[i] = true;
+        err = parse_field(c, &fields[i], path, value);
+        if (err < 0)
+            return err;
+    }
+    for (size_t i = 0; i < n_fields; i++) {
+        if (fields[i].required && !seen[i]) {
+            snprintf(path, sizeof(path), "%s%s%s", prefix ? prefix : "", prefix ? "." : "",
+                     fields[i].name);
+            return node_error(c, map, path, TC_ERR_PARSE, "missing required field");
+        }
+    }
+    return TC_OK;
+}
+
+/* peak_tflops / flops_per_clk_per_unit: keys are dtype names; null marks a
+ * dtype the GPU does not support (same as leaving it out). */
+static int parse_dtype_map(const struct parse_ctx *c, const yaml_node_t *map, const char *prefix,
+                           double *values, const yaml_node_t **nodes)
+{
+    char path[160];
+    int err = expect_mapping(c, map, prefix);
+
+    if (err < 0)
+        return err;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
+        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        const char *name = NULL;
+        int d;
+
+        err = key_name(c, key, prefix, &name);
+        if (err < 0)
+            return err;
+        snprintf(path, sizeof(path), "%s.%s", prefix, name);
+        for (d = 0; d < TC_DTYPE_COUNT; d++)
+            if (strcmp(name, tc_dtype_name((enum tc_dtype)d)) == 0)
+                break;
+        if (d == TC_DTYPE_COUNT)
+            return node_error(c, key, path, TC_ERR_PARSE,
+                              "unknown dtype (expected fp64, fp32, tf32, fp16, bf16, fp8 or "
+                              "int8)");
+        if (nodes[d])
+            return node_error(c, key, path, TC_ERR_PARSE, "duplicate field");
+        nodes[d] = key;
+        if (is_null(value)) {
+            values[d] = 0;
+            continue;
+        }
+        err = parse_number(c, value, path, false, &values[d], NULL);
+        if (err < 0)
+            return err;
+        err = check_rule(c, value, path, RULE_POSITIVE, values[d]);
+        if (err < 0)
+            return err;
+    }
+    return TC_OK;
+}
+
+/* Appends `item` to a separated list held in a fixed buffer. */
+static int append_item(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
+                       char *dst, size_t size, const char *sep, const char *item)
+{
+    size_t used = strlen(dst);
+    size_t need = (used ? strlen(sep) : 0) + strlen(item);
+
+    if (used + need >= size)
+        return node_error(c, node, path, TC_ERR_RANGE,
+                          "too long: all entries together must fit in %zu characters",
+                          size - 1);
+    if (used)
+        strcat(dst, sep);
+    strcat(dst, item);
+    return TC_OK;
+}
+
+/* sources: a mapping of source key -> URL or citation. The struct keeps the
+ * keys; the citations stay in the file for people to follow. */
+static int parse_sources(const struct parse_ctx *c, const yaml_node_t *map)
+{
+    char path[160];
+    int err = expect_mapping(c, map, "sources");
+
+    if (err < 0)
+        return err;
+    if (map->data.mapping.pairs.start == map->data.mapping.pairs.top)
+        return node_error(c, map, "sources", TC_ERR_PARSE, "must cite at least one source");
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
+        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        const char *name = NULL;
+
+        err = key_name(c, key, "sources", &name);
+        if (err < 0)
+            return err;
+        snprintf(path, sizeof(path), "sources.%s", name);
+        if (value->type != YAML_SCALAR_NODE || is_null(value) || !*scalar(value))
+            return node_error(c, value, path, TC_ERR_PARSE,
+                              "expected the URL or citation of the source, got %s",
+                              is_null(value) ? "nothing" : node_type_name(value));
+        err = append_item(c, key, "sources", c->gpu->sources, sizeof(c->gpu->sources), ",",
+                          name);
+        if (err < 0)
+            return err;
+    }
+    return TC_OK;
+}
+
+static int parse_flags(const struct parse_ctx *c, const yaml_node_t *seq)
+{
+    if (is_null(seq))
+        return TC_OK;
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return node_error(c, seq, "flags", TC_ERR_PARSE, "expected a list of strings, got %s",
+                          node_type_name(seq));
+    for (yaml_node_item_t *it = seq->data.sequence.items.start;
+         it < seq->data.sequence.items.top; it++) {
+        yaml_node_t *item = yaml_document_get_node(c->doc, *it);
+        int err;
+
+        if (item->type != YAML_SCALAR_NODE || is_null(item))
+            return node_error(c, item, "flags", TC_ERR_PARSE, "expected a string, got %s",
+                              is_null(item) ? "null" : node_type_name(item));
+        err = append_item(c, item, "flags", c->gpu->flags, sizeof(c->gpu->flags), "; ",
+                          scalar(item));
+        if (err < 0)
+            return err;
+    }
+    return TC_OK;
+}
+
+static bool valid_id(const char *id)
+{
+    if (!*id)
+        return false;
+    for (const char *p = id; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
+              *p == '.'))
+            return false;
+    return true;
+}
+
+/* The id a file must declare: its name without directory and ".yaml". */
+static void id_from_file(const char *file, char *out, size_t size)
+{
+    const char *base = strrchr(file, '/');
+    size_t n;
+
+    base = base ? base + 1 : file;
+    n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".yaml") == 0)
+        n -= 5;
+    else if (n > 4 && strcmp(base + n - 4, ".yml") == 0)
+        n -= 4;
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, base, n);
+    out[n] = '\0';
+}
+
+static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
+{
+    const yaml_node_t *sections[SEC_COUNT] = {NULL};
+    const yaml_node_t *peak_nodes[TC_DTYPE_COUNT] = {NULL};
+    const yaml_node_t *flops_nodes[TC_DTYPE_COUNT] = {NULL};
+    const yaml_node_t *id_node = NULL;
+    bool seen[TC_ARRAY_SIZE(top_fields)] = {false};
+    char want_id[TC_ID_MAX + 8];
+    int err;
+
+    if (root->type != YAML_MAPPING_NODE)
+        return node_error(c, root, NULL, TC_ERR_PARSE,
+                          "a spec file must be a mapping of fields, got %s",
+                          node_type_name(root));
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+         p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
+        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        const char *name = NULL;
+        size_t i;
+        int s;
+
+        err = key_name(c, key, NULL, &name);
+        if (err < 0)
+            return err;
+        for (s = 0; s < SEC_COUNT; s++)
+            if (strcmp(name, section_names[s]) == 0)
+                break;
+        if (s < SEC_COUNT) {
+            if (sections[s])
+                return node_error(c, key, name, TC_ERR_PARSE, "duplicate field");
+            sections[s] = value;
+            continue;
+        }
+        for (i = 0; i < TC_ARRAY_SIZE(top_fields); i++)
+            if (strcmp(name, top_fields[i].name) == 0)
+                break;
+        if (i == TC_ARRAY_SIZE(top_fields))
+            return node_error(c, key, name, TC_ERR_PARSE,
+                              "unknown field (gpu_specs/README.md lists the fields)");
+        if (seen[i])
+            return node_error(c, key, name, TC_ERR_PARSE, "duplicate field");
+        seen[i] = true;
+        err = parse_field(c, &top_fields[i], name, value);
+        if (err < 0)
+            return err;
+        if (strcmp(name, "id") == 0)
+            id_node = value;
+    }
+    for (size_t i = 0; i < TC_ARRAY_SIZE(top_fields); i++)
+        if (top_fields[i].required && !seen[i])
+            return node_error(c, root, top_fields[i].name, TC_ERR_PARSE,
+                              "missing required field");
+    for (int s = 0; s < SEC_COUNT; s++)
+        if (section_required[s] && !sections[s])
+            return node_error(c, root, section_names[s], TC_ERR_PARSE,
+                              "missing required field");
+
+    if (!valid_id(c->gpu->id))
+        return node_error(c, id_node, "id", TC_ERR_PARSE,
+                          "'%s' may only hold lower-case letters, digits, '-', '_' and '.'",
+                          c->gpu->id);
+    id_from_file(c->file, want_id, sizeof(want_id));
+    if (strcmp(want_id, c->gpu->id) != 0)
+        return node_error(c, id_node, "id", TC_ERR_PARSE,
+                          "'%s' does not match the file name (expected '%s')", c->gpu->id,
+                          want_id);
+
+    err = parse_dtype_map(c, sections[SEC_PEAK], "peak_tflops", c->gpu->peak_tflops,
+                          peak_nodes);
+    if (err < 0)
+        return err;
+    err = parse_dtype_map(c, sections[SEC_FLOPS], "flops_per_clk_per_unit",
+                          c->gpu->flops_per_clk_per_unit, flops_nodes);
+    if (err < 0)
+        return err;
+    /* A peak without its per-clock rate (or the reverse) cannot be
+     * cross-checked or scaled to another clock, so both are required. */
+    for (int d = 0; d < TC_DTYPE_COUNT; d++) {
+        bool has_peak = c->gpu->peak_tflops[d] > 0;
+        bool has_flops = c->gpu->flops_per_clk_per_unit[d] > 0;
+        char path[64];
+
+        if (has_peak == has_flops)
+            continue;
+        snprintf(path, sizeof(path), "%s.%s", has_peak ? "peak_tflops" : "flops_per_clk_per_unit",
+                 tc_dtype_name((enum tc_dtype)d));
+        return node_error(c, has_peak ? peak_nodes[d] : flops_nodes[d], path, TC_ERR_PARSE,
+                          "is given but %s.%s is %s",
+                          has_peak ? "flops_per_clk_per_unit" : "peak_tflops",
+                          tc_dtype_name((enum tc_dtype)d),
+                          (has_peak ? flops_nodes[d] : peak_nodes[d]) ? "null" : "missing");
+    }
+    if (!(c->gpu->peak_tflops[TC_DTYPE_FP32] > 0))
+        return node_error(c, sections[SEC_PEAK], "peak_tflops.fp32", TC_ERR_PARSE,
+                          "missing required field (every GPU has an fp32 peak)");
+
+    err = parse_table(c, sections[SEC_LIMITS], "limits", limit_fields,
+                      TC_ARRAY_SIZE(limit_fields));
+    if (err < 0)
+        return err;
+    err = parse_sources(c, sections[SEC_SOURCES]);
+    if (err < 0)
+        return err;
+    if (sections[SEC_FLAGS])
+        err = parse_flags(c, sections[SEC_FLAGS]);
+    return err;
 }
 
 TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
 {
-    return tc_error(TC_ERR_UNSUPPORTED, "tc_specs_parse_file: not implemented yet");
+    yaml_parser_t parser;
+    yaml_document_t doc, extra;
+    bool have_parser = false, have_doc = false, have_extra = false;
+    struct tc_gpu *gpu = NULL;
+    FILE *fp = NULL;
+    int err = TC_OK;
+
+    if (!file || !out)
+        return tc_error(TC_ERR_INVALID, "tc_specs_parse_file: no file or output given");
+    fp = fopen(file, "rb");
+    if (!fp)
+        return tc_error(errno == ENOENT ? TC_ERR_NOT_FOUND : TC_ERR_IO, "%s: cannot open: %s",
+                        file, strerror(errno));
+    /* Parse into a scratch copy so *out is untouched on failure. */
+    gpu = calloc(1, sizeof(*gpu));
+    if (!gpu) {
+        err = tc_error(TC_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    if (!yaml_parser_initialize(&parser)) {
+        err = tc_error(TC_ERR_NOMEM, "%s: cannot initialise the YAML parser", file);
+        goto cleanup;
+    }
+    have_parser = true;
+    yaml_parser_set_input_file(&parser, fp);
+    if (!yaml_parser_load(&parser, &doc))
+        goto syntax_error;
+    have_doc = true;
+
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+
+    if (!root) {
+        err = tc_error(TC_ERR_PARSE, "%s:1:1: the file is empty (expected a GPU spec)", file);
+        goto cleanup;
+    }
+    /* A second document would silently be ignored; refuse it. */
+    if (!yaml_parser_load(&parser, &extra))
+        goto syntax_error;
+    have_extra = true;
+    if (yaml_document_get_root_node(&extra)) {
+        yaml_node_t *second = yaml_document_get_root_node(&extra);
+
+        err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: more than one YAML document in a spec file",
+                       file, second->start_mark.line + 1, second->start_mark.column + 1);
+        goto cleanup;
+    }
+
+    struct parse_ctx ctx = {file, &doc, gpu};
+
+    err = parse_root(&ctx, root);
+    if (err == TC_OK)
+        *out = *gpu;
+    goto cleanup;
+
+syntax_error:
+    err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: YAML syntax error: %s%s%s", file,
+                   parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                   parser.problem ? parser.problem : "unknown problem",
+                   parser.context ? " " : "", parser.context ? parser.context : "");
+cleanup:
+    if (have_extra)
+        yaml_document_delete(&extra);
+    if (have_doc)
+        yaml_document_delete(&doc);
+    if (have_parser)
+        yaml_parser_delete(&parser);
+    free(gpu);
+    fclose(fp);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Consistency                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Tensor / matrix pipes run at the tensor clock; fp64 and fp32 peaks (which
+ * on Hopper include the fp64 tensor path) assume the vector clock, as in
+ * NVIDIA's and AMD's tables. */
+static bool dtype_uses_tensor_clock(enum tc_dtype d)
+{
+    return d != TC_DTYPE_FP64 && d != TC_DTYPE_FP32;
+}
+
+static bool is_pow2(long long v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
 }
 
 TC_API int tc_gpu_check(const struct tc_gpu *gpu)
 {
-    return tc_error(TC_ERR_UNSUPPORTED, "tc_gpu_check: not implemented yet");
+    const char *id;
+
+    if (!gpu)
+        return tc_error(TC_ERR_INVALID, "tc_gpu_check: no GPU given");
+    id = gpu->id[0] ? gpu->id : "(no id)";
+    if (!valid_id(gpu->id))
+        return tc_error(TC_ERR_INVALID, "GPU '%s': invalid id", id);
+    if (!gpu->name[0] || !gpu->compute_capability[0])
+        return tc_error(TC_ERR_INVALID, "GPU '%s': name and compute_capability must be set", id);
+    if ((unsigned)gpu->arch >= TC_ARCH_COUNT)
+        return tc_error(TC_ERR_INVALID, "GPU '%s': unknown arch %d", id, (int)gpu->arch);
+    {
+        bool amd_arch = gpu->arch == TC_ARCH_CDNA2 || gpu->arch == TC_ARCH_CDNA3;
+
+        if (amd_arch != (gpu->vendor == TC_VENDOR_AMD))
+            return tc_error(TC_ERR_INVALID, "GPU '%s': arch %s does not belong to vendor %s", id,
+                            tc_arch_name(gpu->arch),
+                            gpu->vendor == TC_VENDOR_AMD ? "amd" : "nvidia");
+    }
+    if (gpu->units <= 0 || !(gpu->clock_tensor_mhz > 0) || !(gpu->clock_vector_mhz > 0) ||
+        gpu->clock_base_mhz < 0)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': units (%d), clock_tensor_mhz (%g) and clock_vector_mhz (%g) "
+                        "must be positive, clock_base_mhz (%g) not negative",
+                        id, gpu->units, gpu->clock_tensor_mhz, gpu->clock_vector_mhz,
+                        gpu->clock_base_mhz);
+    if (gpu->clock_base_mhz > 0 &&
+        gpu->clock_base_mhz > fmax(gpu->clock_tensor_mhz, gpu->clock_vector_mhz))
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': clock_base_mhz %g is above the boost clocks (%g tensor, %g "
+                        "vector)",
+                        id, gpu->clock_base_mhz, gpu->clock_tensor_mhz, gpu->clock_vector_mhz);
+    if (!(gpu->mem_bw_gbps > 0) || !(gpu->mem_gb > 0) || gpu->l2_bytes <= 0 ||
+        !(gpu->tdp_w > 0))
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': mem_bw_gbps, mem_gb, l2_bytes and tdp_w must be positive", id);
+    if (!(gpu->peak_tflops[TC_DTYPE_FP32] > 0))
+        return tc_error(TC_ERR_INVALID, "GPU '%s': peak_tflops.fp32 must be positive", id);
+
+    for (int d = 0; d < TC_DTYPE_COUNT; d++) {
+        double peak = gpu->peak_tflops[d];
+        double flops = gpu->flops_per_clk_per_unit[d];
+        double clock_mhz = dtype_uses_tensor_clock((enum tc_dtype)d) ? gpu->clock_tensor_mhz
+                                                                      : gpu->clock_vector_mhz;
+        double computed, dev;
+
+        if (peak < 0 || flops < 0 || !isfinite(peak) || !isfinite(flops) ||
+            (peak > 0) != (flops > 0))
+            return tc_error(TC_ERR_INVALID,
+                            "GPU '%s': %s: peak_tflops (%g) and flops_per_clk_per_unit (%g) "
+                            "must both be positive or both absent",
+                            id, tc_dtype_name((enum tc_dtype)d), peak, flops);
+        if (peak == 0)
+            continue;
+        computed = gpu->units * flops * clock_mhz * 1e-6;
+        dev = peak / computed - 1;
+        if (fabs(dev) > PEAK_TOLERANCE)
+            return tc_error(TC_ERR_INVALID,
+                            "GPU '%s': peak_tflops.%s = %g but units x flops_per_clk_per_unit x "
+                            "clock_%s_mhz = %d x %g x %g MHz = %.2f TFLOP/s (%+.1f%%, limit "
+                            "%.0f%%)",
+                            id, tc_dtype_name((enum tc_dtype)d), peak,
+                            dtype_uses_tensor_clock((enum tc_dtype)d) ? "tensor" : "vector",
+                            gpu->units, flops, clock_mhz, computed, dev * 100, PEAK_TOLERANCE * 100);
+    }
+
+    /* Occupancy limits: each must be positive and fit the others, or the
+     * occupancy model divides by zero or admits impossible blocks. */
+    if (gpu->warp_size != 32 && gpu->warp_size != 64)
+        return tc_error(TC_ERR_INVALID, "GPU '%s': limits.warp_size must be 32 or 64, got %d",
+                        id, gpu->warp_size);
+    if (gpu->max_warps_per_sm <= 0 ||
+        (long long)gpu->max_warps_per_sm * gpu->warp_size != gpu->max_threads_per_sm)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits: max_warps_per_sm (%d) x warp_size (%d) must equal "
+                        "max_threads_per_sm (%d)",
+                        id, gpu->max_warps_per_sm, gpu->warp_size, gpu->max_threads_per_sm);
+    if (gpu->max_threads_per_block <= 0 || gpu->max_threads_per_block > gpu->max_threads_per_sm ||
+        gpu->max_threads_per_block % gpu->warp_size != 0)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits.max_threads_per_block (%d) must be a multiple of the "
+                        "warp size and at most max_threads_per_sm (%d)",
+                        id, gpu->max_threads_per_block, gpu->max_threads_per_sm);
+    if (gpu->max_blocks_per_sm <= 0 || gpu->max_blocks_per_sm > gpu->max_warps_per_sm)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits.max_blocks_per_sm (%d) must be in [1, max_warps_per_sm "
+                        "= %d]",
+                        id, gpu->max_blocks_per_sm, gpu->max_warps_per_sm);
+    if (gpu->regs_per_sm <= 0 || gpu->max_regs_per_block <= 0 ||
+        gpu->max_regs_per_block > gpu->regs_per_sm)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits.max_regs_per_block (%d) must be in [1, regs_per_sm = "
+                        "%d]",
+                        id, gpu->max_regs_per_block, gpu->regs_per_sm);
+    if (gpu->max_regs_per_thread <= 0 ||
+        (long long)gpu->max_regs_per_thread * gpu->warp_size > gpu->regs_per_sm)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits.max_regs_per_thread (%d) x warp_size must fit "
+                        "regs_per_sm (%d)",
+                        id, gpu->max_regs_per_thread, gpu->regs_per_sm);
+    if (gpu->reg_alloc_unit <= 0 || !is_pow2(gpu->reg_alloc_unit))
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits.reg_alloc_unit must be a power of two, got %d", id,
+                        gpu->reg_alloc_unit);
+    if (gpu->smem_per_sm_bytes <= 0 || gpu->smem_per_block_max_bytes <= 0 ||
+        gpu->reserved_smem_per_block_bytes < 0 ||
+        gpu->smem_per_block_max_bytes + gpu->reserved_smem_per_block_bytes >
+            gpu->smem_per_sm_bytes)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits: smem_per_block_max_bytes (%lld) + "
+                        "reserved_smem_per_block_bytes (%lld) must fit smem_per_sm_bytes (%lld)",
+                        id, (long long)gpu->smem_per_block_max_bytes,
+                        (long long)gpu->reserved_smem_per_block_bytes,
+                        (long long)gpu->smem_per_sm_bytes);
+    if (!is_pow2(gpu->smem_alloc_unit_bytes) ||
+        gpu->smem_alloc_unit_bytes > gpu->smem_per_sm_bytes)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': limits.smem_alloc_unit_bytes must be a power of two no larger "
+                        "than smem_per_sm_bytes, got %d",
+                        id, gpu->smem_alloc_unit_bytes);
+    return TC_OK;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Sets of specs                                                             */
+/* ------------------------------------------------------------------------ */
 
 TC_API void tc_specs_free(struct tc_specs *specs)
 {
+    if (!specs)
+        return;
+    for (size_t i = 0; i < specs->count; i++) {
+        free(specs->gpus[i]);
+        free(specs->files[i]);
+    }
+    free(specs->gpus);
+    free(specs->files);
+    free(specs);
+}
+
+static ssize_t find_index(const struct tc_specs *specs, const char *id)
+{
+    size_t lo = 0, hi = specs->count;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(specs->gpus[mid]->id, id);
+
+        if (cmp == 0)
+            return (ssize_t)mid;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Inserts gpu (taking ownership of it) at its sorted position. */
+static int insert_gpu(struct tc_specs *specs, struct tc_gpu *gpu, const char *file)
+{
+    size_t pos = 0;
+    char *file_copy;
+
+    if (specs->count == specs->cap) {
+        size_t cap = specs->cap ? specs->cap * 2 : 16;
+        struct tc_gpu **gpus = realloc(specs->gpus, cap * sizeof(*gpus));
+
+        if (!gpus)
+            return tc_error(TC_ERR_NOMEM, "out of memory");
+        specs->gpus = gpus;
+        char **files = realloc(specs->files, cap * sizeof(*files));
+
+        if (!files)
+            return tc_error(TC_ERR_NOMEM, "out of memory");
+        specs->files = files;
+        specs->cap = cap;
+    }
+    file_copy = tc_strdup(file);
+    if (!file_copy)
+        return TC_ERR_NOMEM;
+    while (pos < specs->count && strcmp(specs->gpus[pos]->id, gpu->id) < 0)
+        pos++;
+    memmove(&specs->gpus[pos + 1], &specs->gpus[pos], (specs->count - pos) * sizeof(*specs->gpus));
+    memmove(&specs->files[pos + 1], &specs->files[pos],
+            (specs->count - pos) * sizeof(*specs->files));
+    specs->gpus[pos] = gpu;
+    specs->files[pos] = file_copy;
+    specs->count++;
+    return TC_OK;
+}
+
+static int load_file(struct tc_specs *specs, const char *file)
+{
+    struct tc_gpu *gpu = calloc(1, sizeof(*gpu));
+    ssize_t dup;
+    int err;
+
+    if (!gpu)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    err = tc_specs_parse_file(file, gpu);
+    if (err < 0)
+        goto fail;
+    /* A spec whose peaks disagree with its own clocks would mislead every
+     * prediction for that GPU, so the loader refuses it too. */
+    err = tc_gpu_check(gpu);
+    if (err < 0) {
+        tc_error_prefix(err, "%s", file);
+        goto fail;
+    }
+    dup = find_index(specs, gpu->id);
+    if (dup >= 0) {
+        err = tc_error(TC_ERR_INVALID, "%s: duplicate id '%s' (already defined in %s)", file,
+                       gpu->id, specs->files[dup]);
+        goto fail;
+    }
+    err = insert_gpu(specs, gpu, file);
+    if (err < 0)
+        goto fail;
+    return TC_OK;
+fail:
+    free(gpu);
+    return err;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_yaml_suffix(const char *name)
+{
+    size_t n = strlen(name);
+
+    return n > 5 && strcmp(name + n - 5, ".yaml") == 0;
+}
+
+/* Loads the top-level *.yaml files of one directory, in name order so that
+ * a duplicate-id error is reproducible. Subdirectories (gpu_specs/kernels/)
+ * are not specs and are skipped. */
+static int load_dir(struct tc_specs *specs, const char *dir)
+{
+    DIR *d = opendir(dir);
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    char path[4096];
+    struct dirent *ent;
+    int err = TC_OK;
+
+    if (!d)
+        return tc_error(errno == ENOENT ? TC_ERR_NOT_FOUND : TC_ERR_IO,
+                        "GPU specs directory '%s': %s", dir, strerror(errno));
+    while ((ent = readdir(d))) {
+        struct stat st;
+
+        if (ent->d_name[0] == '.' || !has_yaml_suffix(ent->d_name))
+            continue;
+        if (snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name) >= (int)sizeof(path)) {
+            err = tc_error(TC_ERR_RANGE, "path too long: %s/%s", dir, ent->d_name);
+            goto cleanup;
+        }
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            size_t new_cap = cap ? cap * 2 : 32;
+            char **grown = realloc(names, new_cap * sizeof(*names));
+
+            if (!grown) {
+                err = tc_error(TC_ERR_NOMEM, "out of memory");
+                goto cleanup;
+            }
+            names = grown;
+            cap = new_cap;
+        }
+        names[n] = tc_strdup(ent->d_name);
+        if (!names[n]) {
+            err = TC_ERR_NOMEM;
+            goto cleanup;
+        }
+        n++;
+    }
+    if (n)
+        qsort(names, n, sizeof(*names), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        err = load_file(specs, path);
+        if (err < 0)
+            goto cleanup;
+    }
+cleanup:
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    closedir(d);
+    return err;
+}
+
+/* Loads each non-empty element of a colon-separated list. */
+static int load_path_list(struct tc_specs *specs, const char *list)
+{
+    char *copy = tc_strdup(list);
+    char *save = NULL;
+    int err = TC_OK;
+
+    if (!copy)
+        return TC_ERR_NOMEM;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        err = load_dir(specs, dir);
+        if (err < 0)
+            break;
+    }
+    free(copy);
+    return err;
+}
+
+TC_API struct tc_specs *tc_specs_load(const char *path)
+{
+    struct tc_specs *specs = calloc(1, sizeof(*specs));
+    int err;
+
+    if (!specs) {
+        tc_error(TC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (path) {
+        err = load_path_list(specs, path);
+    } else {
+        const char *env = getenv("TILECAST_SPECS_PATH");
+        char shipped[4096];
+
+        err = TC_OK;
+        if (env && *env) {
+            err = load_path_list(specs, env);
+            if (err < 0)
+                tc_error_prefix(err, "TILECAST_SPECS_PATH");
+        }
+        if (err == TC_OK)
+            err = tc_data_path("gpu_specs", shipped, sizeof(shipped));
+        if (err == TC_OK)
+            err = load_dir(specs, shipped);
+    }
+    if (err < 0) {
+        tc_specs_free(specs);
+        return NULL;
+    }
+    return specs;
+}
+
+TC_API int tc_specs_add_dir(struct tc_specs *specs, const char *dir)
+{
+    if (!specs || !dir || !*dir)
+        return tc_error(TC_ERR_INVALID, "tc_specs_add_dir: no specs or directory given");
+    /* On failure, GPUs of the directories loaded before the bad file stay;
+     * callers treat the error as fatal anyway. */
+    return load_path_list(specs, dir);
 }
 
 TC_API size_t tc_specs_count(const struct tc_specs *specs)
 {
-    return 0;
+    return specs ? specs->count : 0;
 }
 
-TC_API const struct tc_gpu * tc_specs_at(const struct tc_specs *specs, size_t index)
+TC_API const struct tc_gpu *tc_specs_at(const struct tc_specs *specs, size_t index)
 {
-    tc_error(TC_ERR_UNSUPPORTED, "tc_specs_at: not implemented yet");
-    return NULL;
+    if (!specs || index >= specs->count) {
+        tc_error(TC_ERR_RANGE, "GPU spec index %zu out of range (%zu loaded)", index,
+                 specs ? specs->count : 0);
+        return NULL;
+    }
+    return specs->gpus[index];
 }
 
-TC_API const struct tc_gpu * tc_specs_find(const struct tc_specs *specs, const char *id)
+TC_API const struct tc_gpu *tc_specs_find(const struct tc_specs *specs, const char *id)
 {
-    tc_error(TC_ERR_UNSUPPORTED, "tc_specs_find: not implemented yet");
-    return NULL;
+    ssize_t i;
+
+    if (!specs || !id) {
+        tc_error(TC_ERR_INVALID, "tc_specs_find: no specs or id given");
+        return NULL;
+    }
+    i = find_index(specs, id);
+    if (i < 0) {
+        tc_error(TC_ERR_NOT_FOUND, "unknown GPU '%s'", id);
+        return NULL;
+    }
+    return specs->gpus[i];
 }
