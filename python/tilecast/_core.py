@@ -4,13 +4,13 @@ import math
 import os
 import threading
 from array import array
-from ctypes import byref, c_int, cast, POINTER, sizeof
+from ctypes import byref, c_int, POINTER, sizeof
 from itertools import chain
 
 from . import _lib
 from ._lib import (AttentionPrediction, AttentionQuery, GemmPrediction, GemmQuery,
                    ModelConfig, ModelPrediction, Advice, TC_DTYPE_COUNT)
-from .errors import InvalidError, NotFoundError, ParseError, error_class
+from .errors import InvalidError, NotFoundError, error_class
 
 TC_ERR_INVALID = -1
 TC_ERR_PARSE = -4
@@ -340,6 +340,12 @@ def model_config(config):
                     raise InvalidError("model config '%s': %r is not true or false"
                                        % (key, value), TC_ERR_INVALID)
                 setattr(cfg, field, value)
+            elif field == "mode":
+                v = str(value).lower()
+                if v not in ("training", "train", "inference", "prefill"):
+                    raise InvalidError("model config 'mode': %r is not training or inference"
+                                       % (value,), TC_ERR_INVALID)
+                cfg.training = v in ("training", "train")
             elif field in ("norm", "activation", "mlp"):
                 v = str(value).lower()
                 if field == "norm" and v in ("rmsnorm", "layernorm"):
@@ -352,7 +358,7 @@ def model_config(config):
             else:
                 raise InvalidError("model config: unknown key '%s' (known: %s)"
                                    % (key, ", ".join(("name", "dtype", "attention", "norm",
-                                                      "activation") + _CONFIG_INTS
+                                                      "activation", "mode") + _CONFIG_INTS
                                                      + _CONFIG_BOOLS)), TC_ERR_INVALID)
     else:
         raise InvalidError("model config must be a dict or a YAML file path, not %s"

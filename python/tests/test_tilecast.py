@@ -1,0 +1,482 @@
+"""The Python binding against the built libtilecast (run by tests/python.sh,
+which points $TILECAST_LIBRARY at the build tree)."""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import tilecast
+
+GPU = "a100-sxm4-80gb"
+H100 = "h100-sxm5-80gb"
+SOURCE_ROOT = os.environ.get("TILECAST_SOURCE_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+TILECAST_BIN = os.environ.get("TILECAST_BIN")
+SHARED = os.environ.get("TILECAST_SHARED_DATA")
+PREDICTION_SOURCES = ("calibrated", "transferred", "analytical")
+
+
+def run_cli(*args):
+    """Runs the tilecast command; (exit code, stdout, stderr)."""
+    p = subprocess.run([TILECAST_BIN] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def analytical():
+    return tilecast.predictor(analytical=True)
+
+
+class TestLibrary(unittest.TestCase):
+    def test_version_matches_the_command(self):
+        self.assertRegex(tilecast.version(), r"^\d+\.\d+\.\d+")
+        if TILECAST_BIN:
+            rc, out, _ = run_cli("--version")
+            self.assertEqual(rc, 0)
+            self.assertEqual(out.strip(), "tilecast " + tilecast.version())
+
+    def test_library_found_through_environment(self):
+        env = os.environ.get("TILECAST_LIBRARY")
+        if env:
+            self.assertEqual(os.path.realpath(tilecast.library_path()), os.path.realpath(env))
+
+    def test_dtype_names(self):
+        self.assertEqual(tilecast.dtype_names(),
+                         ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"])
+
+    def test_error_hierarchy(self):
+        self.assertTrue(issubclass(tilecast.InvalidError, ValueError))
+        self.assertTrue(issubclass(tilecast.NotFoundError, LookupError))
+        self.assertTrue(issubclass(tilecast.SchemaError, tilecast.DatabaseError))
+        self.assertTrue(issubclass(tilecast.TilecastIOError, OSError))
+        for cls in (tilecast.InvalidError, tilecast.SchemaError, tilecast.RangeError):
+            self.assertTrue(issubclass(cls, tilecast.TilecastError))
+
+
+class TestSpecs(unittest.TestCase):
+    def test_gpu(self):
+        g = tilecast.gpu(H100)
+        self.assertEqual(g["id"], H100)
+        self.assertEqual(g["units"], 132)
+        self.assertEqual(g["vendor"], "nvidia")
+        self.assertEqual(g["arch"], "hopper")
+        self.assertGreater(g["peak_tflops"]["bf16"], 900)
+        self.assertIsInstance(g["sources"], list)
+        self.assertTrue(g["sources"])
+
+    def test_specs_lists_every_shipped_file(self):
+        ids = {g["id"] for g in tilecast.specs()}
+        shipped = {f[:-5] for f in os.listdir(os.path.join(SOURCE_ROOT, "gpu_specs"))
+                   if f.endswith(".yaml")}
+        self.assertTrue(shipped)
+        self.assertTrue(shipped <= ids, shipped - ids)
+
+    def test_unknown_gpu(self):
+        with self.assertRaises(tilecast.NotFoundError) as cm:
+            tilecast.gpu("no-such-gpu")
+        self.assertIn("no-such-gpu", str(cm.exception))
+        self.assertIn(H100, str(cm.exception))  # lists the known ids
+        self.assertEqual(cm.exception.code, -5)
+
+    def test_specs_dir_adds_a_gpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(SOURCE_ROOT, "gpu_specs", H100 + ".yaml")) as f:
+                text = f.read()
+            with open(os.path.join(d, "my-gpu.yaml"), "w") as f:
+                f.write(text.replace("id: " + H100, "id: my-gpu"))
+            g = tilecast.gpu("my-gpu", specs_dir=d)
+            self.assertEqual(g["units"], 132)
+
+    def test_parse_spec_file_error_names_the_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("id: [unclosed\n")
+        try:
+            with self.assertRaises(tilecast.TilecastError) as cm:
+                tilecast.parse_spec_file(f.name)
+            self.assertIn(os.path.basename(f.name), str(cm.exception))
+        finally:
+            os.unlink(f.name)
+
+
+class TestGemm(unittest.TestCase):
+    def test_single(self):
+        r = analytical().predict_gemm(GPU, 4096, 4096, 4096, dtype="fp16")
+        self.assertEqual(r["source"], "analytical")
+        self.assertEqual(r["kind"], "prediction")
+        self.assertGreater(r["time_us"], 0)
+        # TFLOP/s is 2mnk / time
+        self.assertAlmostEqual(r["tflops"], 2 * 4096 ** 3 / r["time_us"] / 1e6,
+                               delta=r["tflops"] * 1e-6)
+        lo, hi = r["interval_us"]
+        self.assertLessEqual(lo, r["time_us"])
+        self.assertGreaterEqual(hi, r["time_us"])
+        self.assertLess(r["frac_peak"], 1.0)
+        e = r["explanation"]
+        for key in ("tile_m", "tile_n", "waves", "occupancy", "bound", "align", "kernel"):
+            self.assertIn(key, e)
+        self.assertIn(e["bound"], ("compute", "memory", "latency"))
+        self.assertGreater(e["tiles"], 0)
+
+    def test_matches_the_command(self):
+        if not TILECAST_BIN:
+            self.skipTest("TILECAST_BIN not set")
+        r = analytical().predict_gemm(H100, 8192, 10944, 4096, dtype="bf16", layout="NT")
+        rc, out, err = run_cli("predict", "gemm", "--gpu", H100, "--dtype", "bf16",
+                               "--layout", "NT", "--analytical", "--json",
+                               "8192", "10944", "4096")
+        self.assertEqual(rc, 0, err)
+        doc = json.loads(out)
+        doc = doc[0] if isinstance(doc, list) else doc
+        self.assertAlmostEqual(doc["time_us"], r["time_us"], delta=r["time_us"] * 1e-6)
+
+    def test_module_level_and_predictor_agree(self):
+        a = tilecast.predict_gemm(GPU, 1024, 2048, 512, dtype="bf16", analytical=True)
+        b = analytical().predict_gemm(GPU, 1024, 2048, 512, dtype="bf16")
+        self.assertEqual(a["time_us"], b["time_us"])
+
+    def test_larger_is_slower(self):
+        p = analytical()
+        small = p.predict_gemm(GPU, 2048, 2048, 2048)["time_us"]
+        big = p.predict_gemm(GPU, 8192, 8192, 8192)["time_us"]
+        self.assertGreater(big, 10 * small)
+
+    def test_batch_argument_counts_gemms(self):
+        p = analytical()
+        one = p.predict_gemm(GPU, 512, 512, 512, batch=1)
+        many = p.predict_gemm(GPU, 512, 512, 512, batch=64)
+        self.assertEqual(many["batch"], 64)
+        self.assertGreater(many["time_us"], one["time_us"])
+
+    def test_bad_values(self):
+        p = analytical()
+        with self.assertRaises(tilecast.TilecastError) as cm:
+            p.predict_gemm(GPU, 0, 10, 10)
+        self.assertIsInstance(cm.exception, ValueError)
+        with self.assertRaises(tilecast.InvalidError) as cm:
+            p.predict_gemm(GPU, 10, 10, 10, dtype="fp7")
+        self.assertIn("fp7", str(cm.exception))
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_gemm(GPU, 10, 10, 10, layout="XX")
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_gemm(GPU, 10.5, 10, 10)
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_gemm(GPU, 1 << 70, 10, 10)
+        with self.assertRaises(tilecast.NotFoundError):
+            p.predict_gemm("no-such-gpu", 10, 10, 10)
+
+    def test_unsupported_dtype(self):
+        with self.assertRaises(tilecast.TilecastError) as cm:
+            analytical().predict_gemm("v100-sxm2-32gb", 1024, 1024, 1024, dtype="bf16")
+        self.assertIn("bf16", str(cm.exception))
+
+
+class TestGemmBatch(unittest.TestCase):
+    SHAPES = [(4096, 4096, 4096), (1, 4096, 4096), (8192, 10944, 4096), (2047, 2049, 1023),
+              (64, 64, 64), (12288, 50257, 2048)]
+
+    def test_same_as_single_calls(self):
+        p = analytical()
+        res = p.predict_gemm_batch(GPU, self.SHAPES, dtype="fp16", layout="NT")
+        self.assertEqual(res["m"], [s[0] for s in self.SHAPES])
+        self.assertEqual(res["k"], [s[2] for s in self.SHAPES])
+        for i, (m, n, k) in enumerate(self.SHAPES):
+            one = p.predict_gemm(GPU, m, n, k, dtype="fp16", layout="NT")
+            self.assertEqual(res["time_us"][i], one["time_us"])
+            self.assertEqual(res["tflops"][i], one["tflops"])
+            self.assertEqual(res["source"][i], one["source"])
+            self.assertEqual(res["lo_us"][i], one["interval_us"][0])
+        self.assertEqual(set(res["source"]), {"analytical"})
+        self.assertEqual(res["gpu"], [GPU] * len(self.SHAPES))
+        self.assertEqual(res["layout"], ["NT"] * len(self.SHAPES))
+
+    def test_batch_column_and_dict_input(self):
+        p = analytical()
+        rows = [(512, 512, 512, 1), (512, 512, 512, 32)]
+        res = p.predict_gemm_batch(GPU, rows)
+        self.assertEqual(res["batch"], [1, 32])
+        self.assertEqual(res["time_us"][1],
+                         p.predict_gemm(GPU, 512, 512, 512, batch=32)["time_us"])
+        cols = p.predict_gemm_batch(GPU, {"m": [512, 512], "n": [512, 512], "k": [512, 512],
+                                          "batch": [1, 32]})
+        self.assertEqual(cols["time_us"], res["time_us"])
+        gen = p.predict_gemm_batch(GPU, (r for r in rows))
+        self.assertEqual(gen["time_us"], res["time_us"])
+
+    def test_empty(self):
+        res = analytical().predict_gemm_batch(GPU, [])
+        self.assertEqual(res["time_us"], [])
+
+    def test_errors_raise_with_the_row(self):
+        with self.assertRaises(tilecast.TilecastError) as cm:
+            analytical().predict_gemm_batch(GPU, [(64, 64, 64), (64, -1, 64), (8, 8, 8)])
+        self.assertIn("row 1", str(cm.exception))
+        self.assertIn("-1", str(cm.exception))
+
+    def test_errors_keep(self):
+        res = analytical().predict_gemm_batch(GPU, [(64, 64, 64), (64, 0, 64)], errors="keep")
+        self.assertGreater(res["time_us"][0], 0)
+        self.assertTrue(math.isnan(res["time_us"][1]))
+        self.assertIsNone(res["error"][0])
+        self.assertIsInstance(res["error"][1], str)
+        self.assertIsNone(res["source"][1])
+
+    def test_malformed_shapes(self):
+        p = analytical()
+        with self.assertRaises(tilecast.InvalidError) as cm:
+            p.predict_gemm_batch(GPU, [(1, 2, 3), (1, 2)])
+        self.assertIn("row 1", str(cm.exception))
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_gemm_batch(GPU, [(1, 2)])
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_gemm_batch(GPU, [(1, 2, "x")])
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_gemm_batch(GPU, {"m": [1], "n": [1]})
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_gemm_batch(GPU, [(1, 2, 3)], errors="ignore")
+
+    def test_frame_needs_pandas(self):
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with self.assertRaises(ImportError) as cm:
+                analytical().predict_gemm_batch(GPU, [(8, 8, 8)], as_frame=True)
+            self.assertIn("pandas", str(cm.exception))
+        else:
+            df = analytical().predict_gemm_batch(GPU, [(8, 8, 8)], as_frame=True)
+            self.assertEqual(list(df["m"]), [8])
+
+
+class TestAttention(unittest.TestCase):
+    def test_flash(self):
+        p = analytical()
+        kw = dict(batch=4, heads=32, seq=4096, head_dim=128, dtype="bf16", impl="flash")
+        full = p.predict_attention(H100, **kw)
+        causal = p.predict_attention(H100, causal=True, **kw)
+        bwd = p.predict_attention(H100, backward=True, **kw)
+        self.assertEqual(full["source"], "analytical")
+        self.assertEqual(full["kind"], "prediction")
+        self.assertEqual(full["impl"], "flash")
+        self.assertLess(causal["time_us"], full["time_us"])
+        self.assertGreater(bwd["time_us"], 1.5 * full["time_us"])
+        # 4 s^2 d FLOPs per head, forward, non-causal
+        self.assertAlmostEqual(full["flops"], 4 * 4096 ** 2 * 128 * 4 * 32,
+                               delta=full["flops"] * 1e-9)
+
+    def test_unfused_has_parts(self):
+        r = analytical().predict_attention(GPU, batch=1, heads=16, seq=2048, head_dim=64,
+                                           impl="unfused")
+        self.assertGreater(r["scores_us"], 0)
+        self.assertGreater(r["softmax_us"], 0)
+        self.assertGreater(r["values_us"], 0)
+
+    def test_bad_impl(self):
+        with self.assertRaises(tilecast.InvalidError):
+            analytical().predict_attention(GPU, batch=1, heads=1, seq=1, head_dim=64,
+                                           impl="magic")
+
+
+MODEL = {"name": "test-1b", "hidden": 2048, "heads": 16, "layers": 24, "vocab": 50304,
+         "seq": 2048, "micro_batch": 4, "tp": 1, "dtype": "fp16", "attention": "flash",
+         "mode": "training", "activation": "gelu", "norm": "layernorm"}
+
+
+class TestModel(unittest.TestCase):
+    def test_dict_and_yaml_agree(self):
+        p = analytical()
+        from_dict = p.predict_model(MODEL, GPU)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            for key, value in MODEL.items():
+                f.write("%s: %s\n" % (key, value))
+        try:
+            from_file = p.predict_model(f.name, GPU)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(from_dict["step_time_us"], from_file["step_time_us"])
+        self.assertEqual(from_dict["config"], from_file["config"])
+        self.assertEqual(from_dict["config"]["ffn"], 4 * 2048)
+
+    def test_result(self):
+        r = analytical().predict_model(MODEL, GPU)
+        self.assertIn(r["source"], PREDICTION_SOURCES)
+        self.assertEqual(r["kind"], "prediction")
+        names = [op["name"] for op in r["ops"]]
+        self.assertIn("qkv", names)
+        layer = sum(op["time_us"] for op in r["ops"] if op["in_layer"])
+        self.assertAlmostEqual(layer, r["layer_time_us"], delta=r["layer_time_us"] * 1e-6)
+        self.assertGreater(r["step_time_us"], 24 * r["layer_time_us"])
+        self.assertGreater(r["mfu"], 0)
+        self.assertLess(r["mfu"], 1)
+        self.assertAlmostEqual(r["tokens_per_s"], 4 * 2048 / (r["step_time_us"] * 1e-6),
+                               delta=r["tokens_per_s"] * 1e-6)
+
+    def test_overrides(self):
+        p = analytical()
+        tp1 = p.predict_model(MODEL, GPU)
+        tp2 = p.predict_model(MODEL, GPU, tp=2)
+        self.assertEqual(tp2["config"]["tp"], 2)
+        self.assertLess(tp2["layer_time_us"], tp1["layer_time_us"])
+
+    def test_shipped_configs(self):
+        d = os.path.join(SOURCE_ROOT, "predictor", "models")
+        files = sorted(f for f in os.listdir(d) if f.endswith(".yaml"))
+        self.assertTrue(files)
+        for f in files:
+            with self.subTest(config=f):
+                r = analytical().predict_model(os.path.join(d, f), H100)
+                self.assertGreater(r["step_time_us"], 0)
+
+    def test_bad_configs(self):
+        p = analytical()
+        with self.assertRaises(tilecast.InvalidError) as cm:
+            p.predict_model(dict(MODEL, hiden=4096), GPU)
+        self.assertIn("hiden", str(cm.exception))
+        with self.assertRaises(tilecast.TilecastError):
+            p.predict_model(dict(MODEL, heads=3), GPU)  # 2048 not divisible by 3
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_model(dict(MODEL, swiglu="yes"), GPU)
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_model(42, GPU)
+        with self.assertRaises(tilecast.TilecastError) as cm:
+            p.predict_model("/nonexistent/model.yaml", GPU)
+        self.assertIn("/nonexistent/model.yaml", str(cm.exception))
+
+    def test_params(self):
+        n = tilecast.model_params(MODEL)
+        self.assertGreater(n, 1.0e9)
+        self.assertLess(n, 2.0e9)
+
+
+class TestAdvise(unittest.TestCase):
+    def test_candidates(self):
+        cfg = dict(MODEL, hidden=4000, heads=40, vocab=50257)
+        a = analytical().advise(cfg, GPU, params_tolerance=0.05, max_candidates=5)
+        self.assertEqual(a["baseline"]["hidden"], 4000)
+        self.assertGreater(a["n_evaluated"], 0)
+        self.assertLessEqual(len(a["candidates"]), 5)
+        self.assertTrue(a["candidates"])
+        speedups = [c["speedup"] for c in a["candidates"]]
+        self.assertEqual(speedups, sorted(speedups, reverse=True))
+        for c in a["candidates"]:
+            self.assertLessEqual(abs(c["params_delta"]), 0.05 + 1e-9)
+            self.assertTrue(c["reason"])
+            self.assertIn("hidden", c["config"])
+
+    def test_bad_tolerance(self):
+        with self.assertRaises(tilecast.InvalidError):
+            analytical().advise(MODEL, GPU, params_tolerance=-1)
+
+
+class TestDatabase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tilecast-py-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def imported_db(self):
+        """A database imported by the command from the fixture CSV."""
+        if not TILECAST_BIN:
+            self.skipTest("TILECAST_BIN not set")
+        path = os.path.join(self.tmp, "imported.db")
+        if not os.path.exists(path):
+            src = os.path.join(SOURCE_ROOT, "tests", "data", "python-gemm.csv")
+            rc, _, err = run_cli("db", "import", "--format", "csv", "--into", path, src)
+            self.assertEqual(rc, 0, err)
+        return path
+
+    def test_missing_file(self):
+        with self.assertRaises(tilecast.TilecastIOError):
+            tilecast.open_db(os.path.join(self.tmp, "missing.db"))
+
+    def test_not_a_database(self):
+        path = os.path.join(self.tmp, "junk.db")
+        with open(path, "wb") as f:
+            f.write(b"this is not sqlite\n" * 100)
+        with self.assertRaises(tilecast.SchemaError) as cm:
+            tilecast.open_db(path)
+        self.assertIn("junk.db", str(cm.exception))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"this is not sqlite\n" * 100)  # untouched
+
+    def test_read_imported(self):
+        with tilecast.open_db(self.imported_db()) as db:
+            self.assertEqual(db.schema_version, 1)
+            self.assertTrue(db.check())
+            rows = db.gemm()
+            self.assertEqual(len(rows), 4)
+            first = [r for r in rows if (r["m"], r["n"], r["k"]) == (1024, 1024, 1024)]
+            self.assertEqual(len(first), 1)
+            self.assertEqual(first[0]["gpu"], "a100-sxm4-40gb")
+            self.assertAlmostEqual(first[0]["time_us"], 36.0655, places=3)
+            self.assertEqual(first[0]["kind"], "measurement")
+            self.assertEqual(len(db.gemm(gpu="a100-sxm4-40gb", dtype="fp16")), 4)
+            self.assertEqual(db.gemm(gpu="h100-sxm5-80gb"), [])
+            hit = db.lookup_gemm("a100-sxm4-40gb", 2048, 2048, 2048, dtype="fp16", layout="NN")
+            self.assertAlmostEqual(hit["time_us"], 102.53, places=2)
+            self.assertIsNone(db.lookup_gemm("a100-sxm4-40gb", 3, 3, 3))
+            self.assertIn("gemm", db.tables())
+            n = db.query("SELECT COUNT(*) AS n FROM gemm")[0]["n"]
+            self.assertEqual(n, 4)
+
+    def test_query_is_read_only(self):
+        path = self.imported_db()
+        before = os.path.getsize(path)
+        with tilecast.open_db(path) as db:
+            with self.assertRaises(Exception):
+                db.query("DELETE FROM gemm")
+            self.assertEqual(db.query("SELECT COUNT(*) AS n FROM gemm")[0]["n"], 4)
+        self.assertEqual(os.path.getsize(path), before)
+
+    def test_measured_shape_is_labelled(self):
+        p = tilecast.Predictor([self.imported_db()], prebuilt=False)
+        r = p.predict_gemm("a100-sxm4-40gb", 2048, 2048, 2048, dtype="fp16", layout="NN")
+        self.assertEqual(r["source"], "measured")
+        self.assertEqual(r["kind"], "measurement")
+        self.assertAlmostEqual(r["time_us"], 102.53, places=2)
+        other = p.predict_gemm("a100-sxm4-40gb", 3000, 3000, 3000, dtype="fp16")
+        self.assertIn(other["source"], PREDICTION_SOURCES)
+        self.assertEqual(other["kind"], "prediction")
+
+    def test_closed(self):
+        db = tilecast.open_db(self.imported_db())
+        db.close()
+        db.close()
+        with self.assertRaises(tilecast.InvalidError):
+            db.gemm()
+
+
+class TestInstall(unittest.TestCase):
+    def test_pip_install_offline(self):
+        """`pip install ./python` works from a checkout with no network."""
+        try:
+            import setuptools  # noqa: F401
+            subprocess.run([sys.executable, "-m", "pip", "--version"], check=True,
+                           capture_output=True)
+        except (ImportError, subprocess.CalledProcessError):
+            self.skipTest("pip or setuptools not installed")
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "src")
+            shutil.copytree(os.path.join(SOURCE_ROOT, "python"), src,
+                            ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+            target = os.path.join(tmp, "site")
+            p = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                                "--no-build-isolation", "--no-index", "--no-deps",
+                                "--target", target, src], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            code = ("import tilecast, sys; assert tilecast.__file__.startswith(sys.argv[1]); "
+                    "print(tilecast.version())")
+            env = dict(os.environ, PYTHONPATH=target)
+            p = subprocess.run([sys.executable, "-c", code, target], capture_output=True,
+                               text=True, env=env, cwd=tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.strip(), tilecast.version())
+
+
+if __name__ == "__main__":
+    unittest.main()
