@@ -659,10 +659,17 @@ TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
     goto cleanup;
 
 syntax_error:
-    err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: YAML syntax error: %s%s%s", file,
-                   parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                   parser.problem ? parser.problem : "unknown problem",
-                   parser.context ? " " : "", parser.context ? parser.context : "");
+    if (parser.context)
+        err = tc_error(TC_ERR_PARSE,
+                       "%s:%zu:%zu: YAML syntax error: %s %s (which started at line %zu, "
+                       "column %zu)",
+                       file, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                       parser.problem ? parser.problem : "unknown problem", parser.context,
+                       parser.context_mark.line + 1, parser.context_mark.column + 1);
+    else
+        err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: YAML syntax error: %s", file,
+                       parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                       parser.problem ? parser.problem : "unknown problem");
 cleanup:
     if (have_extra)
         yaml_document_delete(&extra);
@@ -1080,4 +1087,20 @@ TC_API const struct tc_gpu *tc_specs_find(const struct tc_specs *specs, const ch
         return NULL;
     }
     return specs->gpus[i];
+}
+
+TC_API const char *tc_specs_file(const struct tc_specs *specs, const char *id)
+{
+    ssize_t i;
+
+    if (!specs || !id) {
+        tc_error(TC_ERR_INVALID, "tc_specs_file: no specs or id given");
+        return NULL;
+    }
+    i = find_index(specs, id);
+    if (i < 0) {
+        tc_error(TC_ERR_NOT_FOUND, "unknown GPU '%s'", id);
+        return NULL;
+    }
+    return specs->files[i];
 }

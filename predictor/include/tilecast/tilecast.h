@@ -178,6 +178,9 @@ TC_API size_t tc_specs_count(const struct tc_specs *specs);
 /* Borrowed pointers, valid until tc_specs_free. */
 TC_API const struct tc_gpu *tc_specs_at(const struct tc_specs *specs, size_t index);
 TC_API const struct tc_gpu *tc_specs_find(const struct tc_specs *specs, const char *id);
+/* The file the GPU `id` was loaded from, or NULL if unknown. Borrowed,
+ * valid until tc_specs_free. */
+TC_API const char *tc_specs_file(const struct tc_specs *specs, const char *id);
 /* The data directory the library uses for gpu_specs/ and db/prebuilt/
  * (installed prefix, or the source tree for an uninstalled build).
  * Static string. */
