@@ -1,0 +1,297 @@
+/* A collection run: shard selection, resume, measuring, and batched commits
+ * into the database with the run's provenance. */
+#include "config.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "tc-internal.h"
+
+void tc_collect_defaults(struct tc_collect_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->shard_count = 1;
+    tc_harness_defaults(&o->harness);
+    o->commit_rows = 32;
+    o->commit_s = 5.0;
+}
+
+/* "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3" */
+static void slug(const char *name, char *out, size_t len)
+{
+    size_t o = 0;
+    bool dash = false;
+
+    for (const char *p = name; *p && o + 1 < len; p++) {
+        if (isalnum((unsigned char)*p)) {
+            if (dash && o)
+                out[o++] = '-';
+            if (o + 1 < len)
+                out[o++] = (char)tolower((unsigned char)*p);
+            dash = false;
+        } else {
+            dash = true;
+        }
+    }
+    out[o] = '\0';
+    if (!o)
+        tc_strlcpy(out, "unknown-device", len);
+}
+
+/* Output and compute types the backends use for each input type. */
+static void row_types(enum tc_dtype in, struct tc_gemm_row *row)
+{
+    row->dtype = in;
+    row->dtype_c = in;
+    row->compute = TC_DTYPE_FP32;
+    switch (in) {
+    case TC_DTYPE_FP64: row->compute = TC_DTYPE_FP64; break;
+    case TC_DTYPE_TF32:
+        row->dtype_c = TC_DTYPE_FP32;
+        row->compute = TC_DTYPE_TF32;
+        break;
+    case TC_DTYPE_FP8: row->dtype_c = TC_DTYPE_BF16; break;
+    case TC_DTYPE_INT8: row->compute = TC_DTYPE_INT8; break;
+    default: break;
+    }
+}
+
+static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_backend *b,
+                 int64_t run_id, const struct tc_shape *s, const struct tc_measurement *m)
+{
+    if (s->kind == TC_SHAPE_ATTENTION) {
+        struct tc_attention_row row = {0};
+
+        row.run_id = run_id;
+        row.impl = s->impl;
+        row.dtype = s->dtype;
+        row.batch = s->batch;
+        row.heads = s->heads;
+        row.kv_heads = s->kv_heads;
+        row.seq_q = s->seq_q;
+        row.seq_kv = s->seq_kv;
+        row.head_dim = s->head_dim;
+        row.causal = s->causal;
+        row.status = m->outcome.status;
+        tc_strlcpy(row.message, m->outcome.message, sizeof(row.message));
+        if (m->outcome.status == TC_STATUS_OK) {
+            row.time_us = m->total.median_us;
+            row.min_us = m->total.min_us;
+            row.spread_pct = m->total.rel_ci * 100.0;
+            row.reps = m->total.n;
+            if (m->has_parts) {
+                row.scores_us = m->parts[0].median_us;
+                row.softmax_us = m->parts[1].median_us;
+                row.values_us = m->parts[2].median_us;
+            }
+        }
+        return tc_db_insert_attention(db, &row);
+    } else {
+        struct tc_gemm_row row = {0};
+
+        row.run_id = run_id;
+        row_types(s->dtype, &row);
+        row.layout = s->layout;
+        row.m = s->m;
+        row.n = s->n;
+        row.k = s->k;
+        row.batch = s->batch;
+        row.status = m->outcome.status;
+        tc_strlcpy(row.message, m->outcome.message, sizeof(row.message));
+        if (m->outcome.status == TC_STATUS_OK) {
+            row.time_us = m->total.median_us;
+            row.min_us = m->total.min_us;
+            row.spread_pct = m->total.rel_ci * 100.0;
+            row.reps = m->total.n;
+            if (ops->algo)
+                ops->algo(b, &row);
+        }
+        return tc_db_insert_gemm(db, &row);
+    }
+}
+
+static int already_stored(struct tc_db *db, int64_t run_id, const struct tc_shape *s,
+                          bool *found)
+{
+    if (s->kind == TC_SHAPE_ATTENTION) {
+        struct tc_attention_row key = {0};
+
+        key.impl = s->impl;
+        key.dtype = s->dtype;
+        key.batch = s->batch;
+        key.heads = s->heads;
+        key.kv_heads = s->kv_heads;
+        key.seq_q = s->seq_q;
+        key.seq_kv = s->seq_kv;
+        key.head_dim = s->head_dim;
+        key.causal = s->causal;
+        return tc_db_has_attention(db, run_id, &key, found);
+    }
+    return tc_db_has_gemm(db, run_id, s->dtype, s->layout, s->m, s->n, s->k, s->batch, found);
+}
+
+int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep,
+                   struct tc_collect_summary *sum)
+{
+    const struct tc_shape *shapes = tc_sweep_shapes(sweep);
+    struct tc_backend_info info;
+    struct tc_backend *b = NULL;
+    struct tc_db *db = NULL;
+    struct tc_run_info ri = {0};
+    struct tc_gpu snapshot;
+    size_t *idx = NULL, n_sel = 0;
+    char gpu_id[TC_ID_MAX], host[256] = "", shard[32], cfg[1024], cfg_hash[40];
+    char started[32], ended[32], clocks[512], clocks_json[1200];
+    bool in_tx = false;
+    int pending = 0, err;
+    double t_start = tc_now_s(), t_commit;
+
+    memset(sum, 0, sizeof(*sum));
+    if (!o->backend || !o->db_path)
+        return tc_error(TC_ERR_INVALID, "tc_collect_run: no backend or database");
+    sum->total = tc_sweep_count(sweep);
+    if (!(idx = malloc((sum->total ? sum->total : 1) * sizeof(*idx))))
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    if ((err = tc_collect_select(sweep, o->costs, o->shard_index, o->shard_count, idx, &n_sel)) <
+        0)
+        goto out;
+    sum->in_shard = n_sel;
+    if ((err = o->backend->open(o->device, &b, &info)) < 0)
+        goto out;
+    if (o->gpu_id && *o->gpu_id)
+        tc_strlcpy(gpu_id, o->gpu_id, sizeof(gpu_id));
+    else
+        slug(info.device_name, gpu_id, sizeof(gpu_id));
+    gethostname(host, sizeof(host) - 1);
+    snprintf(shard, sizeof(shard), "%d/%d", o->shard_index, o->shard_count);
+    /* The run configuration: what must match for rows to be comparable and
+     * for a re-run to continue this run. The shard is left out so the
+     * shards of one sweep share it. */
+    snprintf(cfg, sizeof(cfg), "v1|%s|%s|%s|%s|rel_ci=%.6g|max_ms=%.6g|reps=%d-%d|warmup=%d",
+             info.name, gpu_id, info.device_name, tc_sweep_hash(sweep), o->harness.rel_ci,
+             o->harness.max_time_ms, o->harness.min_reps, o->harness.max_reps,
+             o->harness.warmup_reps);
+    snprintf(cfg_hash, sizeof(cfg_hash), "fnv1a64:%016" PRIx64,
+             tc_fnv1a64(cfg, strlen(cfg), TC_FNV1A64_SEED));
+
+    if (!(db = tc_db_open(o->db_path, TC_DB_CREATE))) {
+        err = tc_error_prefix(TC_ERR_DB, "%s", o->db_path);
+        goto out;
+    }
+    if (o->gpu) {
+        snapshot = *o->gpu;
+    } else {
+        memset(&snapshot, 0, sizeof(snapshot));
+        tc_strlcpy(snapshot.name, info.device_name, sizeof(snapshot.name));
+    }
+    tc_strlcpy(snapshot.id, gpu_id, sizeof(snapshot.id));
+    err = tc_db_find_run(db, gpu_id, cfg_hash, &sum->run_id);
+    if (err == TC_OK) {
+        sum->resumed = true;
+    } else if (err == TC_ERR_NOT_FOUND) {
+        if ((err = tc_db_put_gpu(db, &snapshot)) < 0)
+            goto out;
+        o->backend->clocks(b, clocks, sizeof(clocks));
+        snprintf(clocks_json, sizeof(clocks_json), "{\"before\":%s}", clocks);
+        tc_utc_now(started, sizeof(started));
+        ri.gpu_id = gpu_id;
+        ri.kind = "collected";
+        ri.host = host;
+        ri.device_name = info.device_name;
+        ri.device_uuid = info.device_uuid;
+        ri.driver_version = info.driver_version;
+        ri.runtime_version = info.runtime_version;
+        ri.blas_version = info.blas_version;
+        ri.backend = info.name;
+        ri.sweep_name = tc_sweep_name(sweep);
+        ri.sweep_hash = tc_sweep_hash(sweep);
+        ri.config_hash = cfg_hash;
+        ri.shard = shard;
+        ri.timing = info.timing;
+        ri.clocks_json = clocks_json;
+        ri.tilecast_version = tc_version();
+        ri.started_at = started;
+        if ((err = tc_db_add_run(db, &ri, &sum->run_id)) < 0)
+            goto out;
+    } else {
+        goto out;
+    }
+
+    t_commit = tc_now_s();
+    for (size_t i = 0; i < n_sel; i++) {
+        const struct tc_shape *s = &shapes[idx[i]];
+        struct tc_measurement m;
+        bool found = false;
+        double t0;
+
+        if (o->stop && *o->stop) {
+            sum->interrupted = true;
+            break;
+        }
+        if ((err = already_stored(db, sum->run_id, s, &found)) < 0)
+            goto out;
+        if (found) {
+            sum->skipped++;
+            if (o->progress)
+                o->progress(o->progress_ud, sum, s, NULL);
+            continue;
+        }
+        t0 = tc_now_s();
+        if ((err = tc_harness_measure(o->backend, b, &o->harness, s, &m)) < 0)
+            goto out;
+        sum->harness_s += tc_now_s() - t0;
+        sum->measured++;
+        if (m.outcome.status == TC_STATUS_OK) {
+            sum->ok++;
+            sum->kernel_s += m.total.median_us * m.total.n * 1e-6;
+        } else {
+            sum->failed++;
+        }
+        t0 = tc_now_s();
+        if (!in_tx) {
+            if ((err = tc_db_begin(db)) < 0)
+                goto out;
+            in_tx = true;
+        }
+        if ((err = store(db, o->backend, b, sum->run_id, s, &m)) < 0)
+            goto out;
+        /* Small batches: a kill loses at most the open one, and a reader
+         * (or the resumed run) sees progress soon. */
+        if (++pending >= o->commit_rows || tc_now_s() - t_commit >= o->commit_s) {
+            if ((err = tc_db_commit(db)) < 0)
+                goto out;
+            in_tx = false;
+            pending = 0;
+            t_commit = tc_now_s();
+        }
+        sum->insert_s += tc_now_s() - t0;
+        if (o->progress)
+            o->progress(o->progress_ud, sum, s, &m);
+    }
+    if (in_tx) {
+        if ((err = tc_db_commit(db)) < 0)
+            goto out;
+        in_tx = false;
+    }
+    if (!sum->interrupted) {
+        tc_utc_now(ended, sizeof(ended));
+        if ((err = tc_db_end_run(db, sum->run_id, ended)) < 0)
+            goto out;
+    }
+    err = TC_OK;
+out:
+    if (in_tx)
+        tc_db_rollback(db);
+    sum->wall_s = tc_now_s() - t_start;
+    tc_db_close(db);
+    if (b)
+        o->backend->close(b);
+    free(idx);
+    return err;
+}

@@ -1,0 +1,265 @@
+/* The collector core: sweep specs, shape enumeration, sharding, the timing
+ * harness and the backend interface. Internal to the tilecast command and
+ * its tests; not installed. Functions return 0 or a negative enum tc_error
+ * with the message in tc_last_error(), like the library. */
+#ifndef TC_COLLECTOR_H
+#define TC_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tilecast/tilecast.h"
+
+/* ------------------------------------------------------------------------ */
+/* Shapes and sweeps                                                         */
+/* ------------------------------------------------------------------------ */
+
+enum tc_shape_kind {
+    TC_SHAPE_GEMM = 0,  /* one GEMM, batch 1 */
+    TC_SHAPE_BMM,       /* strided batched GEMM */
+    TC_SHAPE_ATTENTION, /* attention (unfused today; flash fits the same key) */
+};
+
+/* One thing to measure. GEMMs are row-major C[m x n] = A[m x k] . B[k x n]
+ * (the public API's convention); attention uses the attention fields and
+ * `batch`. */
+struct tc_shape {
+    enum tc_shape_kind kind;
+    enum tc_dtype dtype;
+    enum tc_layout layout;
+    int64_t m, n, k, batch;
+    int64_t heads, kv_heads, seq_q, seq_kv, head_dim;
+    bool causal;
+    enum tc_attn_impl impl;
+};
+
+/* FLOPs of a shape: 2·m·n·k·batch for GEMMs; for attention the scores and
+ * values GEMMs, 4·batch·heads·seq_q·seq_kv·head_dim (the unfused path
+ * computes the full score matrix, so causal does not change it). */
+double tc_shape_flops(const struct tc_shape *s);
+/* Total order on shape keys (kind, dtype, layout, dims); memcmp-free so that
+ * padding never matters. */
+int tc_shape_cmp(const struct tc_shape *a, const struct tc_shape *b);
+/* "gemm fp16 NT 4096x4096x4096", "bmm ... x64", "attention fp16 b4 h32/8 ..." */
+void tc_shape_format(const struct tc_shape *s, char *buf, size_t len);
+
+/* A parsed and expanded sweep. Opaque. */
+struct tc_sweep;
+
+/* Parses a YAML sweep file and expands every set into a de-duplicated list
+ * of shapes (first occurrence order). NULL on failure, with tc_last_error()
+ * naming file:line:column. Caller owns the result (tc_sweep_free). */
+struct tc_sweep *tc_sweep_load(const char *path);
+/* The same from a string; `name` stands for the file in messages. */
+struct tc_sweep *tc_sweep_parse(const char *yaml, size_t len, const char *name);
+void tc_sweep_free(struct tc_sweep *sweep);
+
+/* Borrowed, valid until tc_sweep_free. */
+const char *tc_sweep_name(const struct tc_sweep *sweep);
+/* "fnv1a64:<16 hex>" of the file's bytes. */
+const char *tc_sweep_hash(const struct tc_sweep *sweep);
+size_t tc_sweep_count(const struct tc_sweep *sweep);
+const struct tc_shape *tc_sweep_shapes(const struct tc_sweep *sweep);
+
+/* The largest number of shapes one sweep may expand to; a guard against a
+ * typo turning a range into billions of shapes. */
+#define TC_SWEEP_MAX_SHAPES 50000000
+
+/* 64-bit FNV-1a, used for content and configuration hashes. */
+uint64_t tc_fnv1a64(const void *data, size_t len, uint64_t seed);
+#define TC_FNV1A64_SEED 0xcbf29ce484222325ULL
+
+/* ------------------------------------------------------------------------ */
+/* Sharding                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Parses "I/N" (0 <= I < N). */
+int tc_shard_parse(const char *text, int *index, int *count);
+
+/* Partitions n items with costs into `count` shards: longest first, each to
+ * the least loaded shard (ties: lower shard index; equal costs: lower item
+ * index), so every process computes the same partition. Writes the shard of
+ * item i to shard_of[i]. Non-finite or negative costs count as 0. */
+int tc_shard_assign(const double *cost, size_t n, int count, int *shard_of);
+
+/* ------------------------------------------------------------------------ */
+/* Harness statistics                                                        */
+/* ------------------------------------------------------------------------ */
+
+struct tc_stats {
+    double median_us;
+    double min_us;
+    double max_us;
+    double ci_lo_us, ci_hi_us; /* distribution-free ~95% CI of the median */
+    double rel_ci;             /* (ci_hi - ci_lo) / 2 / median */
+    int n;
+};
+
+/* Sorts `times` in place and computes the statistics. n >= 1. */
+int tc_stats_compute(double *times_us, int n, struct tc_stats *out);
+
+/* ------------------------------------------------------------------------ */
+/* Backends and the harness                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Per-repetition timings a backend returns; parts are for unfused attention
+ * (scores, softmax, values), NULL when the backend has none. */
+struct tc_rep_times {
+    double *total_us;
+    double *part_us[3];
+};
+
+/* What a backend tells about itself and its device (provenance). Strings
+ * are owned by the backend. */
+struct tc_backend_info {
+    const char *name;            /* "cpu", "cuda", "hip" */
+    char device_name[TC_NAME_MAX];
+    char device_uuid[64];
+    char driver_version[64];
+    char runtime_version[64];
+    char blas_version[128];
+    char timing[64];             /* e.g. "event-median-l2flush" */
+    int64_t flush_bytes;         /* size of the cache-flush buffer */
+};
+
+/* The outcome of preparing or running a shape: an error of the library is a
+ * data point (status + message), not a failure of the collector. */
+struct tc_outcome {
+    enum tc_status status;
+    char message[256];
+};
+
+struct tc_backend;
+
+struct tc_backend_ops {
+    const char *name;
+    /* Opens device `device`; fills *info. */
+    int (*open)(int device, struct tc_backend **out, struct tc_backend_info *info);
+    /* Allocates (reusing buffers where they fit), fills inputs with random
+     * data and selects the algorithm. A non-ok outcome skips timing. */
+    int (*prepare)(struct tc_backend *b, const struct tc_shape *s, struct tc_outcome *outcome);
+    /* Runs `reps` timed repetitions of the prepared shape, each preceded by
+     * an untimed cache flush, and fills t->total_us[0..reps) (and parts). */
+    int (*run)(struct tc_backend *b, int reps, struct tc_rep_times *t,
+               struct tc_outcome *outcome);
+    /* The algorithm chosen for the prepared shape (gemm rows). */
+    void (*algo)(struct tc_backend *b, struct tc_gemm_row *row);
+    /* Clocks and temperature as a JSON object ("{}" if unknown). */
+    void (*clocks)(struct tc_backend *b, char *json, size_t len);
+    void (*close)(struct tc_backend *b);
+};
+
+/* The backend table: "cpu", "cuda", "hip" entries exist only when built. */
+const struct tc_backend_ops *tc_backend_find(const char *name);
+/* Registers a backend compiled in another library (GPU backends). */
+void tc_backend_register(const struct tc_backend_ops *ops);
+
+extern const struct tc_backend_ops tc_backend_cpu;
+/* The cpu backend's buffers of the prepared shape, for tests that check the
+ * results: GEMM 0 = A, 1 = B, 2 = C; attention 0 = Q, 1 = K, 2 = V,
+ * 3 = probabilities, 4 = output (row-major, batch-major, heads next). */
+void *tc_backend_cpu_buffer(struct tc_backend *b, int i);
+
+struct tc_harness_opts {
+    double rel_ci;           /* stop when the median's relative CI is below (0.01) */
+    double max_time_ms;      /* per-shape budget of timed repetitions (2000) */
+    int min_reps;            /* at least (5) */
+    int max_reps;            /* at most (1000) */
+    int warmup_reps;         /* untimed first (2) */
+};
+
+void tc_harness_defaults(struct tc_harness_opts *o);
+
+struct tc_measurement {
+    struct tc_outcome outcome;
+    struct tc_stats total;
+    struct tc_stats parts[3];
+    bool has_parts;
+    bool converged;          /* rel CI reached before the budget */
+    double wall_ms;          /* wall time the harness spent, incl. flushes */
+};
+
+/* Measures one shape: prepare, warm up, then batches of repetitions until
+ * the CI target or the budget. Library failures land in m->outcome; only
+ * failures of the collector itself (e.g. out of host memory) return < 0. */
+int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
+                       const struct tc_harness_opts *o, const struct tc_shape *s,
+                       struct tc_measurement *m);
+
+/* Fills n elements of `dtype` with uniform random values in ±[0.5, 1)
+ * (never zero: zeros make some hardware faster). Deterministic in seed. */
+void tc_random_fill(void *buf, size_t n, enum tc_dtype dtype, uint64_t seed);
+
+/* Seconds on CLOCK_MONOTONIC. */
+double tc_now_s(void);
+/* ISO 8601 UTC of now into buf[32]. */
+void tc_utc_now(char *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* NVML / ROCm SMI (dlopen; absent libraries give "{}")                      */
+/* ------------------------------------------------------------------------ */
+
+/* JSON object of clocks, temperature and power of the device with `uuid`
+ * ("GPU-...", else NVML index `index`), from NVML when libnvidia-ml.so.1
+ * loads, else "{}". Fills driver (may be NULL) when known. */
+void tc_nvml_query(const char *uuid, int index, char *json, size_t len, char *driver,
+                   size_t driver_len);
+void tc_rocm_smi_query(int index, char *json, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* A collection run                                                          */
+/* ------------------------------------------------------------------------ */
+
+struct tc_collect_summary {
+    size_t total;       /* shapes in the sweep */
+    size_t in_shard;    /* shapes of this shard */
+    size_t skipped;     /* already stored by this run configuration */
+    size_t measured;    /* measured now (any status) */
+    size_t ok, failed;  /* by status */
+    double wall_s;      /* the whole loop */
+    double harness_s;   /* inside tc_harness_measure */
+    double kernel_s;    /* sum over ok shapes of median x repetitions */
+    double insert_s;    /* database inserts and commits */
+    int64_t run_id;
+    bool resumed;       /* an existing run was continued */
+    bool interrupted;   /* stopped by *stop */
+};
+
+/* Called after each shape of the shard (measured or skipped). */
+typedef void (*tc_collect_progress_fn)(void *ud, const struct tc_collect_summary *sum,
+                                       const struct tc_shape *s,
+                                       const struct tc_measurement *m);
+
+struct tc_collect_opts {
+    const struct tc_backend_ops *backend;
+    int device;
+    const char *db_path;
+    const char *gpu_id;          /* NULL: derived from the device name */
+    const struct tc_gpu *gpu;    /* spec snapshot to store, may be NULL */
+    int shard_index, shard_count;
+    const double *costs;         /* per sweep shape for sharding; NULL: FLOPs */
+    struct tc_harness_opts harness;
+    int commit_rows;             /* commit after this many rows (32) */
+    double commit_s;             /* or this many seconds (5) */
+    tc_collect_progress_fn progress;
+    void *progress_ud;
+    volatile int *stop;          /* set (e.g. by SIGINT) to stop after a shape */
+    bool quiet;
+};
+
+void tc_collect_defaults(struct tc_collect_opts *o);
+
+/* Measures the shard's shapes into the database. Shapes already stored by
+ * the same run configuration (backend, GPU, device, sweep hash, harness
+ * settings) are skipped, so re-running a killed command resumes it. Rows are
+ * committed in small batches: a kill loses at most the open batch. */
+int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep,
+                   struct tc_collect_summary *sum);
+
+/* The shard's shapes in sweep order: writes indices into idx (capacity
+ * tc_sweep_count) and their number into *n. */
+int tc_collect_select(const struct tc_sweep *sweep, const double *costs, int shard_index,
+                      int shard_count, size_t *idx, size_t *n);
+
+#endif

@@ -1,0 +1,296 @@
+/* The timing harness shared by every backend: warm-up, batches of
+ * repetitions (each preceded by an untimed cache flush inside the backend),
+ * stopping on the median's confidence interval or the per-shape budget. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector.h"
+#include "tc-internal.h"
+
+/* Repetitions per backend call at most: GPU backends record one event pair
+ * per repetition and synchronise once per call. */
+#define BATCH_MAX 256
+
+double tc_now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void tc_utc_now(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+
+    return a < b ? -1 : a > b;
+}
+
+int tc_stats_compute(double *t, int n, struct tc_stats *out)
+{
+    /* 95% normal quantile for the binomial ranks of the median's CI */
+    const double z = 1.959964;
+    double half;
+    long lo, hi;
+
+    if (!t || n < 1 || !out)
+        return tc_error(TC_ERR_INVALID, "tc_stats_compute: no samples");
+    qsort(t, (size_t)n, sizeof(*t), cmp_double);
+    memset(out, 0, sizeof(*out));
+    out->n = n;
+    out->min_us = t[0];
+    out->max_us = t[n - 1];
+    out->median_us = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    /* Distribution-free interval: the ranks n/2 -+ z·sqrt(n)/2 of the sorted
+     * sample (1-based) cover the true median with ~95% probability; timing
+     * distributions are skewed, so no normality is assumed. */
+    half = z * sqrt((double)n) / 2.0;
+    lo = (long)floor((double)n / 2.0 - half);
+    hi = (long)ceil((double)n / 2.0 + half);
+    if (lo < 1)
+        lo = 1;
+    if (hi > n)
+        hi = n;
+    out->ci_lo_us = t[lo - 1];
+    out->ci_hi_us = t[hi - 1];
+    out->rel_ci = out->median_us > 0 ? (out->ci_hi_us - out->ci_lo_us) / 2.0 / out->median_us
+                                     : INFINITY;
+    return TC_OK;
+}
+
+void tc_harness_defaults(struct tc_harness_opts *o)
+{
+    o->rel_ci = 0.01;
+    o->max_time_ms = 2000;
+    o->min_reps = 5;
+    o->max_reps = 1000;
+    o->warmup_reps = 2;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Bit patterns with the exponent of [0.5, 1) and random sign and mantissa:
+ * valid, normal, never zero, in every format without any conversion code. */
+void tc_random_fill(void *buf, size_t n, enum tc_dtype dtype, uint64_t seed)
+{
+    uint64_t st = seed;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = splitmix64(&st);
+        uint64_t sign = r >> 63;
+
+        switch (dtype) {
+        case TC_DTYPE_FP64: {
+            uint64_t bits = sign << 63 | UINT64_C(1022) << 52 | (r & ((UINT64_C(1) << 52) - 1));
+
+            memcpy((char *)buf + i * 8, &bits, 8);
+            break;
+        }
+        case TC_DTYPE_FP32:
+        case TC_DTYPE_TF32: {
+            uint32_t bits = (uint32_t)(sign << 31 | 126u << 23 | (r & 0x7fffffu));
+
+            memcpy((char *)buf + i * 4, &bits, 4);
+            break;
+        }
+        case TC_DTYPE_FP16: {
+            uint16_t bits = (uint16_t)(sign << 15 | 14u << 10 | (r & 0x3ffu));
+
+            memcpy((char *)buf + i * 2, &bits, 2);
+            break;
+        }
+        case TC_DTYPE_BF16: {
+            uint16_t bits = (uint16_t)(sign << 15 | 126u << 7 | (r & 0x7fu));
+
+            memcpy((char *)buf + i * 2, &bits, 2);
+            break;
+        }
+        case TC_DTYPE_FP8: /* e4m3: bias 7 */
+            ((uint8_t *)buf)[i] = (uint8_t)(sign << 7 | 6u << 3 | (r & 0x7u));
+            break;
+        case TC_DTYPE_INT8:
+            ((int8_t *)buf)[i] = (int8_t)((sign ? -1 : 1) * (int)(1 + (r & 0x3f)));
+            break;
+        default: break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+
+static const struct tc_backend_ops *registered[4];
+
+void tc_backend_register(const struct tc_backend_ops *ops)
+{
+    for (size_t i = 0; i < TC_ARRAY_SIZE(registered); i++) {
+        if (registered[i] == ops)
+            return;
+        if (!registered[i]) {
+            registered[i] = ops;
+            return;
+        }
+    }
+}
+
+const struct tc_backend_ops *tc_backend_find(const char *name)
+{
+#if HAVE_CPU_BACKEND
+    if (name && !strcmp(name, tc_backend_cpu.name))
+        return &tc_backend_cpu;
+#endif
+    for (size_t i = 0; i < TC_ARRAY_SIZE(registered); i++)
+        if (registered[i] && name && !strcmp(registered[i]->name, name))
+            return registered[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+struct samples {
+    double *total, *part[3];
+    int n, cap;
+};
+
+static void samples_free(struct samples *s)
+{
+    free(s->total);
+    for (int p = 0; p < 3; p++)
+        free(s->part[p]);
+}
+
+static int samples_reserve(struct samples *s, int cap)
+{
+    double *t = realloc(s->total, (size_t)cap * sizeof(double));
+
+    if (!t)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    s->total = t;
+    for (int p = 0; p < 3; p++) {
+        if (!(t = realloc(s->part[p], (size_t)cap * sizeof(double))))
+            return tc_error(TC_ERR_NOMEM, "out of memory");
+        s->part[p] = t;
+    }
+    s->cap = cap;
+    return TC_OK;
+}
+
+/* Runs reps repetitions in calls of at most BATCH_MAX; appends to s. */
+static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int reps,
+                    struct samples *s, bool *has_parts, struct tc_outcome *outcome)
+{
+    while (reps > 0) {
+        int r = reps < BATCH_MAX ? reps : BATCH_MAX;
+        struct tc_rep_times t;
+        int err;
+
+        if (s->n + r > s->cap && (err = samples_reserve(s, (s->n + r) * 2)) < 0)
+            return err;
+        t.total_us = s->total + s->n;
+        for (int p = 0; p < 3; p++) {
+            t.part_us[p] = s->part[p] + s->n;
+            t.part_us[p][0] = NAN;
+        }
+        if ((err = ops->run(b, r, &t, outcome)) < 0)
+            return err;
+        if (outcome->status != TC_STATUS_OK)
+            return TC_OK;
+        *has_parts = !isnan(t.part_us[0][0]);
+        s->n += r;
+        reps -= r;
+    }
+    return TC_OK;
+}
+
+static int stats_of(const double *v, int n, struct tc_stats *out)
+{
+    double *copy = malloc((size_t)n * sizeof(*copy));
+    int err;
+
+    if (!copy)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    memcpy(copy, v, (size_t)n * sizeof(*copy));
+    err = tc_stats_compute(copy, n, out);
+    free(copy);
+    return err;
+}
+
+int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
+                       const struct tc_harness_opts *o, const struct tc_shape *s,
+                       struct tc_measurement *m)
+{
+    struct samples smp = {0}, warm = {0};
+    double start = tc_now_s(), budget_s = o->max_time_ms / 1000.0, per_rep_s;
+    int err, batch;
+
+    memset(m, 0, sizeof(*m));
+    m->outcome.status = TC_STATUS_OK;
+    if ((err = ops->prepare(b, s, &m->outcome)) < 0 || m->outcome.status != TC_STATUS_OK)
+        goto out;
+    /* Warm-up: first calls pay for lazy initialisation, kernel loading and
+     * clock ramp-up; they also tell how long one repetition takes. */
+    if (o->warmup_reps > 0) {
+        double w0 = tc_now_s();
+
+        if ((err = run_reps(ops, b, o->warmup_reps, &warm, &m->has_parts, &m->outcome)) < 0 ||
+            m->outcome.status != TC_STATUS_OK)
+            goto out;
+        per_rep_s = (tc_now_s() - w0) / o->warmup_reps;
+    } else {
+        per_rep_s = 0;
+    }
+    batch = o->min_reps > 0 ? o->min_reps : 1;
+    for (;;) {
+        double left_s = budget_s - (tc_now_s() - start);
+
+        if (per_rep_s > 0 && smp.n >= o->min_reps && batch * per_rep_s > left_s)
+            batch = (int)(left_s / per_rep_s);
+        if (batch > o->max_reps - smp.n)
+            batch = o->max_reps - smp.n;
+        if (batch < 1)
+            batch = 1;
+        if ((err = run_reps(ops, b, batch, &smp, &m->has_parts, &m->outcome)) < 0 ||
+            m->outcome.status != TC_STATUS_OK)
+            goto out;
+        if ((err = stats_of(smp.total, smp.n, &m->total)) < 0)
+            goto out;
+        if (smp.n >= o->min_reps && m->total.rel_ci <= o->rel_ci) {
+            m->converged = true;
+            break;
+        }
+        if (smp.n >= o->max_reps || tc_now_s() - start >= budget_s)
+            break;
+        per_rep_s = (tc_now_s() - start) / smp.n;
+        /* grow geometrically: the CI shrinks with sqrt(n) */
+        batch = smp.n;
+    }
+    if (m->has_parts)
+        for (int p = 0; p < 3; p++)
+            if ((err = stats_of(smp.part[p], smp.n, &m->parts[p])) < 0)
+                goto out;
+    err = TC_OK;
+out:
+    m->wall_ms = (tc_now_s() - start) * 1000.0;
+    samples_free(&smp);
+    samples_free(&warm);
+    return err;
+}
