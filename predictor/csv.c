@@ -63,12 +63,15 @@ static int end_field(struct tc_csv *csv)
 
     if (err < 0)
         return err;
-    if (csv->nfields == csv->fields_cap) {
+    /* room for this field and the next one's offset */
+    if (csv->nfields + 1 >= csv->fields_cap) {
         int cap = csv->fields_cap ? csv->fields_cap * 2 : 16;
         size_t *offsets = realloc(csv->offsets, (size_t)cap * sizeof(*offsets));
 
         if (!offsets)
             return tc_error(TC_ERR_NOMEM, "out of memory");
+        if (!csv->fields_cap)
+            offsets[0] = 0; /* the first record started before any capacity */
         csv->offsets = offsets;
         char **fields = realloc(csv->fields, (size_t)cap * sizeof(*fields));
 
