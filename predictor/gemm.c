@@ -1,10 +1,594 @@
-/* STUB: to be implemented. */
+/* The analytical GEMM model: time of C[m x n] = A[m x k] . B[k x n] (x batch)
+ * on a GPU from its spec and the kernel catalogue alone.
+ *
+ * For every catalogue kernel of the GPU's family that runs the dtype, and
+ * every split-K factor the kernel allows, the model computes
+ *   - occupancy: resident blocks per SM from threads, registers (allocated
+ *     per warp in units of reg_alloc_unit on NVIDIA, per lane in granules on
+ *     AMD), shared memory (+ the reserved bytes per block) and the block limit;
+ *   - tiles = ceil(m/BM) ceil(n/BN) batch split, and waves of units x blocks;
+ *   - the time of one block on an SM shared by j blocks: the larger of the
+ *     tensor (MMA) time and the shared-memory traffic time of its K loop,
+ *     divided by the issue fraction j x warps / schedulers when too few warps
+ *     are resident to keep every scheduler busy;
+ *   - the data the wave moves: L2 -> SM bytes ((BM + BN) x K per tile) and
+ *     DRAM bytes (each operand once if it fits in half the L2, else re-read
+ *     per wave), each at its bandwidth;
+ *   - wave time = max(compute, memory) + pipeline fill (one memory latency);
+ *     whole waves (the partial last wave runs with ceil(R/units) blocks on its
+ *     busiest SM), fractional for stream-K kernels;
+ *   - split-K: partial fp32 tiles written, read and reduced, plus the launch
+ *     of the reduction kernel;
+ *   - the alignment class of the leading dimensions: kernels whose fast path
+ *     needs more alignment run their narrow-load variant at the family's
+ *     alignment-class efficiency; TMA kernels cannot run at all;
+ * and keeps the fastest, as the library's heuristic would pick it.
+ *
+ * Every constant is physical and lives in arch_models[] below, with its
+ * source. Nothing is fitted to individual measurements. The hot path does
+ * integer arithmetic and a few divisions, no allocation and no libm. */
 #include "config.h"
 
+#include <stdint.h>
+#include <string.h>
+
+#include "gemm-internal.h"
 #include "tc-internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* The model's constants, one row per architecture family                   */
+/* ------------------------------------------------------------------------ */
+
+struct arch_model {
+    /* Fraction of the dense tensor (or FFMA) peak that a saturated main loop
+     * sustains: the clock held under full tensor load relative to the clock
+     * the peak assumes, times the issue efficiency of the MMA pipe. Set from
+     * the best published large-GEMM throughput of the family (the MAMF
+     * table's best shapes and the paper's best GEMMs), not from this
+     * project's development rows. */
+    double mma_eff;
+    double simt_eff;
+    /* Fraction of the vendor DRAM bandwidth that streaming tile loads reach
+     * (STREAM-like copies reach 85-92% on HBM parts). */
+    double dram_eff;
+    /* L2 -> SM bandwidth, bytes per clock per SM/CU (published
+     * microbenchmarks: V100 ~2.5 TB/s, A100 ~5 TB/s, H100 ~7.5 TB/s,
+     * MI250X GCD ~3.5 TB/s). */
+    double l2_bytes_per_clk;
+    /* Shared memory / LDS bandwidth, bytes per clock per SM/CU: 32 banks x
+     * 4 bytes on NVIDIA; 128 bytes per clock per CU on CDNA. */
+    double smem_bytes_per_clk;
+    /* Warp schedulers (SM sub-partitions) or SIMDs per SM/CU: the warps a
+     * block needs to issue every cycle. */
+    int schedulers;
+    /* Fixed cost of one kernel as a profiler times it: grid launch, block
+     * dispatch and the drain at the end (a few microseconds, the smallest
+     * GEMM kernel times in traces). */
+    double launch_us;
+    /* Pipeline fill: the first global loads of a block must arrive before
+     * its first MMA (DRAM latency ~0.5-0.8 us), plus the epilogue's store. */
+    double fill_us;
+    /* Efficiency of the narrow-load variants by alignment class (128B, 16B,
+     * 4B, element), relative to the 128-byte fast path. A100: the paper's
+     * sweeps (multiple of 8: 181-186 vs 202 TFLOP/s; = 2 mod 4: ~127; the
+     * vocabulary sweep odd ~74 vs 256). Volta: without 16-byte alignment
+     * cuBLAS leaves the tensor cores (HGEMM on the FP16 SIMT pipe, 1/4 of
+     * the tensor rate). Hopper: TMA kernels cannot run; the mma.sync fallback
+     * pays its own mma_rate and the element-class loads. CDNA: flat (the
+     * paper's MI250X sweep). */
+    double align_eff[4];
+};
+
+static const struct arch_model arch_models[TC_ARCH_COUNT] = {
+    [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 24, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
+    [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 24, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
+    [TC_ARCH_AMPERE] = {0.84, 0.88, 0.88, 32, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
+    [TC_ARCH_ADA] = {0.80, 0.85, 0.85, 32, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
+    [TC_ARCH_HOPPER] = {0.78, 0.85, 0.88, 32, 128, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
+    [TC_ARCH_BLACKWELL] = {0.76, 0.85, 0.88, 32, 128, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
+    [TC_ARCH_CDNA2] = {0.60, 0.70, 0.85, 18, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},
+    [TC_ARCH_CDNA3] = {0.55, 0.65, 0.85, 32, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},
+};
+
+/* Split-K factors tried (the library's own menu is similar: 2..16 for
+ * cuBLAS, GSU up to the CU count on Tensile). */
+static const int split_factors[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+
+/* Bytes of one partial-sum element (fp32 accumulators). */
+#define PARTIAL_BYTES 4
+
+/* ------------------------------------------------------------------------ */
+/* Occupancy and alignment                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int64_t round_up(int64_t v, int64_t unit)
+{
+    return unit > 0 ? (v + unit - 1) / unit * unit : v;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+int64_t tc_kernel_smem_bytes(const struct tc_kernel *k, enum tc_dtype dtype)
+{
+    if (k->smem_bytes > 0)
+        return k->smem_bytes;
+    return (int64_t)k->stages * (k->tile_m + k->tile_n) * k->tile_k * tc_dtype_bytes(dtype);
+}
+
+int tc_kernel_blocks_per_sm(const struct tc_gpu *gpu, const struct tc_kernel *k,
+                            enum tc_dtype dtype, const char **limiter)
+{
+    int warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
+    int warps = (k->threads + warp - 1) / warp;
+    int by_threads, by_regs, by_smem, by_blocks, best;
+    const char *why;
+    int64_t smem = tc_kernel_smem_bytes(k, dtype);
+
+    if (k->threads > gpu->max_threads_per_block || k->regs_per_thread > gpu->max_regs_per_thread ||
+        smem > gpu->smem_per_block_max_bytes)
+        goto none;
+    by_threads = gpu->max_threads_per_sm / k->threads;
+    if (gpu->max_warps_per_sm > 0 && gpu->max_warps_per_sm / warps < by_threads)
+        by_threads = gpu->max_warps_per_sm / warps;
+    if (gpu->vendor == TC_VENDOR_AMD) {
+        /* VGPRs are allocated per lane in granules; each SIMD holds
+         * regs / (lanes x SIMDs) per lane, and a block's waves spread over
+         * the SIMDs. */
+        const int simds = 4;
+        int64_t per_lane = gpu->regs_per_sm / ((int64_t)warp * simds);
+        int64_t alloc = round_up(k->regs_per_thread, gpu->reg_alloc_unit > 0 ? gpu->reg_alloc_unit : 8);
+        int64_t waves_per_simd = per_lane / alloc;
+        int64_t waves = waves_per_simd * simds;
+
+        by_regs = (int)(waves / warps);
+    } else {
+        int64_t per_warp = round_up((int64_t)k->regs_per_thread * warp,
+                                    gpu->reg_alloc_unit > 0 ? gpu->reg_alloc_unit : 256);
+        int64_t per_block = per_warp * warps;
+
+        if (per_block > gpu->max_regs_per_block)
+            goto none;
+        by_regs = (int)(gpu->regs_per_sm / per_block);
+    }
+    smem = round_up(smem, gpu->smem_alloc_unit_bytes) + gpu->reserved_smem_per_block_bytes;
+    by_smem = smem > 0 ? (int)(gpu->smem_per_sm_bytes / smem) : by_threads;
+    by_blocks = gpu->max_blocks_per_sm;
+
+    best = by_threads;
+    why = "threads";
+    if (by_regs < best) {
+        best = by_regs;
+        why = "registers";
+    }
+    if (by_smem < best) {
+        best = by_smem;
+        why = "smem";
+    }
+    if (by_blocks < best) {
+        best = by_blocks;
+        why = "blocks";
+    }
+    if (limiter)
+        *limiter = why;
+    return best > 0 ? best : 0;
+
+none:
+    if (limiter)
+        *limiter = "limits";
+    return 0;
+}
+
+static enum tc_align align_of_bytes(int64_t bytes)
+{
+    if (bytes % 128 == 0)
+        return TC_ALIGN_128B;
+    if (bytes % 16 == 0)
+        return TC_ALIGN_16B;
+    if (bytes % 4 == 0)
+        return TC_ALIGN_4B;
+    return TC_ALIGN_ELEM;
+}
+
+static void packed_lds(const struct tc_gemm_query *q, int64_t *lda, int64_t *ldb, int64_t *ldc)
+{
+    /* Row-major view: N keeps the logical shape (A m x k, B k x n), T stores
+     * the transpose; the leading dimension is the row length. */
+    bool a_t = q->layout == TC_LAYOUT_TN || q->layout == TC_LAYOUT_TT;
+    bool b_t = q->layout == TC_LAYOUT_NT || q->layout == TC_LAYOUT_TT;
+
+    *lda = a_t ? q->m : q->k;
+    *ldb = b_t ? q->k : q->n;
+    *ldc = q->n;
+}
+
+enum tc_align tc_gemm_align_class(const struct tc_gemm_query *q)
+{
+    int64_t lda, ldb, ldc, e = tc_dtype_bytes(q->dtype);
+    enum tc_align worst;
+
+    packed_lds(q, &lda, &ldb, &ldc);
+    if (q->lda > 0)
+        lda = q->lda;
+    if (q->ldb > 0)
+        ldb = q->ldb;
+    if (q->ldc > 0)
+        ldc = q->ldc;
+    if (e <= 0)
+        e = 1;
+    worst = align_of_bytes(lda * e);
+    if (align_of_bytes(ldb * e) > worst)
+        worst = align_of_bytes(ldb * e);
+    if (align_of_bytes(ldc * e) > worst)
+        worst = align_of_bytes(ldc * e);
+    return worst;
+}
+
+/* The class a kernel's alignment requirement corresponds to. */
+static enum tc_align required_class(int align_bytes)
+{
+    if (align_bytes >= 16)
+        return TC_ALIGN_128B;
+    if (align_bytes >= 4)
+        return TC_ALIGN_4B;
+    return TC_ALIGN_ELEM;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One candidate                                                            */
+/* ------------------------------------------------------------------------ */
+
+struct shape {
+    int64_t m, n, k, batch;
+    int elem_bytes;     /* inputs */
+    int out_bytes;      /* C */
+    enum tc_align align;
+};
+
+/* Per (GPU, dtype) rates shared by every candidate. */
+struct rates {
+    const struct arch_model *am;
+    bool tensor;            /* tensor/matrix pipe (else FFMA) */
+    double sm_flops_per_us; /* dense peak per SM, FLOP per us */
+    double clock_per_us;    /* cycles per us */
+    double dram_bytes_per_us;
+    double l2_bytes_per_us; /* all SMs together */
+    double l2_bytes;
+    int units;
+    int warp;
+    int max_warps;
+};
+
+struct result {
+    double time_us;
+    double compute_us, memory_us, overhead_us;
+    int split;
+    int blocks_per_sm;
+    int64_t tiles;
+    double waves;
+    double wave_eff;
+    double tile_eff;
+    enum tc_bound bound;
+};
+
+static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
+                     const struct shape *s, int split, struct result *res)
+{
+    const struct arch_model *am = r->am;
+    int64_t tiles_m = ceil_div(s->m, kr->tile_m);
+    int64_t tiles_n = ceil_div(s->n, kr->tile_n);
+    int64_t tiles_mn = tiles_m * tiles_n;
+    int64_t tiles = tiles_mn * s->batch * split;
+    int64_t k_split = ceil_div(s->k, split);
+    int64_t iters = ceil_div(k_split, kr->tile_k);
+    int64_t slots = (int64_t)r->units * bps;
+    int warps = (kr->threads + r->warp - 1) / r->warp;
+    double eff, tile_flops, mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes;
+    double full_compute, full_mem, last_compute, last_mem, overhead;
+    int64_t full_waves, last_tiles;
+    double penalty = 1.0;
+
+    if (r->tensor)
+        eff = am->mma_eff * kr->mma_rate;
+    else
+        eff = am->simt_eff;
+    if (kr->align_bytes > 0 && s->align > required_class(kr->align_bytes) &&
+        (unsigned)s->align < TC_ARRAY_SIZE(am->align_eff))
+        penalty = am->align_eff[s->align] / am->align_eff[required_class(kr->align_bytes)];
+    eff *= penalty;
+
+    /* One block's K loop on an SM it has to itself. */
+    tile_flops = 2.0 * kr->tile_m * kr->tile_n * (double)(iters * kr->tile_k);
+    mma_us = tile_flops / (r->sm_flops_per_us * eff);
+    /* Shared memory: the tile written once per step, and read by every warp
+     * tile (A rows once per warp column, B columns once per warp row). */
+    smem_us = (double)iters * kr->tile_k * s->elem_bytes *
+              ((double)kr->tile_m + kr->tile_n +
+               (double)kr->tile_m * kr->tile_n * (1.0 / kr->warp_m + 1.0 / kr->warp_n)) /
+              (am->smem_bytes_per_clk * r->clock_per_us);
+    block_us = mma_us > smem_us ? mma_us : smem_us;
+
+    /* Data movement. L2 -> SM: each tile streams its A and B panels. DRAM:
+     * every operand once when both fit in half the L2 (the other half holds
+     * C and the working set of other waves), else the panels of each wave. */
+    l2_tile_bytes = (double)(kr->tile_m + kr->tile_n) * (double)(iters * kr->tile_k) * s->elem_bytes;
+    {
+        double a_bytes = (double)s->m * s->k * s->elem_bytes;
+        double b_bytes = (double)s->k * s->n * s->elem_bytes;
+        double c_bytes = (double)s->m * s->n * s->out_bytes;
+
+        if (a_bytes + b_bytes <= 0.5 * r->l2_bytes) {
+            dram_total = (a_bytes + b_bytes + c_bytes) * (double)s->batch;
+        } else {
+            /* A wave covers `rows` tile rows and `cols` tile columns of the
+             * grid (rasterised along n). */
+            int64_t per_wave = slots < tiles_mn ? slots : tiles_mn;
+            int64_t cols = per_wave < tiles_n ? per_wave : tiles_n;
+            int64_t rows = ceil_div(per_wave, tiles_n);
+            double waves_mn = (double)tiles_mn / (double)per_wave;
+            double wave_bytes = ((double)rows * kr->tile_m + (double)cols * kr->tile_n) *
+                                (double)s->k * s->elem_bytes;
+            double streamed = wave_bytes * waves_mn;
+
+            if (streamed < a_bytes + b_bytes)
+                streamed = a_bytes + b_bytes;
+            dram_total = (streamed + c_bytes) * (double)s->batch;
+        }
+    }
+    dram_tile_bytes = dram_total / (double)tiles;
+
+    if (kr->stream_k) {
+        /* Work is spread evenly over the slots: fractional waves. */
+        double waves_frac = (double)tiles / (double)slots;
+        int64_t per_sm = bps;
+
+        full_compute = waves_frac * (double)per_sm * block_us;
+        full_mem = waves_frac * (double)slots *
+                   (dram_tile_bytes / r->dram_bytes_per_us > l2_tile_bytes / r->l2_bytes_per_us
+                        ? dram_tile_bytes / r->dram_bytes_per_us
+                        : l2_tile_bytes / r->l2_bytes_per_us);
+        res->compute_us = full_compute;
+        res->memory_us = full_mem;
+        res->time_us = full_compute > full_mem ? full_compute : full_mem;
+        res->waves = waves_frac;
+        res->wave_eff = 1.0;
+        overhead = am->fill_us * (waves_frac < 1.0 ? 1.0 : waves_frac);
+    } else {
+        double issue_full, issue_last;
+        int64_t last_per_sm;
+
+        full_waves = tiles / slots;
+        last_tiles = tiles - full_waves * slots;
+        /* A block's warps keep warps/schedulers of the issue slots busy. */
+        issue_full = (double)bps * warps / am->schedulers;
+        if (issue_full > 1.0)
+            issue_full = 1.0;
+        full_compute = (double)bps * block_us / issue_full;
+        full_mem = (double)slots * dram_tile_bytes / r->dram_bytes_per_us;
+        if ((double)slots * l2_tile_bytes / r->l2_bytes_per_us > full_mem)
+            full_mem = (double)slots * l2_tile_bytes / r->l2_bytes_per_us;
+        last_compute = last_mem = 0.0;
+        if (last_tiles > 0) {
+            last_per_sm = ceil_div(last_tiles, r->units);
+            issue_last = (double)last_per_sm * warps / am->schedulers;
+            if (issue_last > 1.0)
+                issue_last = 1.0;
+            last_compute = (double)last_per_sm * block_us / issue_last;
+            last_mem = (double)last_tiles * dram_tile_bytes / r->dram_bytes_per_us;
+            if ((double)last_tiles * l2_tile_bytes / r->l2_bytes_per_us > last_mem)
+                last_mem = (double)last_tiles * l2_tile_bytes / r->l2_bytes_per_us;
+        }
+        res->compute_us = (double)full_waves * full_compute + last_compute;
+        res->memory_us = (double)full_waves * full_mem + last_mem;
+        res->time_us = (double)full_waves * (full_compute > full_mem ? full_compute : full_mem) +
+                       (last_compute > last_mem ? last_compute : last_mem);
+        res->waves = (double)tiles / (double)slots;
+        res->wave_eff = res->waves / (double)(full_waves + (last_tiles > 0));
+        overhead = am->fill_us * (double)(full_waves + (last_tiles > 0));
+    }
+    overhead += am->launch_us;
+    if (split > 1) {
+        /* Partial fp32 tiles go out and come back for the reduction, which
+         * is one more kernel. */
+        double partial = (double)tiles_mn * s->batch * kr->tile_m * kr->tile_n * PARTIAL_BYTES;
+
+        overhead += 2.0 * (double)split * partial / r->l2_bytes_per_us +
+                    (double)s->m * s->n * s->batch * s->out_bytes / r->dram_bytes_per_us +
+                    am->launch_us;
+    }
+    res->overhead_us = overhead;
+    res->time_us += overhead;
+    res->split = split;
+    res->blocks_per_sm = bps;
+    res->tiles = tiles;
+    res->tile_eff = (double)s->m * (double)s->n / ((double)tiles_mn * kr->tile_m * kr->tile_n);
+    if (overhead > 0.5 * res->time_us)
+        res->bound = TC_BOUND_LATENCY;
+    else if (res->memory_us > res->compute_us)
+        res->bound = TC_BOUND_MEMORY;
+    else
+        res->bound = TC_BOUND_COMPUTE;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry points                                                             */
+/* ------------------------------------------------------------------------ */
+
+static int check_query(const struct tc_gpu *gpu, const struct tc_gemm_query *q, int64_t *batch)
+{
+    int64_t mn, mnk, total, lda, ldb, ldc;
+
+    if (q->m <= 0 || q->n <= 0 || q->k <= 0)
+        return tc_error(TC_ERR_RANGE,
+                        "GEMM dimensions must be positive: m = %lld, n = %lld, k = %lld",
+                        (long long)q->m, (long long)q->n, (long long)q->k);
+    if (q->batch < 0)
+        return tc_error(TC_ERR_RANGE, "batch = %lld is negative", (long long)q->batch);
+    *batch = q->batch ? q->batch : 1;
+    if (__builtin_mul_overflow(q->m, q->n, &mn) || __builtin_mul_overflow(mn, q->k, &mnk) ||
+        __builtin_mul_overflow(mnk, *batch, &total) || total > INT64_MAX / 2)
+        return tc_error(TC_ERR_RANGE,
+                        "GEMM %lld x %lld x %lld (batch %lld) overflows: m.n.k.batch "
+                        "must stay below 2^62",
+                        (long long)q->m, (long long)q->n, (long long)q->k, (long long)*batch);
+    if ((unsigned)q->dtype >= TC_DTYPE_COUNT)
+        return tc_error(TC_ERR_INVALID, "unknown dtype %d", (int)q->dtype);
+    if ((unsigned)q->layout >= TC_LAYOUT_COUNT)
+        return tc_error(TC_ERR_INVALID, "unknown layout %d", (int)q->layout);
+    packed_lds(q, &lda, &ldb, &ldc);
+    if (q->lda < 0 || (q->lda > 0 && q->lda < lda))
+        return tc_error(TC_ERR_RANGE, "lda = %lld is smaller than the %s row length %lld",
+                        (long long)q->lda, tc_layout_name(q->layout), (long long)lda);
+    if (q->ldb < 0 || (q->ldb > 0 && q->ldb < ldb))
+        return tc_error(TC_ERR_RANGE, "ldb = %lld is smaller than the %s row length %lld",
+                        (long long)q->ldb, tc_layout_name(q->layout), (long long)ldb);
+    if (q->ldc < 0 || (q->ldc > 0 && q->ldc < ldc))
+        return tc_error(TC_ERR_RANGE, "ldc = %lld is smaller than n = %lld", (long long)q->ldc,
+                        (long long)ldc);
+    if ((unsigned)gpu->arch >= TC_ARCH_COUNT)
+        return tc_error(TC_ERR_UNSUPPORTED, "GPU '%s': unknown architecture %d", gpu->id,
+                        (int)gpu->arch);
+    if (!(gpu->peak_tflops[q->dtype] > 0))
+        return tc_error(TC_ERR_UNSUPPORTED, "dtype %s is not supported by %s (no dense %s peak in "
+                        "its spec)", tc_dtype_name(q->dtype), gpu->id, tc_dtype_name(q->dtype));
+    if (gpu->units <= 0 || !(gpu->clock_tensor_mhz > 0) || !(gpu->mem_bw_gbps > 0))
+        return tc_error(TC_ERR_INVALID, "GPU '%s': units, clock and memory bandwidth must be "
+                        "positive", gpu->id);
+    return TC_OK;
+}
+
+int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
+                         const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
+{
+    const struct tc_kernel *const *kernels;
+    const struct tc_kernel *best_k = NULL;
+    struct result best = {0};
+    struct rates r;
+    struct shape s;
+    size_t nk;
+    int64_t batch = 1;
+    int err;
+
+    if (!cat || !gpu || !q || !out)
+        return tc_error(TC_ERR_INVALID, "tc_predict_gemm_analytical: NULL argument");
+    if ((err = check_query(gpu, q, &batch)) < 0)
+        return err;
+    nk = tc_catalogue_kernels(cat, gpu->arch, q->dtype, &kernels);
+    if (!nk)
+        return tc_error(TC_ERR_UNSUPPORTED, "no %s GEMM kernel for the %s family of %s in the "
+                        "kernel catalogue", tc_dtype_name(q->dtype), tc_arch_name(gpu->arch),
+                        gpu->id);
+
+    s.m = q->m;
+    s.n = q->n;
+    s.k = q->k;
+    s.batch = batch;
+    s.elem_bytes = tc_dtype_bytes(q->dtype);
+    /* fp8 GEMMs write 16-bit outputs; fp32/tf32 write fp32. */
+    s.out_bytes = s.elem_bytes < 2 ? 2 : s.elem_bytes;
+    s.align = tc_gemm_align_class(q);
+
+    r.am = &arch_models[gpu->arch];
+    r.tensor = q->dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD;
+    r.units = gpu->units;
+    r.sm_flops_per_us = gpu->peak_tflops[q->dtype] * 1e6 / gpu->units;
+    r.clock_per_us = (r.tensor ? gpu->clock_tensor_mhz : gpu->clock_vector_mhz);
+    if (!(r.clock_per_us > 0))
+        r.clock_per_us = gpu->clock_tensor_mhz;
+    r.dram_bytes_per_us = gpu->mem_bw_gbps * 1e3 * r.am->dram_eff;
+    r.l2_bytes_per_us = r.am->l2_bytes_per_clk * r.clock_per_us * gpu->units;
+    r.l2_bytes = gpu->l2_bytes > 0 ? (double)gpu->l2_bytes : 4.0 * 1024 * 1024;
+    r.max_warps = gpu->max_warps_per_sm;
+    r.warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
+
+    for (size_t i = 0; i < nk; i++) {
+        const struct tc_kernel *kr = kernels[i];
+        int bps;
+        int64_t tiles_mn;
+
+        /* TMA cannot address strides that are not multiples of 16 bytes. */
+        if (kr->tma && s.align > TC_ALIGN_16B)
+            continue;
+        bps = tc_kernel_blocks_per_sm(gpu, kr, q->dtype, NULL);
+        if (!bps)
+            continue;
+        tiles_mn = ceil_div(s.m, kr->tile_m) * ceil_div(s.n, kr->tile_n) * s.batch;
+        for (size_t j = 0; j < TC_ARRAY_SIZE(split_factors); j++) {
+            int split = split_factors[j];
+            struct result res;
+
+            if (split > 1) {
+                /* Split only to fill the machine, and keep K loops long
+                 * enough (4 steps) to amortise the pipeline. */
+                if (!kr->split_k || tiles_mn * split > (int64_t)r.units * bps ||
+                    s.k < (int64_t)split * kr->tile_k * 4)
+                    break;
+            }
+            if (!evaluate(&r, kr, bps, &s, split, &res))
+                continue;
+            if (!best_k || res.time_us < best.time_us) {
+                best = res;
+                best_k = kr;
+            }
+        }
+    }
+    if (!best_k)
+        return tc_error(TC_ERR_UNSUPPORTED, "no %s kernel of the %s catalogue fits %s (%s "
+                        "leading dimensions)", tc_dtype_name(q->dtype), tc_arch_name(gpu->arch),
+                        gpu->id, tc_align_name(s.align));
+
+    memset(out, 0, sizeof(*out));
+    out->time_us = best.time_us;
+    out->tflops = 2.0 * (double)s.m * (double)s.n * (double)s.k * (double)s.batch /
+                  (best.time_us * 1e6);
+    out->frac_peak = out->tflops / gpu->peak_tflops[q->dtype];
+    out->source = TC_SOURCE_ANALYTICAL;
+    /* The analytical model carries no interval of its own: the point value. */
+    out->lo_us = out->hi_us = best.time_us;
+    out->interval_level = 0.0;
+    tc_strlcpy(out->kernel, best_k->name, sizeof(out->kernel));
+    out->tile_m = best_k->tile_m;
+    out->tile_n = best_k->tile_n;
+    out->tile_k = best_k->tile_k;
+    out->stages = best_k->stages;
+    out->warps = (best_k->threads + r.warp - 1) / r.warp;
+    out->split_k = best.split;
+    out->cluster_m = best_k->cluster_m;
+    out->cluster_n = best_k->cluster_n;
+    out->stream_k = best_k->stream_k;
+    out->tiles = best.tiles;
+    out->waves = best.waves;
+    out->wave_eff = best.wave_eff;
+    out->tile_eff = best.tile_eff;
+    out->blocks_per_sm = best.blocks_per_sm;
+    {
+        int warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
+        int warps = (best_k->threads + warp - 1) / warp;
+
+        out->occupancy = gpu->max_warps_per_sm > 0
+                             ? (double)(best.blocks_per_sm * warps) / gpu->max_warps_per_sm
+                             : 0.0;
+    }
+    out->bound = best.bound;
+    out->align = s.align;
+    out->compute_us = best.compute_us;
+    out->memory_us = best.memory_us;
+    out->overhead_us = best.overhead_us;
+    return TC_OK;
+}
 
 TC_API int tc_predict_gemm_analytical(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
                                       struct tc_gemm_prediction *out)
 {
-    return tc_error(TC_ERR_UNSUPPORTED, "tc_predict_gemm_analytical: not implemented yet");
+    const struct tc_catalogue *cat;
+    int err;
+
+    if (!gpu || !q || !out)
+        return tc_error(TC_ERR_INVALID, "tc_predict_gemm_analytical: NULL argument");
+    if ((err = tc_catalogue_default(&cat)) < 0)
+        return err;
+    return tc_predict_gemm_with(cat, gpu, q, out);
 }

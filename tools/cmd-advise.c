@@ -1,12 +1,258 @@
-/* STUB: tilecast advise, to be implemented. */
+/* tilecast advise: nearby transformer shapes that the model predicts to
+ * run faster at about the same parameter count. */
 #include "config.h"
 
-#include "cli.h"
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-const char cmd_advise_help[] = "Usage: tilecast advise ...\n";
+#include "model-cli.h"
+
+const char cmd_advise_help[] =
+    "Usage: tilecast advise --gpu ID --config FILE [--params-tolerance 5%] [--top N]\n"
+    "                       [--tp T] [--micro-batch B] [--seq S] [--train|--inference]\n"
+    "                       [--analytical] [--db FILE] [--verbose] [--json|--csv]\n"
+    "\n"
+    "Searches shapes near the model of FILE (hidden size in steps of 8, head count\n"
+    "and head dimension, vocabulary padding to 8/64/128, FFN and SwiGLU\n"
+    "intermediate size, micro-batch x1/x2, tensor-parallel degree t and t/2) whose\n"
+    "parameter count is within the tolerance, predicts each (GEMMs through the\n"
+    "GEMM predictor, attention through its tile model) and ranks them by predicted\n"
+    "tokens/s per GPU. Each candidate names the operation that gained most, the\n"
+    "mechanism its GEMM prediction shows (tensor-core alignment, tile quantization,\n"
+    "wave quantization, occupancy) and the paper's guidelines it satisfies:\n"
+    "  1 vocabulary divisible by 64        2 micro-batch as large as possible\n"
+    "  3 b*s, h/a, h/t divisible by powers of two (h/a up to 64)\n"
+    "  4 (b*a)/t an integer                5 tensor-parallel degree as small as possible\n"
+    "  6 SwiGLU: search the intermediate size near 8/3*h\n"
+    "Larger micro-batches assume the memory allows them.\n"
+    "\n"
+    "Options:\n"
+    "  --gpu ID                GPU id (tilecast specs list)\n"
+    "  --config FILE           model config YAML (see predictor/models/)\n"
+    "  --params-tolerance X    relative parameter-count tolerance: 5% or 0.05 (default 5%)\n"
+    "  --top N                 candidates to print (default 10)\n"
+    "  --tp T, --micro-batch B, --seq S, --train, --inference\n"
+    "                          override the config\n"
+    "  --analytical            ignore measured databases: the analytical model only\n"
+    "  --db FILE               calibrate from this database\n"
+    "  --verbose               print the number of candidates evaluated and the time taken\n"
+    "  --json, --csv           machine-readable output (predictions, labelled as such)\n";
+
+static bool parse_tolerance(const char *v, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+
+    if (end == v || !isfinite(x))
+        return false;
+    if (*end == '%') {
+        x /= 100;
+        end++;
+    }
+    if (*end || x < 0 || x > 0.5)
+        return false;
+    *out = x;
+    return true;
+}
+
+static json_t *cfg_json(const struct tc_model_config *c)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "hidden", json_integer(c->hidden));
+    json_object_set_new(o, "heads", json_integer(c->heads));
+    json_object_set_new(o, "kv_heads", json_integer(c->kv_heads));
+    json_object_set_new(o, "head_dim", json_integer(c->head_dim));
+    json_object_set_new(o, "ffn", json_integer(c->ffn));
+    json_object_set_new(o, "vocab", json_integer(c->vocab));
+    json_object_set_new(o, "micro_batch", json_integer(c->micro_batch));
+    json_object_set_new(o, "tp", json_integer(c->tp));
+    return o;
+}
 
 int cmd_advise(int argc, char **argv)
 {
-    cli_error("advise", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    const char *cmd = "advise";
+    const char *gpu_id = NULL, *db = NULL, *config = NULL, *v;
+    enum cli_format fmt = CLI_FORMAT_TABLE;
+    bool analytical = false, verbose = false, bad = false;
+    double tol = 0.05;
+    long long top = 10, x;
+    int train = -1, code, err;
+    struct tc_model_config c, over;
+    struct tc_specs *specs = NULL;
+    struct tc_predictor *p = NULL;
+    struct tc_advice *adv = NULL;
+    const struct tc_gpu *gpu;
+    struct timespec t0, t1;
+
+    memset(&over, 0, sizeof(over));
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(cmd_advise_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (cli_parse_format(arg, &fmt)) {
+        } else if (strcmp(arg, "--analytical") == 0) {
+            analytical = true;
+        } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
+            verbose = true;
+        } else if (strcmp(arg, "--train") == 0) {
+            train = 1;
+        } else if (strcmp(arg, "--inference") == 0) {
+            train = 0;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
+            gpu_id = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
+            db = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--config", &v, &bad)) {
+            config = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--params-tolerance", &v, &bad)) {
+            if (!bad && !parse_tolerance(v, &tol)) {
+                cli_error(cmd, "--params-tolerance: '%s' is not a fraction in [0, 0.5] or a "
+                               "percentage such as 5%%",
+                          v);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (mcli_opt(cmd, argc, argv, &i, "--top", &v, &bad)) {
+            if (!bad && !cli_parse_int(cmd, "--top", v, 1, 100000, &top))
+                return CLI_EXIT_USAGE;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--tp", &v, &bad)) {
+            if (!bad && !cli_parse_int(cmd, "--tp", v, 1, 1024, &x))
+                return CLI_EXIT_USAGE;
+            over.tp = x;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--micro-batch", &v, &bad)) {
+            if (!bad && !cli_parse_int(cmd, "--micro-batch", v, 1, 1 << 20, &x))
+                return CLI_EXIT_USAGE;
+            over.micro_batch = x;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--seq", &v, &bad)) {
+            if (!bad && !cli_parse_int(cmd, "--seq", v, 1, 1 << 24, &x))
+                return CLI_EXIT_USAGE;
+            over.seq = x;
+        } else {
+            cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+            return CLI_EXIT_USAGE;
+        }
+        if (bad)
+            return CLI_EXIT_USAGE;
+    }
+    if (!config) {
+        cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
+        return CLI_EXIT_USAGE;
+    }
+    err = tc_model_config_load(config, &c);
+    if (err < 0)
+        return cli_fail(cmd, err);
+    if (over.tp)
+        c.tp = over.tp;
+    if (over.micro_batch)
+        c.micro_batch = over.micro_batch;
+    if (over.seq)
+        c.seq = over.seq;
+    if (train >= 0)
+        c.training = train;
+    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    if (code)
+        return code;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    err = tc_advise(p, gpu, &c, tol, (size_t)top, &adv);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (err < 0) {
+        code = cli_fail(cmd, err);
+        goto cleanup;
+    }
+    double elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+    if (fmt == CLI_FORMAT_JSON) {
+        json_t *o = json_object(), *arr = json_array(), *base = cfg_json(&adv->baseline);
+
+        json_object_set_new(o, "prediction", json_true());
+        json_object_set_new(o, "gpu", json_string(gpu->id));
+        json_object_set_new(o, "dtype", json_string(tc_dtype_name(c.dtype)));
+        json_object_set_new(base, "step_time_us", json_real(adv->baseline_step_us));
+        json_object_set_new(base, "tokens_per_s_per_gpu",
+                            json_real(adv->baseline_tokens_per_s_per_gpu));
+        json_object_set_new(base, "params", json_real(adv->baseline_params));
+        json_object_set_new(o, "baseline", base);
+        json_object_set_new(o, "params_tolerance", json_real(tol));
+        json_object_set_new(o, "n_evaluated", json_integer((json_int_t)adv->n_evaluated));
+        json_object_set_new(o, "elapsed_s", json_real(elapsed_s));
+        for (size_t i = 0; i < adv->n_candidates; i++) {
+            const struct tc_advice_candidate *cand = &adv->candidates[i];
+            json_t *co = cfg_json(&cand->cfg);
+
+            json_object_set_new(co, "step_time_us", json_real(cand->step_time_us));
+            json_object_set_new(co, "tokens_per_s_per_gpu", json_real(cand->tokens_per_s_per_gpu));
+            json_object_set_new(co, "speedup", json_real(cand->speedup));
+            json_object_set_new(co, "params", json_real(cand->params));
+            json_object_set_new(co, "params_delta_pct", json_real(100 * cand->params_delta));
+            json_object_set_new(co, "reason", json_string(cand->reason));
+            json_array_append_new(arr, co);
+        }
+        json_object_set_new(o, "candidates", arr);
+        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(8) | JSON_PRESERVE_ORDER);
+        fputc('\n', stdout);
+        json_decref(o);
+    } else {
+        static const char *const headers[] = {
+            "rank", "hidden", "heads", "kv_heads", "ffn", "vocab", "micro_batch", "tp",
+            "params_delta_pct", "step_time_ms", "tokens_per_s_per_gpu", "speedup", "reason"};
+        static const bool numeric[] = {true, true, true, true, true, true, true,
+                                       true, true, true, true, true, false};
+        struct cli_table *t = cli_table_new(13, headers, numeric);
+
+        if (!t) {
+            code = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        for (size_t i = 0; i < adv->n_candidates; i++) {
+            const struct tc_advice_candidate *cand = &adv->candidates[i];
+
+            cli_table_addf(t, 0, "%zu", i + 1);
+            cli_table_addf(t, 1, "%lld", (long long)cand->cfg.hidden);
+            cli_table_addf(t, 2, "%lld", (long long)cand->cfg.heads);
+            cli_table_addf(t, 3, "%lld", (long long)cand->cfg.kv_heads);
+            cli_table_addf(t, 4, "%lld", (long long)cand->cfg.ffn);
+            cli_table_addf(t, 5, "%lld", (long long)cand->cfg.vocab);
+            cli_table_addf(t, 6, "%lld", (long long)cand->cfg.micro_batch);
+            cli_table_addf(t, 7, "%lld", (long long)cand->cfg.tp);
+            cli_table_addf(t, 8, "%+.2f", 100 * cand->params_delta);
+            cli_table_addf(t, 9, "%.2f", cand->step_time_us / 1e3);
+            cli_table_addf(t, 10, "%.0f", cand->tokens_per_s_per_gpu);
+            cli_table_addf(t, 11, "%.3f", cand->speedup);
+            cli_table_addf(t, 12, "%s", cand->reason);
+            cli_table_end_row(t);
+        }
+        if (fmt == CLI_FORMAT_TABLE) {
+            const struct tc_model_config *b = &adv->baseline;
+            printf("Baseline on %s (%s): h=%lld a=%lld kv=%lld ffn=%lld v=%lld b=%lld t=%lld, "
+                   "%.3g params, predicted %.2f ms/step, %.0f tokens/s per GPU\n",
+                   gpu->id, tc_dtype_name(b->dtype), (long long)b->hidden, (long long)b->heads,
+                   (long long)b->kv_heads, (long long)b->ffn, (long long)b->vocab,
+                   (long long)b->micro_batch, (long long)b->tp, adv->baseline_params,
+                   adv->baseline_step_us / 1e3, adv->baseline_tokens_per_s_per_gpu);
+            if (adv->n_candidates == 0)
+                printf("No shape within %.1f%% of the parameters is predicted faster.\n",
+                       100 * tol);
+            else
+                printf("Predicted faster shapes within %.1f%% of the parameters (speedup = "
+                       "tokens/s per GPU over the baseline):\n",
+                       100 * tol);
+        }
+        cli_table_print(t, stdout, fmt);
+        cli_table_free(t);
+    }
+    if (verbose)
+        fprintf(stderr, "advise: n_evaluated %zu candidates in %.3f s\n", adv->n_evaluated,
+                elapsed_s);
+cleanup:
+    tc_advice_free(adv);
+    tc_predictor_free(p);
+    tc_specs_free(specs);
+    return code;
 }

@@ -1,22 +1,1067 @@
-/* STUB: tilecast predict attention|layer|model, to be implemented. */
+/* tilecast predict attention|layer|model: attention kernels, one
+ * transformer layer from flags (or measured layers from a CSV), and whole
+ * models from a YAML config. Every number printed is a prediction. */
 #include "config.h"
 
-#include "cli.h"
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "csv.h"
+#include "model-cli.h"
+
+/* ------------------------------------------------------------------------ */
+/* Shared helpers                                                            */
+/* ------------------------------------------------------------------------ */
+
+bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
+              const char **value, bool *bad)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+
+    if (strncmp(arg, name, len) != 0)
+        return false;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return true;
+    }
+    if (arg[len] != '\0')
+        return false;
+    if (*i + 1 >= argc) {
+        cli_error(cmd, "%s needs a value", name);
+        *value = NULL;
+        *bad = true;
+        return true;
+    }
+    *value = argv[++*i];
+    return true;
+}
+
+int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_model_config *c)
+{
+    static const struct {
+        const char *flag;
+        size_t offset;
+        long long min, max;
+    } ints[] = {
+        {"--hidden", offsetof(struct tc_model_config, hidden), 1, 1 << 20},
+        {"--heads", offsetof(struct tc_model_config, heads), 1, 1 << 16},
+        {"--kv-heads", offsetof(struct tc_model_config, kv_heads), 1, 1 << 16},
+        {"--head-dim", offsetof(struct tc_model_config, head_dim), 1, 1 << 16},
+        {"--seq", offsetof(struct tc_model_config, seq), 1, 1 << 24},
+        {"--micro-batch", offsetof(struct tc_model_config, micro_batch), 1, 1 << 20},
+        {"--tp", offsetof(struct tc_model_config, tp), 1, 1024},
+        {"--ffn", offsetof(struct tc_model_config, ffn), 1, 1 << 22},
+        {"--layers", offsetof(struct tc_model_config, layers), 1, 1 << 16},
+        {"--vocab", offsetof(struct tc_model_config, vocab), 1, 1 << 24},
+    };
+    const char *arg = argv[*i], *v;
+    bool bad = false;
+
+    for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
+        long long x;
+
+        if (!mcli_opt(cmd, argc, argv, i, ints[k].flag, &v, &bad))
+            continue;
+        if (bad || !cli_parse_int(cmd, ints[k].flag, v, ints[k].min, ints[k].max, &x))
+            return -1;
+        *(int64_t *)((char *)c + ints[k].offset) = x;
+        return 1;
+    }
+    if (strcmp(arg, "--swiglu") == 0) {
+        c->swiglu = true;
+    } else if (strcmp(arg, "--gelu") == 0) {
+        c->swiglu = false;
+    } else if (strcmp(arg, "--rmsnorm") == 0) {
+        c->rmsnorm = true;
+    } else if (strcmp(arg, "--train") == 0) {
+        c->training = true;
+    } else if (strcmp(arg, "--inference") == 0) {
+        c->training = false;
+    } else if (strcmp(arg, "--no-causal") == 0) {
+        c->causal = false;
+    } else if (mcli_opt(cmd, argc, argv, i, "--attention", &v, &bad)) {
+        if (bad)
+            return -1;
+        if (strcmp(v, "flash") == 0)
+            c->attention = TC_ATTN_FLASH;
+        else if (strcmp(v, "unfused") == 0)
+            c->attention = TC_ATTN_UNFUSED;
+        else {
+            cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
+            return -1;
+        }
+    } else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
+        if (bad)
+            return -1;
+        if (tc_dtype_parse(v, &c->dtype) < 0) {
+            cli_error(cmd, "--dtype: %s", tc_last_error());
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+int mcli_setup(const char *cmd, const char *gpu_id, bool analytical, const char *db,
+               struct tc_specs **specs, struct tc_predictor **p, const struct tc_gpu **gpu)
+{
+    *p = NULL;
+    *specs = cli_load_specs(cmd);
+    if (!*specs)
+        return CLI_EXIT_INPUT;
+    *gpu = cli_find_gpu(cmd, *specs, gpu_id);
+    if (!*gpu)
+        goto input_error;
+    *p = tc_predictor_new(*specs);
+    if (!*p) {
+        int code = cli_fail(cmd, TC_ERR_NOMEM);
+        tc_specs_free(*specs);
+        *specs = NULL;
+        return code;
+    }
+    tc_predictor_set_analytical(*p, analytical);
+    if (db) {
+        int err = tc_predictor_add_db(*p, db);
+        if (err < 0) {
+            int code = cli_fail(cmd, err);
+            tc_predictor_free(*p);
+            tc_specs_free(*specs);
+            *p = NULL;
+            *specs = NULL;
+            return code;
+        }
+    }
+    return CLI_EXIT_OK;
+input_error:
+    tc_specs_free(*specs);
+    *specs = NULL;
+    return gpu_id && *gpu_id ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
+}
+
+json_t *mcli_ops_json(const struct tc_model_prediction *mp)
+{
+    json_t *arr = json_array();
+
+    for (size_t i = 0; i < mp->n_ops; i++) {
+        const struct tc_op_prediction *op = &mp->ops[i];
+        bool elem = strcmp(op->kind, "elementwise") == 0;
+        json_t *o = json_object();
+
+        json_object_set_new(o, "name", json_string(op->name));
+        json_object_set_new(o, "kind", json_string(op->kind));
+        json_object_set_new(o, "per_layer", json_boolean(op->in_layer));
+        if (elem) {
+            json_object_set_new(o, "bytes", json_integer(op->m));
+        } else {
+            json_object_set_new(o, "m", json_integer(op->m));
+            json_object_set_new(o, "n", json_integer(op->n));
+            json_object_set_new(o, "k", json_integer(op->k));
+            json_object_set_new(o, "batch", json_integer(op->batch));
+        }
+        if (strcmp(op->kind, "gemm") == 0 || strcmp(op->kind, "bmm") == 0)
+            json_object_set_new(o, "layout", json_string(tc_layout_name(op->layout)));
+        json_object_set_new(o, "time_us", json_real(op->time_us));
+        json_object_set_new(o, "tflops", json_real(op->tflops));
+        json_object_set_new(o, "share_pct", json_real(100 * op->share));
+        json_object_set_new(o, "source", json_string(tc_source_name(op->source)));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+struct cli_table *mcli_ops_table(const struct tc_model_prediction *mp)
+{
+    static const char *const headers[] = {"op",    "kind",    "m",         "n",
+                                          "k",     "batch",   "layout",    "time_us",
+                                          "tflops", "share_pct", "per_layer", "source"};
+    static const bool numeric[] = {false, false, true, true, true, true,
+                                   false, true,  true, true, false, false};
+    struct cli_table *t = cli_table_new(12, headers, numeric);
+
+    if (!t)
+        return NULL;
+    for (size_t i = 0; i < mp->n_ops; i++) {
+        const struct tc_op_prediction *op = &mp->ops[i];
+        bool matmul = strcmp(op->kind, "gemm") == 0 || strcmp(op->kind, "bmm") == 0;
+        bool elem = strcmp(op->kind, "elementwise") == 0;
+
+        cli_table_addf(t, 0, "%s", op->name);
+        cli_table_addf(t, 1, "%s", op->kind);
+        if (elem) {
+            /* m holds the bytes moved */
+            cli_table_addf(t, 2, "%s", "");
+            cli_table_addf(t, 3, "%s", "");
+            cli_table_addf(t, 4, "%s", "");
+            cli_table_addf(t, 5, "%s", "");
+        } else {
+            cli_table_addf(t, 2, "%lld", (long long)op->m);
+            cli_table_addf(t, 3, "%lld", (long long)op->n);
+            cli_table_addf(t, 4, "%lld", (long long)op->k);
+            cli_table_addf(t, 5, "%lld", (long long)op->batch);
+        }
+        cli_table_addf(t, 6, "%s", matmul ? tc_layout_name(op->layout) : "");
+        cli_table_addf(t, 7, "%.2f", op->time_us);
+        if (elem)
+            cli_table_addf(t, 8, "%s", "");
+        else
+            cli_table_addf(t, 8, "%.1f", op->tflops);
+        cli_table_addf(t, 9, "%.1f", 100 * op->share);
+        cli_table_addf(t, 10, "%s", op->in_layer ? "yes" : "no");
+        cli_table_addf(t, 11, "%s", tc_source_name(op->source));
+        cli_table_end_row(t);
+    }
+    return t;
+}
+
+/* A one-record output: "key value" lines, a JSON object or a CSV row. */
+struct record {
+    json_t *obj;
+    struct cli_table *kv;
+};
+
+static void rec_num(struct record *r, const char *key, double v, int decimals)
+{
+    json_object_set_new(r->obj, key, json_real(v));
+    cli_table_addf(r->kv, 0, "%s", key);
+    cli_table_addf(r->kv, 1, "%.*f", decimals, v);
+    cli_table_end_row(r->kv);
+}
+
+static void rec_int(struct record *r, const char *key, long long v)
+{
+    json_object_set_new(r->obj, key, json_integer(v));
+    cli_table_addf(r->kv, 0, "%s", key);
+    cli_table_addf(r->kv, 1, "%lld", v);
+    cli_table_end_row(r->kv);
+}
+
+static void rec_str(struct record *r, const char *key, const char *v)
+{
+    json_object_set_new(r->obj, key, json_string(v));
+    cli_table_addf(r->kv, 0, "%s", key);
+    cli_table_addf(r->kv, 1, "%s", v);
+    cli_table_end_row(r->kv);
+}
+
+static bool rec_init(struct record *r)
+{
+    static const char *const headers[] = {"field", "value"};
+
+    r->obj = json_object();
+    r->kv = cli_table_new(2, headers, NULL);
+    return r->obj && r->kv;
+}
+
+static void rec_free(struct record *r)
+{
+    json_decref(r->obj);
+    cli_table_free(r->kv);
+}
+
+static void rec_print_csv(struct record *r, FILE *out)
+{
+    const char *key;
+    json_t *v;
+    size_t n = json_object_size(r->obj), i = 0;
+
+    json_object_foreach(r->obj, key, v) cli_csv_field(out, key, ++i == n);
+    i = 0;
+    json_object_foreach(r->obj, key, v)
+    {
+        char buf[64];
+        const char *s = buf;
+
+        if (json_is_string(v))
+            s = json_string_value(v);
+        else if (json_is_integer(v))
+            snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+        else if (json_is_boolean(v))
+            s = json_is_true(v) ? "true" : "false";
+        else
+            snprintf(buf, sizeof(buf), "%.6g", json_number_value(v));
+        cli_csv_field(out, s, ++i == n);
+    }
+}
+
+static void print_json(json_t *obj)
+{
+    json_dumpf(obj, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(8) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+}
+
+static bool help_flag(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* predict attention                                                         */
+/* ------------------------------------------------------------------------ */
+
+const char cmd_predict_attention_help[] =
+    "Usage: tilecast predict attention --gpu ID --batch B --heads A --seq S --head-dim D\n"
+    "                                  [--impl flash|unfused] [--kv-heads G] [--seq-kv S]\n"
+    "                                  [--dtype fp16] [--causal] [--bwd] [--analytical]\n"
+    "                                  [--db FILE] [--json|--csv]\n";
 
 int cmd_predict_attention(int argc, char **argv)
 {
-    cli_error("predict attention", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    const char *cmd = "predict attention";
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH, .dtype = TC_DTYPE_FP16};
+    struct tc_attention_prediction pred;
+    enum cli_format fmt = CLI_FORMAT_TABLE;
+    const char *gpu_id = NULL, *db = NULL, *v;
+    bool analytical = false, bad = false;
+    struct tc_specs *specs = NULL;
+    struct tc_predictor *p = NULL;
+    const struct tc_gpu *gpu;
+    struct record rec = {0};
+    int code, err;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        long long x;
+
+        if (help_flag(arg)) {
+            fputs(cmd_predict_attention_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (cli_parse_format(arg, &fmt)) {
+        } else if (strcmp(arg, "--causal") == 0) {
+            q.causal = true;
+        } else if (strcmp(arg, "--bwd") == 0) {
+            q.backward = true;
+        } else if (strcmp(arg, "--analytical") == 0) {
+            analytical = true;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
+            gpu_id = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
+            db = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--impl", &v, &bad)) {
+            if (bad)
+                break;
+            if (strcmp(v, "flash") == 0)
+                q.impl = TC_ATTN_FLASH;
+            else if (strcmp(v, "unfused") == 0)
+                q.impl = TC_ATTN_UNFUSED;
+            else {
+                cli_error(cmd, "--impl: '%s' (expected flash or unfused)", v);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (mcli_opt(cmd, argc, argv, &i, "--dtype", &v, &bad)) {
+            if (bad)
+                break;
+            if (tc_dtype_parse(v, &q.dtype) < 0) {
+                cli_error(cmd, "--dtype: %s", tc_last_error());
+                return CLI_EXIT_USAGE;
+            }
+        } else {
+            static const struct {
+                const char *flag;
+                int64_t *dst;
+            } ints[] = {{"--batch", NULL},  {"--heads", NULL},   {"--kv-heads", NULL},
+                        {"--seq", NULL},    {"--seq-kv", NULL},  {"--head-dim", NULL}};
+            int64_t *dsts[] = {&q.batch, &q.heads, &q.kv_heads, &q.seq_q, &q.seq_kv, &q.head_dim};
+            bool matched = false;
+
+            for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]) && !matched; k++) {
+                if (!mcli_opt(cmd, argc, argv, &i, ints[k].flag, &v, &bad))
+                    continue;
+                matched = true;
+                if (bad || !cli_parse_int(cmd, ints[k].flag, v, 1, 1LL << 24, &x))
+                    return CLI_EXIT_USAGE;
+                *dsts[k] = x;
+            }
+            if (!matched) {
+                cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+                return CLI_EXIT_USAGE;
+            }
+        }
+        if (bad)
+            return CLI_EXIT_USAGE;
+    }
+    if (bad)
+        return CLI_EXIT_USAGE;
+    if (!q.batch || !q.heads || !q.seq_q || !q.head_dim) {
+        cli_error(cmd, "--batch, --heads, --seq and --head-dim are required");
+        return CLI_EXIT_USAGE;
+    }
+    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    if (code)
+        return code;
+    err = tc_predict_attention(p, gpu, &q, &pred);
+    if (err < 0) {
+        code = cli_fail(cmd, err);
+        goto cleanup;
+    }
+    if (!rec_init(&rec)) {
+        code = cli_fail(cmd, TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    rec_str(&rec, "gpu", gpu->id);
+    rec_str(&rec, "impl", tc_attn_impl_name(q.impl));
+    rec_str(&rec, "dtype", tc_dtype_name(q.dtype));
+    rec_str(&rec, "direction", q.backward ? "backward" : "forward");
+    rec_str(&rec, "causal", q.causal ? "yes" : "no");
+    rec_int(&rec, "batch", q.batch);
+    rec_int(&rec, "heads", q.heads);
+    rec_int(&rec, "kv_heads", q.kv_heads ? q.kv_heads : q.heads);
+    rec_int(&rec, "seq_q", q.seq_q);
+    rec_int(&rec, "seq_kv", q.seq_kv ? q.seq_kv : q.seq_q);
+    rec_int(&rec, "head_dim", q.head_dim);
+    rec_num(&rec, "time_us", pred.time_us, 2);
+    rec_num(&rec, "lo_us", pred.lo_us, 2);
+    rec_num(&rec, "hi_us", pred.hi_us, 2);
+    rec_num(&rec, "tflops", pred.tflops, 1);
+    if (q.impl == TC_ATTN_UNFUSED) {
+        rec_num(&rec, "scores_us", pred.scores_us, 2);
+        rec_num(&rec, "softmax_us", pred.softmax_us, 2);
+        rec_num(&rec, "values_us", pred.values_us, 2);
+        rec_num(&rec, "kv_expand_us", pred.expand_us, 2);
+    } else {
+        rec_int(&rec, "block_m", pred.block_m);
+        rec_int(&rec, "block_n", pred.block_n);
+        rec_int(&rec, "blocks", pred.blocks);
+        rec_int(&rec, "blocks_per_sm", pred.blocks_per_sm);
+        rec_num(&rec, "waves", pred.waves, 2);
+        rec_num(&rec, "occupancy_pct", 100 * pred.occupancy, 0);
+    }
+    rec_str(&rec, "bound", tc_bound_name(pred.bound));
+    rec_str(&rec, "source", tc_source_name(pred.source));
+    if (fmt == CLI_FORMAT_JSON) {
+        json_object_set_new(rec.obj, "prediction", json_true());
+        print_json(rec.obj);
+    } else if (fmt == CLI_FORMAT_CSV) {
+        rec_print_csv(&rec, stdout);
+    } else {
+        printf("Attention on %s (%s), predicted:\n", gpu->name, tc_dtype_name(q.dtype));
+        cli_table_print(rec.kv, stdout, CLI_FORMAT_TABLE);
+    }
+cleanup:
+    rec_free(&rec);
+    tc_predictor_free(p);
+    tc_specs_free(specs);
+    return code;
 }
+
+/* ------------------------------------------------------------------------ */
+/* predict layer --measured: layer sums of measured GEMMs                    */
+/* ------------------------------------------------------------------------ */
+
+#define VIDUR_OPS 4
+static const char *const vidur_ops[VIDUR_OPS] = {"attn_pre_proj", "attn_post_proj",
+                                                 "mlp_up_proj", "mlp_down_proj"};
+
+struct layer_group {
+    char gpu[TC_ID_MAX];
+    char model[TC_NAME_MAX];
+    long long tp, tokens;
+    double meas_sum[VIDUR_OPS], pred_sum[VIDUR_OPS];
+    int count[VIDUR_OPS];
+    enum tc_source source;
+};
+
+struct group_list {
+    struct layer_group *g;
+    size_t n, cap;
+};
+
+static struct layer_group *find_group(struct group_list *l, const char *gpu, const char *model,
+                                      long long tp, long long tokens)
+{
+    /* Rows of one layer are adjacent in the files we read: try the last
+     * group first, then search. */
+    for (size_t k = l->n; k-- > 0;) {
+        struct layer_group *g = &l->g[k];
+        if (g->tp == tp && g->tokens == tokens && strcmp(g->gpu, gpu) == 0 &&
+            strcmp(g->model, model) == 0)
+            return g;
+        if (l->n - k > 64)
+            break;
+    }
+    for (size_t k = 0; k < l->n; k++) {
+        struct layer_group *g = &l->g[k];
+        if (g->tp == tp && g->tokens == tokens && strcmp(g->gpu, gpu) == 0 &&
+            strcmp(g->model, model) == 0)
+            return g;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        struct layer_group *ng = realloc(l->g, cap * sizeof(*ng));
+        if (!ng)
+            return NULL;
+        l->g = ng;
+        l->cap = cap;
+    }
+    struct layer_group *g = &l->g[l->n++];
+    memset(g, 0, sizeof(*g));
+    snprintf(g->gpu, sizeof(g->gpu), "%s", gpu);
+    snprintf(g->model, sizeof(g->model), "%s", model);
+    g->tp = tp;
+    g->tokens = tokens;
+    g->source = TC_SOURCE_MEASURED;
+    return g;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Percentile by linear interpolation on sorted values. */
+static double percentile(const double *v, size_t n, double q)
+{
+    double pos;
+    size_t lo;
+
+    if (n == 0)
+        return NAN;
+    pos = q * (double)(n - 1);
+    lo = (size_t)pos;
+    if (lo + 1 >= n)
+        return v[n - 1];
+    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+static void add_stats_row(struct cli_table *t, const char *gpu, const char *model, double *ape,
+                          size_t n, enum tc_source source)
+{
+    double sum = 0;
+
+    qsort(ape, n, sizeof(*ape), cmp_double);
+    for (size_t i = 0; i < n; i++)
+        sum += ape[i];
+    cli_table_addf(t, 0, "%s", gpu);
+    cli_table_addf(t, 1, "%s", model);
+    cli_table_addf(t, 2, "%zu", n);
+    cli_table_addf(t, 3, "%.2f", n ? 100 * sum / (double)n : NAN);
+    cli_table_addf(t, 4, "%.2f", 100 * percentile(ape, n, 0.5));
+    cli_table_addf(t, 5, "%.2f", 100 * percentile(ape, n, 0.9));
+    cli_table_addf(t, 6, "%s", tc_source_name(source));
+    cli_table_end_row(t);
+}
+
+static int column(const char *cmd, const char *file, int nf, char **f, const char *name)
+{
+    int c = tc_csv_find(nf, f, name);
+
+    if (c < 0)
+        cli_error(cmd, "%s: no column '%s' in the header (per-operation layer rows with "
+                       "gpu,dtype,m,n,k,layout,time_us,model,tp,vidur_op are expected)",
+                  file, name);
+    return c;
+}
+
+static bool field_int(const char *cmd, struct tc_csv *csv, char **f, int col, const char *name,
+                      long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoll(f[col], &end, 10);
+    if (!*f[col] || *end || errno) {
+        cli_error(cmd, "%s:%ld: column '%s': '%s' is not an integer", tc_csv_name(csv),
+                  tc_csv_line(csv), name, f[col]);
+        return false;
+    }
+    return true;
+}
+
+static int layer_measured(const char *file, double min_time_us, bool analytical, const char *db,
+                          enum cli_format fmt)
+{
+    const char *cmd = "predict layer";
+    static const char *const names[] = {"gpu", "dtype", "m",  "n",  "k",
+                                        "layout", "time_us", "model", "tp", "vidur_op"};
+    enum { C_GPU, C_DTYPE, C_M, C_N, C_K, C_LAYOUT, C_TIME, C_MODEL, C_TP, C_OP, C_COUNT };
+    int col[C_COUNT];
+    struct tc_specs *specs = NULL;
+    struct tc_predictor *p = NULL;
+    struct tc_csv *csv = NULL;
+    struct group_list groups = {0};
+    struct cli_table *t = NULL;
+    double *ape = NULL;
+    FILE *f;
+    int code = CLI_EXIT_OK, rc, nf;
+    char **fields;
+    const struct tc_gpu *gpu = NULL;
+
+    f = fopen(file, "r");
+    if (!f) {
+        cli_error(cmd, "%s: %s", file, strerror(errno));
+        return CLI_EXIT_INPUT;
+    }
+    csv = tc_csv_new(f, file);
+    specs = cli_load_specs(cmd);
+    if (!csv || !specs) {
+        code = CLI_EXIT_RUNTIME;
+        goto cleanup;
+    }
+    p = tc_predictor_new(specs);
+    if (!p) {
+        code = cli_fail(cmd, TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    tc_predictor_set_analytical(p, analytical);
+    if (db && (rc = tc_predictor_add_db(p, db)) < 0) {
+        code = cli_fail(cmd, rc);
+        goto cleanup;
+    }
+    rc = tc_csv_next(csv, &nf, &fields);
+    if (rc <= 0) {
+        if (rc < 0)
+            code = cli_fail(cmd, rc);
+        else
+            cli_error(cmd, "%s: empty file", file), code = CLI_EXIT_INPUT;
+        goto cleanup;
+    }
+    for (int c = 0; c < C_COUNT; c++) {
+        col[c] = column(cmd, file, nf, fields, names[c]);
+        if (col[c] < 0) {
+            code = CLI_EXIT_INPUT;
+            goto cleanup;
+        }
+    }
+    while ((rc = tc_csv_next(csv, &nf, &fields)) > 0) {
+        struct tc_gemm_query q = {.batch = 1};
+        struct tc_gemm_prediction pred;
+        struct layer_group *g;
+        long long m, n, k, tp;
+        double time_us;
+        int op = -1, err;
+        char *end;
+
+        if (nf < C_COUNT || nf <= col[C_OP] || nf <= col[C_TIME] || nf <= col[C_MODEL]) {
+            cli_error(cmd, "%s:%ld: %d fields, fewer than the header's", file, tc_csv_line(csv),
+                      nf);
+            code = CLI_EXIT_INPUT;
+            goto cleanup;
+        }
+        for (int o = 0; o < VIDUR_OPS; o++)
+            if (strcmp(fields[col[C_OP]], vidur_ops[o]) == 0)
+                op = o;
+        if (op < 0)
+            continue; /* not one of a layer's four GEMMs */
+        if (!field_int(cmd, csv, fields, col[C_M], "m", &m) ||
+            !field_int(cmd, csv, fields, col[C_N], "n", &n) ||
+            !field_int(cmd, csv, fields, col[C_K], "k", &k) ||
+            !field_int(cmd, csv, fields, col[C_TP], "tp", &tp)) {
+            code = CLI_EXIT_INPUT;
+            goto cleanup;
+        }
+        errno = 0;
+        time_us = strtod(fields[col[C_TIME]], &end);
+        if (!*fields[col[C_TIME]] || *end || errno || !(time_us > 0)) {
+            cli_error(cmd, "%s:%ld: column 'time_us': '%s' is not a positive number", file,
+                      tc_csv_line(csv), fields[col[C_TIME]]);
+            code = CLI_EXIT_INPUT;
+            goto cleanup;
+        }
+        if (!gpu || strcmp(gpu->id, fields[col[C_GPU]]) != 0) {
+            gpu = tc_specs_find(specs, fields[col[C_GPU]]);
+            if (!gpu) {
+                cli_error(cmd, "%s:%ld: unknown GPU '%s'", file, tc_csv_line(csv),
+                          fields[col[C_GPU]]);
+                code = CLI_EXIT_INPUT;
+                goto cleanup;
+            }
+        }
+        if (tc_dtype_parse(fields[col[C_DTYPE]], &q.dtype) < 0 ||
+            tc_layout_parse(fields[col[C_LAYOUT]], &q.layout) < 0) {
+            cli_error(cmd, "%s:%ld: %s", file, tc_csv_line(csv), tc_last_error());
+            code = CLI_EXIT_INPUT;
+            goto cleanup;
+        }
+        q.m = m, q.n = n, q.k = k;
+        err = tc_predict_gemm(p, gpu, &q, &pred);
+        if (err < 0) {
+            cli_error(cmd, "%s:%ld: %s", file, tc_csv_line(csv), tc_last_error());
+            code = cli_exit_code(err);
+            goto cleanup;
+        }
+        g = find_group(&groups, gpu->id, fields[col[C_MODEL]], tp, m);
+        if (!g) {
+            code = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        g->meas_sum[op] += time_us;
+        g->pred_sum[op] += pred.time_us;
+        g->count[op]++;
+        if (pred.source > g->source)
+            g->source = pred.source;
+    }
+    if (rc < 0) {
+        code = cli_fail(cmd, rc);
+        goto cleanup;
+    }
+
+    {
+        static const char *const headers[] = {"gpu",           "model",       "layers",
+                                              "mape_pct",      "median_ape_pct", "p90_ape_pct",
+                                              "source"};
+        static const bool numeric[] = {false, false, true, true, true, true, false};
+        size_t n_all = 0;
+        enum tc_source all_source = TC_SOURCE_MEASURED;
+
+        t = cli_table_new(7, headers, numeric);
+        ape = malloc((groups.n + 1) * sizeof(*ape));
+        if (!t || !ape) {
+            code = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        /* One row per (gpu, model), then all together. */
+        for (size_t i = 0; i < groups.n; i++) {
+            struct layer_group *gi = &groups.g[i];
+            bool first = true;
+            size_t n = 0;
+            enum tc_source source = TC_SOURCE_MEASURED;
+
+            for (size_t j = 0; j < i && first; j++)
+                if (strcmp(groups.g[j].gpu, gi->gpu) == 0 &&
+                    strcmp(groups.g[j].model, gi->model) == 0)
+                    first = false;
+            if (!first)
+                continue;
+            for (size_t j = i; j < groups.n; j++) {
+                struct layer_group *g = &groups.g[j];
+                double meas = 0, pred = 0;
+                bool complete = true;
+
+                if (strcmp(g->gpu, gi->gpu) != 0 || strcmp(g->model, gi->model) != 0)
+                    continue;
+                /* Shapes measured twice count once, at their mean. */
+                for (int o = 0; o < VIDUR_OPS; o++) {
+                    if (!g->count[o]) {
+                        complete = false;
+                        break;
+                    }
+                    meas += g->meas_sum[o] / g->count[o];
+                    pred += g->pred_sum[o] / g->count[o];
+                }
+                if (!complete || meas < min_time_us)
+                    continue;
+                ape[n++] = fabs(pred - meas) / meas;
+                if (g->source > source)
+                    source = g->source;
+            }
+            if (n) {
+                add_stats_row(t, gi->gpu, gi->model, ape, n, source);
+                n_all += n;
+                if (source > all_source)
+                    all_source = source;
+            }
+        }
+        /* Recompute the pooled figures. */
+        {
+            size_t n = 0;
+            for (size_t j = 0; j < groups.n; j++) {
+                struct layer_group *g = &groups.g[j];
+                double meas = 0, pred = 0;
+                bool complete = true;
+                for (int o = 0; o < VIDUR_OPS; o++) {
+                    if (!g->count[o]) {
+                        complete = false;
+                        break;
+                    }
+                    meas += g->meas_sum[o] / g->count[o];
+                    pred += g->pred_sum[o] / g->count[o];
+                }
+                if (complete && meas >= min_time_us)
+                    ape[n++] = fabs(pred - meas) / meas;
+            }
+            if (n == 0) {
+                cli_error(cmd, "%s: no complete layer (four GEMMs) at or above %g us", file,
+                          min_time_us);
+                code = CLI_EXIT_INPUT;
+                goto cleanup;
+            }
+            add_stats_row(t, "all", "all", ape, n, all_source);
+        }
+        if (fmt == CLI_FORMAT_TABLE)
+            printf("Predicted vs measured sum of a layer's four GEMMs (QKV, output projection, "
+                   "MLP up, MLP down), layers >= %g us:\n",
+                   min_time_us);
+        cli_table_print(t, stdout, fmt);
+    }
+cleanup:
+    free(ape);
+    cli_table_free(t);
+    free(groups.g);
+    tc_csv_free(csv);
+    fclose(f);
+    tc_predictor_free(p);
+    tc_specs_free(specs);
+    return code;
+}
+
+/* ------------------------------------------------------------------------ */
+/* predict layer / predict model                                             */
+/* ------------------------------------------------------------------------ */
+
+static void config_json(json_t *o, const struct tc_model_config *c)
+{
+    if (c->name[0])
+        json_object_set_new(o, "name", json_string(c->name));
+    json_object_set_new(o, "hidden", json_integer(c->hidden));
+    json_object_set_new(o, "heads", json_integer(c->heads));
+    json_object_set_new(o, "kv_heads", json_integer(c->kv_heads ? c->kv_heads : c->heads));
+    json_object_set_new(o, "head_dim", json_integer(c->head_dim));
+    json_object_set_new(o, "ffn", json_integer(c->ffn));
+    json_object_set_new(o, "activation", json_string(c->swiglu ? "swiglu" : "gelu"));
+    json_object_set_new(o, "seq", json_integer(c->seq));
+    json_object_set_new(o, "micro_batch", json_integer(c->micro_batch));
+    json_object_set_new(o, "tp", json_integer(c->tp));
+    json_object_set_new(o, "attention", json_string(tc_attn_impl_name(c->attention)));
+    json_object_set_new(o, "dtype", json_string(tc_dtype_name(c->dtype)));
+    json_object_set_new(o, "mode", json_string(c->training ? "training" : "inference"));
+}
+
+/* Prints a layer or model prediction. whole: model summary too. */
+static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_config *c,
+                            const struct tc_model_prediction *mp, bool whole, enum cli_format fmt)
+{
+    struct cli_table *t;
+
+    if (fmt == CLI_FORMAT_JSON) {
+        json_t *o = json_object();
+
+        json_object_set_new(o, "prediction", json_true());
+        json_object_set_new(o, "gpu", json_string(gpu->id));
+        config_json(o, c);
+        json_object_set_new(o, "layer_time_us", json_real(mp->layer_time_us));
+        if (whole) {
+            json_object_set_new(o, "layers", json_integer(c->layers));
+            json_object_set_new(o, "vocab", json_integer(c->vocab));
+            json_object_set_new(o, "head_time_us", json_real(mp->head_time_us));
+            json_object_set_new(o, "step_time_us", json_real(mp->step_time_us));
+            json_object_set_new(o, "tokens_per_s", json_real(mp->tokens_per_s));
+            json_object_set_new(o, "model_tflops", json_real(mp->model_tflops));
+            json_object_set_new(o, "mfu", json_real(mp->mfu));
+            json_object_set_new(o, "params", json_real(mp->params));
+        }
+        json_object_set_new(o, "source", json_string(tc_source_name(mp->source)));
+        json_object_set_new(o, "ops", mcli_ops_json(mp));
+        print_json(o);
+        json_decref(o);
+        return CLI_EXIT_OK;
+    }
+    t = mcli_ops_table(mp);
+    if (!t)
+        return cli_fail("predict", TC_ERR_NOMEM);
+    if (fmt == CLI_FORMAT_CSV) {
+        cli_table_print(t, stdout, fmt);
+        cli_table_free(t);
+        return CLI_EXIT_OK;
+    }
+    printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
+           "t=%lld, %s attention\n",
+           c->training ? "training (forward + backward)" : "inference (forward)", gpu->name,
+           gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden, (long long)c->heads,
+           (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
+           c->swiglu ? " (swiglu)" : "", (long long)c->seq, (long long)c->micro_batch,
+           (long long)c->tp, tc_attn_impl_name(c->attention));
+    cli_table_print(t, stdout, fmt);
+    cli_table_free(t);
+    printf("\nlayer_time_us   %.1f\n", mp->layer_time_us);
+    if (whole) {
+        printf("layers          %lld\n", (long long)c->layers);
+        printf("head_time_us    %.1f (embedding, logits%s)\n", mp->head_time_us,
+               c->training ? ", loss" : "");
+        printf("step_time_ms    %.2f\n", mp->step_time_us / 1e3);
+        printf("tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
+               (long long)c->tp, c->tp > 1 ? "s" : "");
+        printf("model_tflops    %.1f per GPU\n", mp->model_tflops);
+        printf("mfu_pct         %.1f\n", 100 * mp->mfu);
+        printf("params          %.3g\n", mp->params);
+    }
+    printf("source          %s (every figure is a prediction)\n", tc_source_name(mp->source));
+    return CLI_EXIT_OK;
+}
+
+const char cmd_predict_layer_help[] =
+    "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"
+    "                              [--tp T] [--attention flash|unfused] [--ffn F] [--swiglu]\n"
+    "                              [--kv-heads G] [--head-dim D] [--rmsnorm] [--no-causal]\n"
+    "                              [--dtype fp16] [--train] [--analytical] [--db FILE]\n"
+    "                              [--json|--csv]\n"
+    "       tilecast predict layer --measured FILE [--min-time-us 20] [--analytical]\n"
+    "                              [--db FILE] [--json|--csv]\n";
 
 int cmd_predict_layer(int argc, char **argv)
 {
-    cli_error("predict layer", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    const char *cmd = "predict layer";
+    struct tc_model_config c;
+    enum cli_format fmt = CLI_FORMAT_TABLE;
+    const char *gpu_id = NULL, *db = NULL, *measured = NULL, *v;
+    double min_time_us = 20;
+    bool analytical = false, bad = false;
+    struct tc_specs *specs = NULL;
+    struct tc_predictor *p = NULL;
+    struct tc_model_prediction *mp = NULL;
+    const struct tc_gpu *gpu;
+    int code, err;
+
+    tc_model_config_defaults(&c);
+    c.training = false; /* a layer is forward only unless --train */
+    c.vocab = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int r;
+
+        if (help_flag(arg)) {
+            fputs(cmd_predict_layer_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (cli_parse_format(arg, &fmt)) {
+        } else if (strcmp(arg, "--analytical") == 0) {
+            analytical = true;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
+            gpu_id = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
+            db = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--measured", &v, &bad)) {
+            measured = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--min-time-us", &v, &bad)) {
+            if (!bad && !cli_parse_double(cmd, "--min-time-us", v, 0, 1e12, &min_time_us))
+                return CLI_EXIT_USAGE;
+        } else if ((r = mcli_shape_flag(cmd, argc, argv, &i, &c)) != 0) {
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+        } else {
+            cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+            return CLI_EXIT_USAGE;
+        }
+        if (bad)
+            return CLI_EXIT_USAGE;
+    }
+    if (measured)
+        return layer_measured(measured, min_time_us, analytical, db, fmt);
+    if (!c.hidden || !c.heads || !c.seq) {
+        cli_error(cmd, "--hidden, --heads and --seq are required (or --measured FILE)");
+        return CLI_EXIT_USAGE;
+    }
+    c.layers = 1;
+    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    if (code)
+        return code;
+    err = tc_model_config_resolve(&c);
+    if (err == TC_OK)
+        err = tc_predict_model(p, gpu, &c, &mp);
+    if (err < 0)
+        code = cli_fail(cmd, err);
+    else
+        code = print_prediction(gpu, &c, mp, false, fmt);
+    tc_model_prediction_free(mp);
+    tc_predictor_free(p);
+    tc_specs_free(specs);
+    return code;
 }
+
+const char cmd_predict_model_help[] =
+    "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"
+    "                              [--seq S] [--train|--inference]\n"
+    "                              [--attention flash|unfused] [--analytical] [--db FILE]\n"
+    "                              [--json|--csv]\n";
 
 int cmd_predict_model(int argc, char **argv)
 {
-    cli_error("predict model", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    const char *cmd = "predict model";
+    struct tc_model_config over, c;
+    enum cli_format fmt = CLI_FORMAT_TABLE;
+    const char *gpu_id = NULL, *db = NULL, *config = NULL, *v;
+    bool analytical = false, bad = false;
+    int train = -1, attention = -1;
+    struct tc_specs *specs = NULL;
+    struct tc_predictor *p = NULL;
+    struct tc_model_prediction *mp = NULL;
+    const struct tc_gpu *gpu;
+    long long x;
+    int code, err;
+
+    memset(&over, 0, sizeof(over));
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+
+        if (help_flag(arg)) {
+            fputs(cmd_predict_model_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (cli_parse_format(arg, &fmt)) {
+        } else if (strcmp(arg, "--analytical") == 0) {
+            analytical = true;
+        } else if (strcmp(arg, "--train") == 0) {
+            train = 1;
+        } else if (strcmp(arg, "--inference") == 0) {
+            train = 0;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
+            gpu_id = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
+            db = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--config", &v, &bad)) {
+            config = v;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--attention", &v, &bad)) {
+            if (bad)
+                return CLI_EXIT_USAGE;
+            if (strcmp(v, "flash") == 0)
+                attention = TC_ATTN_FLASH;
+            else if (strcmp(v, "unfused") == 0)
+                attention = TC_ATTN_UNFUSED;
+            else {
+                cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
+                return CLI_EXIT_USAGE;
+            }
+        } else if (mcli_opt(cmd, argc, argv, &i, "--tp", &v, &bad)) {
+            if (bad || !cli_parse_int(cmd, "--tp", v, 1, 1024, &x))
+                return CLI_EXIT_USAGE;
+            over.tp = x;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--micro-batch", &v, &bad)) {
+            if (bad || !cli_parse_int(cmd, "--micro-batch", v, 1, 1 << 20, &x))
+                return CLI_EXIT_USAGE;
+            over.micro_batch = x;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--seq", &v, &bad)) {
+            if (bad || !cli_parse_int(cmd, "--seq", v, 1, 1 << 24, &x))
+                return CLI_EXIT_USAGE;
+            over.seq = x;
+        } else {
+            cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+            return CLI_EXIT_USAGE;
+        }
+        if (bad)
+            return CLI_EXIT_USAGE;
+    }
+    if (!config) {
+        cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
+        return CLI_EXIT_USAGE;
+    }
+    err = tc_model_config_load(config, &c);
+    if (err < 0)
+        return cli_fail(cmd, err);
+    if (over.tp)
+        c.tp = over.tp;
+    if (over.micro_batch)
+        c.micro_batch = over.micro_batch;
+    if (over.seq)
+        c.seq = over.seq;
+    if (train >= 0)
+        c.training = train;
+    if (attention >= 0)
+        c.attention = (enum tc_attn_impl)attention;
+    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    if (code)
+        return code;
+    err = tc_model_config_resolve(&c);
+    if (err == TC_OK)
+        err = tc_predict_model(p, gpu, &c, &mp);
+    if (err < 0)
+        code = cli_fail(cmd, err);
+    else
+        code = print_prediction(gpu, &c, mp, true, fmt);
+    tc_model_prediction_free(mp);
+    tc_predictor_free(p);
+    tc_specs_free(specs);
+    return code;
 }

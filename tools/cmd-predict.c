@@ -1,12 +1,686 @@
-/* STUB: tilecast predict, to be implemented. */
+/* tilecast predict gemm (one shape, or a CSV streamed row by row), and the
+ * dispatch to predict attention|layer|model (cmd-predict-model.c). Every
+ * number printed is labelled as a prediction. */
 #include "config.h"
 
-#include "cli.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-const char cmd_predict_help[] = "Usage: tilecast predict ...\n";
+#include "csv.h"
+#include "gemm-cli.h"
+#include "tc-internal.h"
+
+const char cmd_predict_help[] =
+    "Usage: tilecast predict gemm --gpu ID [--dtype DT] [--layout NN|NT|TN|TT]\n"
+    "                             [--batch B] [--lda N] [--ldb N] [--ldc N]\n"
+    "                             [--explain] [--json|--csv] [--analytical] [--db FILE]... M N K\n"
+    "       tilecast predict gemm [--gpu ID] [--dtype DT] [--layout L] [--batch B]\n"
+    "                             --input shapes.csv [--output predictions.csv]\n"
+    "                             [--explain] [--keep-going] [--analytical] [--db FILE]...\n"
+    "       tilecast predict attention|layer|model ...   (see 'tilecast predict attention --help')\n"
+    "\n"
+    "Predicts the time of C[M x N] = A[M x K] . B[K x N] (row-major view; a\n"
+    "batch of B such GEMMs with --batch) on a GPU, and says where the number\n"
+    "comes from: 'prediction (analytical)' is the model from the GPU spec and\n"
+    "the kernel catalogue alone; calibrated predictions use measured databases.\n"
+    "\n"
+    "Options:\n"
+    "  --gpu ID        GPU id ('tilecast specs list'); required unless every\n"
+    "                  input row has a gpu column\n"
+    "  --dtype DT      fp32, tf32, fp16, bf16 or fp8 (default fp16)\n"
+    "  --layout L      NN, NT, TN or TT in the row-major view: first letter A,\n"
+    "                  second B, T = stored transposed (nn.Linear is NT; default NN)\n"
+    "  --batch B       number of GEMMs in one batched call (default 1)\n"
+    "  --lda N, --ldb N, --ldc N\n"
+    "                  leading dimensions in elements (default: packed); they set\n"
+    "                  the alignment class (128-byte, 16-byte, 4-byte, unaligned)\n"
+    "  --explain       also print the chosen kernel, tile, stages, warps, split-K,\n"
+    "                  cluster, tiles, waves, wave and tile efficiency, blocks per\n"
+    "                  SM, occupancy, bound, alignment class and the compute,\n"
+    "                  memory and overhead parts of the time\n"
+    "  --json, --csv   machine-readable output (default: a table)\n"
+    "  --analytical    ignore every database: the analytical model only\n"
+    "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"
+    "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"
+    "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"
+    "                  lda, ldb, ldc are optional and override the flags per row.\n"
+    "                  Every input column is written through unchanged, followed\n"
+    "                  by pred_time_us, pred_tflops, pred_source (and the\n"
+    "                  --explain columns). The measured CSVs of the project's\n"
+    "                  data folder work as they are. Memory does not grow with\n"
+    "                  the number of rows.\n"
+    "  --output FILE   where batch mode writes (default: stdout)\n"
+    "  --keep-going    batch mode: report a bad row (FILE:LINE:COLUMN) on stderr,\n"
+    "                  write it with empty predictions and a pred_error column,\n"
+    "                  and continue; without it the first bad row stops the run.\n"
+    "                  Either way the exit status is 2 if any row failed.\n"
+    "\n"
+    "Output columns: time_us (predicted kernel time, microseconds), tflops\n"
+    "(2.M.N.K.B / time), frac_peak (of the dtype's dense peak), source.\n"
+    "\n"
+    "Examples:\n"
+    "  tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 8192 10944 4096\n"
+    "  tilecast predict gemm --gpu a100-sxm4-80gb --explain 8192 51201 4096\n"
+    "  tilecast predict gemm --input vidur_gemm.csv --output pred.csv\n";
+
+/* ------------------------------------------------------------------------ */
+/* Shared with eval and bench (gemm-cli.h)                                  */
+/* ------------------------------------------------------------------------ */
+
+const char *gemm_source_label(enum tc_source source)
+{
+    switch (source) {
+    case TC_SOURCE_MEASURED: return "measurement";
+    case TC_SOURCE_CALIBRATED: return "prediction (calibrated)";
+    case TC_SOURCE_TRANSFERRED: return "prediction (transferred)";
+    case TC_SOURCE_ANALYTICAL: return "prediction (analytical)";
+    default: return "prediction";
+    }
+}
+
+bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields,
+                       char **fields, struct gemm_columns *cols)
+{
+    cols->m = tc_csv_find(nfields, fields, "m");
+    cols->n = tc_csv_find(nfields, fields, "n");
+    cols->k = tc_csv_find(nfields, fields, "k");
+    cols->gpu = tc_csv_find(nfields, fields, "gpu");
+    cols->dtype = tc_csv_find(nfields, fields, "dtype");
+    cols->batch = tc_csv_find(nfields, fields, "batch");
+    cols->layout = tc_csv_find(nfields, fields, "layout");
+    cols->lda = tc_csv_find(nfields, fields, "lda");
+    cols->ldb = tc_csv_find(nfields, fields, "ldb");
+    cols->ldc = tc_csv_find(nfields, fields, "ldc");
+    if (cols->m < 0 || cols->n < 0 || cols->k < 0) {
+        cli_error(cmd, "%s:%ld: the header needs columns m, n and k (BLAS convention: C[m x n] "
+                  "= A[m x k] . B[k x n])", file, line);
+        return false;
+    }
+    return true;
+}
+
+static int row_error(char *err, size_t len, const char *file, long line, int col, int code,
+                     const char *fmt, ...) CLI_PRINTF(7, 8);
+
+static int row_error(char *err, size_t len, const char *file, long line, int col, int code,
+                     const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (col > 0)
+        snprintf(err, len, "%s:%ld:%d: %s", file, line, col, msg);
+    else
+        snprintf(err, len, "%s:%ld: %s", file, line, msg);
+    return code;
+}
+
+static int row_int(const char *file, long line, char **fields, int col, const char *name,
+                   long long min, int64_t *out, char *err, size_t len)
+{
+    long long v;
+    int e = tc_parse_i64(fields[col], &v);
+
+    if (e < 0)
+        return row_error(err, len, file, line, col + 1, e, "%s: %s", name, tc_last_error());
+    if (v < min)
+        return row_error(err, len, file, line, col + 1, TC_ERR_RANGE,
+                         "%s = %lld is out of range (must be >= %lld)", name, v, min);
+    *out = v;
+    return TC_OK;
+}
+
+int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols,
+                   const struct gemm_defaults *def, const char *file, long line,
+                   char **fields, const struct tc_gpu **gpu, struct tc_gemm_query *q,
+                   char *err, size_t len)
+{
+    const char *gpu_id = def->gpu_id;
+    int e;
+
+    memset(q, 0, sizeof(*q));
+    q->dtype = def->have_dtype ? def->dtype : TC_DTYPE_FP16;
+    q->layout = def->layout;
+    q->batch = def->batch;
+    if ((e = row_int(file, line, fields, cols->m, "m", 1, &q->m, err, len)) < 0 ||
+        (e = row_int(file, line, fields, cols->n, "n", 1, &q->n, err, len)) < 0 ||
+        (e = row_int(file, line, fields, cols->k, "k", 1, &q->k, err, len)) < 0)
+        return e;
+    if (cols->batch >= 0 && *fields[cols->batch] &&
+        (e = row_int(file, line, fields, cols->batch, "batch", 1, &q->batch, err, len)) < 0)
+        return e;
+    if (cols->lda >= 0 && *fields[cols->lda] &&
+        (e = row_int(file, line, fields, cols->lda, "lda", 1, &q->lda, err, len)) < 0)
+        return e;
+    if (cols->ldb >= 0 && *fields[cols->ldb] &&
+        (e = row_int(file, line, fields, cols->ldb, "ldb", 1, &q->ldb, err, len)) < 0)
+        return e;
+    if (cols->ldc >= 0 && *fields[cols->ldc] &&
+        (e = row_int(file, line, fields, cols->ldc, "ldc", 1, &q->ldc, err, len)) < 0)
+        return e;
+    if (cols->dtype >= 0 && *fields[cols->dtype] &&
+        tc_dtype_parse(fields[cols->dtype], &q->dtype) < 0)
+        return row_error(err, len, file, line, cols->dtype + 1, TC_ERR_INVALID, "%s",
+                         tc_last_error());
+    if (cols->layout >= 0 && *fields[cols->layout] &&
+        tc_layout_parse(fields[cols->layout], &q->layout) < 0)
+        return row_error(err, len, file, line, cols->layout + 1, TC_ERR_INVALID, "%s",
+                         tc_last_error());
+    if (cols->gpu >= 0 && *fields[cols->gpu])
+        gpu_id = fields[cols->gpu];
+    if (!gpu_id)
+        return row_error(err, len, file, line, cols->gpu >= 0 ? cols->gpu + 1 : 0,
+                         TC_ERR_INVALID, "no GPU: give --gpu ID or a gpu column");
+    if (!*gpu || strcmp((*gpu)->id, gpu_id) != 0) {
+        *gpu = tc_specs_find(specs, gpu_id);
+        if (!*gpu)
+            return row_error(err, len, file, line, cols->gpu >= 0 ? cols->gpu + 1 : 0,
+                             TC_ERR_NOT_FOUND,
+                             "unknown GPU '%s' ('tilecast specs list' shows the ids)", gpu_id);
+    }
+    return TC_OK;
+}
+
+int gemm_error_column(const struct gemm_columns *cols, int err)
+{
+    if (err == TC_ERR_UNSUPPORTED)
+        return cols->dtype >= 0 ? cols->dtype + 1 : 0;
+    if (err == TC_ERR_RANGE)
+        return cols->m + 1;
+    return 0;
+}
+
+int predictor_opts_parse(const char *cmd, int argc, char **argv, int *i,
+                         struct predictor_opts *o)
+{
+    const char *arg = argv[*i];
+
+    if (strcmp(arg, "--analytical") == 0) {
+        o->analytical = true;
+        return 1;
+    }
+    if (strcmp(arg, "--db") == 0 || strncmp(arg, "--db=", 5) == 0) {
+        const char *v = arg[4] == '=' ? arg + 5 : NULL;
+
+        if (!v) {
+            if (*i + 1 >= argc) {
+                cli_error(cmd, "--db needs a database file");
+                return -1;
+            }
+            v = argv[++*i];
+        }
+        if (o->n_dbs >= (int)(sizeof(o->dbs) / sizeof(o->dbs[0]))) {
+            cli_error(cmd, "at most %d --db files", (int)(sizeof(o->dbs) / sizeof(o->dbs[0])));
+            return -1;
+        }
+        o->dbs[o->n_dbs++] = v;
+        return 1;
+    }
+    return 0;
+}
+
+struct tc_predictor *predictor_opts_make(const char *cmd, const struct tc_specs *specs,
+                                         const struct predictor_opts *o, int *exit_code)
+{
+    struct tc_predictor *p = tc_predictor_new(specs);
+
+    if (!p) {
+        *exit_code = cli_fail(cmd, TC_ERR_NOMEM);
+        return NULL;
+    }
+    tc_predictor_set_analytical(p, o->analytical);
+    for (int i = 0; i < o->n_dbs; i++) {
+        int err = tc_predictor_add_db(p, o->dbs[i]);
+
+        if (err < 0) {
+            cli_error(cmd, "%s: %s", o->dbs[i],
+                      *tc_last_error() ? tc_last_error() : tc_strerror(err));
+            *exit_code = cli_exit_code(err);
+            tc_predictor_free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const char *const explain_cols[] = {
+    "kernel",   "tile_m",   "tile_n",        "tile_k",    "stages",    "warps",
+    "split_k",  "cluster",  "stream_k",      "tiles",     "waves",     "wave_eff",
+    "tile_eff", "blocks_per_sm", "occupancy", "bound",    "align",     "compute_us",
+    "memory_us", "overhead_us",
+};
+#define N_EXPLAIN ((int)(sizeof(explain_cols) / sizeof(explain_cols[0])))
+
+/* The --explain values of pr as strings, in explain_cols order. */
+static void explain_values(const struct tc_gemm_prediction *pr, char vals[N_EXPLAIN][96])
+{
+    snprintf(vals[0], 96, "%s", pr->kernel);
+    snprintf(vals[1], 96, "%d", pr->tile_m);
+    snprintf(vals[2], 96, "%d", pr->tile_n);
+    snprintf(vals[3], 96, "%d", pr->tile_k);
+    snprintf(vals[4], 96, "%d", pr->stages);
+    snprintf(vals[5], 96, "%d", pr->warps);
+    snprintf(vals[6], 96, "%d", pr->split_k);
+    snprintf(vals[7], 96, "%dx%d", pr->cluster_m, pr->cluster_n);
+    snprintf(vals[8], 96, "%s", pr->stream_k ? "yes" : "no");
+    snprintf(vals[9], 96, "%lld", (long long)pr->tiles);
+    snprintf(vals[10], 96, "%.3f", pr->waves);
+    snprintf(vals[11], 96, "%.3f", pr->wave_eff);
+    snprintf(vals[12], 96, "%.3f", pr->tile_eff);
+    snprintf(vals[13], 96, "%d", pr->blocks_per_sm);
+    snprintf(vals[14], 96, "%.3f", pr->occupancy);
+    snprintf(vals[15], 96, "%s", tc_bound_name(pr->bound));
+    snprintf(vals[16], 96, "%s", tc_align_name(pr->align));
+    snprintf(vals[17], 96, "%.3f", pr->compute_us);
+    snprintf(vals[18], 96, "%.3f", pr->memory_us);
+    snprintf(vals[19], 96, "%.3f", pr->overhead_us);
+}
+
+static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
+                        const struct tc_gemm_prediction *pr, bool explain, enum cli_format fmt)
+{
+    static const char *const base_cols[] = {"gpu",    "dtype",   "layout",    "m",
+                                            "n",      "k",       "batch",     "time_us",
+                                            "tflops", "frac_peak", "source"};
+    static const bool base_num[] = {false, false, false, true, true, true,
+                                    true,  true,  true,  true, false};
+    const int nbase = (int)(sizeof(base_cols) / sizeof(base_cols[0]));
+    const char *headers[sizeof(base_cols) / sizeof(base_cols[0]) + N_EXPLAIN];
+    bool numeric[sizeof(base_cols) / sizeof(base_cols[0]) + N_EXPLAIN];
+    char vals[N_EXPLAIN][96];
+    int ncols = nbase + (explain ? N_EXPLAIN : 0);
+    struct cli_table *t;
+
+    for (int c = 0; c < nbase; c++) {
+        headers[c] = base_cols[c];
+        numeric[c] = base_num[c];
+    }
+    for (int c = 0; c < N_EXPLAIN; c++) {
+        headers[nbase + c] = explain_cols[c];
+        numeric[nbase + c] = !(c == 0 || c == 7 || c == 8 || c == 15 || c == 16);
+    }
+    t = cli_table_new(ncols, headers, numeric);
+    if (!t) {
+        cli_error("predict", "out of memory");
+        return CLI_EXIT_RUNTIME;
+    }
+    cli_table_addf(t, 0, "%s", gpu->id);
+    cli_table_addf(t, 1, "%s", tc_dtype_name(q->dtype));
+    cli_table_addf(t, 2, "%s", tc_layout_name(q->layout));
+    cli_table_addf(t, 3, "%lld", (long long)q->m);
+    cli_table_addf(t, 4, "%lld", (long long)q->n);
+    cli_table_addf(t, 5, "%lld", (long long)q->k);
+    cli_table_addf(t, 6, "%lld", (long long)(q->batch ? q->batch : 1));
+    cli_table_addf(t, 7, "%.3f", pr->time_us);
+    cli_table_addf(t, 8, "%.2f", pr->tflops);
+    cli_table_addf(t, 9, "%.4f", pr->frac_peak);
+    cli_table_addf(t, 10, "%s", gemm_source_label(pr->source));
+    if (explain) {
+        explain_values(pr, vals);
+        for (int c = 0; c < N_EXPLAIN; c++)
+            cli_table_addf(t, nbase + c, "%s", vals[c]);
+    }
+    cli_table_end_row(t);
+    if (fmt == CLI_FORMAT_TABLE) {
+        /* One shape reads best as "field  value" lines. */
+        printf("GEMM %lld x %lld x %lld (batch %lld), %s %s on %s\n", (long long)q->m,
+               (long long)q->n, (long long)q->k, (long long)(q->batch ? q->batch : 1),
+               tc_dtype_name(q->dtype), tc_layout_name(q->layout), gpu->id);
+        printf("  %-14s %.3f\n", "time_us", pr->time_us);
+        printf("  %-14s %.2f\n", "tflops", pr->tflops);
+        printf("  %-14s %.1f%%\n", "of peak", 100.0 * pr->frac_peak);
+        printf("  %-14s %s\n", "source", gemm_source_label(pr->source));
+        if (explain) {
+            printf("  %-14s %s (%dx%dx%d, %d stages, %d warps, cluster %dx%d%s)\n", "kernel",
+                   pr->kernel, pr->tile_m, pr->tile_n, pr->tile_k, pr->stages, pr->warps,
+                   pr->cluster_m, pr->cluster_n, pr->stream_k ? ", stream-K" : "");
+            printf("  %-14s %d\n", "split_k", pr->split_k);
+            printf("  %-14s %lld\n", "tiles", (long long)pr->tiles);
+            printf("  %-14s %.3f (wave efficiency %.1f%%)\n", "waves", pr->waves,
+                   100.0 * pr->wave_eff);
+            printf("  %-14s %.1f%% of the tiles' area is useful\n", "tile_eff",
+                   100.0 * pr->tile_eff);
+            printf("  %-14s %d blocks/SM, %.1f%% of the warp slots\n", "occupancy",
+                   pr->blocks_per_sm, 100.0 * pr->occupancy);
+            printf("  %-14s %s\n", "bound", tc_bound_name(pr->bound));
+            printf("  %-14s %s\n", "alignment", tc_align_name(pr->align));
+            printf("  %-14s compute %.3f us, memory %.3f us, overhead %.3f us\n", "parts",
+                   pr->compute_us, pr->memory_us, pr->overhead_us);
+        }
+    } else {
+        cli_table_print(t, stdout, fmt);
+    }
+    cli_table_free(t);
+    return CLI_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batch mode                                                               */
+/* ------------------------------------------------------------------------ */
+
+struct stream_opts {
+    const char *input;
+    const char *output;
+    bool explain;
+    bool keep_going;
+};
+
+static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
+                          const struct gemm_defaults *def, const struct stream_opts *so)
+{
+    FILE *in = NULL, *out = NULL;
+    struct tc_csv *csv = NULL;
+    struct gemm_columns cols;
+    const struct tc_gpu *gpu = NULL;
+    const char *in_name = strcmp(so->input, "-") == 0 ? "<stdin>" : so->input;
+    char **fields;
+    int nfields, header_n = 0, rc = CLI_EXIT_OK, r;
+    long rows = 0, failed = 0;
+    char err[768];
+
+    in = strcmp(so->input, "-") == 0 ? stdin : fopen(so->input, "r");
+    if (!in) {
+        cli_error("predict", "%s: cannot open: %s", so->input, strerror(errno));
+        return CLI_EXIT_INPUT;
+    }
+    if (!so->output || strcmp(so->output, "-") == 0) {
+        out = stdout;
+    } else if (!(out = fopen(so->output, "w"))) {
+        cli_error("predict", "%s: cannot create: %s", so->output, strerror(errno));
+        rc = CLI_EXIT_RUNTIME;
+        goto cleanup;
+    }
+    if (!(csv = tc_csv_new(in, in_name))) {
+        rc = cli_fail("predict", TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    r = tc_csv_next(csv, &nfields, &fields);
+    if (r <= 0) {
+        if (r == 0)
+            cli_error("predict", "%s: empty input (expected a header with m, n, k)", in_name);
+        else
+            cli_fail("predict", r);
+        rc = CLI_EXIT_INPUT;
+        goto cleanup;
+    }
+    if (!gemm_columns_find("predict", in_name, tc_csv_line(csv), nfields, fields, &cols)) {
+        rc = CLI_EXIT_INPUT;
+        goto cleanup;
+    }
+    header_n = nfields;
+    for (int c = 0; c < nfields; c++)
+        cli_csv_field(out, fields[c], false);
+    fputs("pred_time_us,pred_tflops,pred_source", out);
+    if (so->explain)
+        for (int c = 0; c < N_EXPLAIN; c++)
+            fprintf(out, ",%s", explain_cols[c]);
+    if (so->keep_going)
+        fputs(",pred_error", out);
+    fputc('\n', out);
+
+    while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
+        struct tc_gemm_query q;
+        struct tc_gemm_prediction pr;
+        long line = tc_csv_line(csv);
+        int e;
+
+        rows++;
+        if (nfields != header_n) {
+            e = row_error(err, sizeof(err), in_name, line, 0, TC_ERR_PARSE,
+                          "expected %d fields as in the header, got %d", header_n, nfields);
+        } else if ((e = gemm_row_query(specs, &cols, def, in_name, line, fields, &gpu, &q, err,
+                                       sizeof(err))) == TC_OK) {
+            e = tc_predict_gemm(p, gpu, &q, &pr);
+            if (e < 0)
+                row_error(err, sizeof(err), in_name, line, gemm_error_column(&cols, e), e, "%s",
+                          tc_last_error());
+        }
+        if (e < 0) {
+            failed++;
+            fprintf(stderr, "tilecast predict: error: %s\n", err);
+            if (!so->keep_going) {
+                rc = cli_exit_code(e);
+                goto cleanup;
+            }
+            for (int c = 0; c < nfields; c++)
+                cli_csv_field(out, fields[c], false);
+            for (int c = nfields; c < header_n; c++)
+                cli_csv_field(out, "", false);
+            fputs(",,", out);
+            if (so->explain)
+                for (int c = 0; c < N_EXPLAIN; c++)
+                    fputc(',', out);
+            fputc(',', out);
+            cli_csv_field(out, err, true);
+            continue;
+        }
+        for (int c = 0; c < nfields; c++)
+            cli_csv_field(out, fields[c], false);
+        fprintf(out, "%.4f,%.4f,%s", pr.time_us, pr.tflops, gemm_source_label(pr.source));
+        if (so->explain) {
+            char vals[N_EXPLAIN][96];
+
+            explain_values(&pr, vals);
+            for (int c = 0; c < N_EXPLAIN; c++) {
+                fputc(',', out);
+                fputs(vals[c], out);
+            }
+        }
+        if (so->keep_going)
+            fputc(',', out);
+        fputc('\n', out);
+    }
+    if (r < 0) {
+        rc = cli_fail("predict", r);
+        goto cleanup;
+    }
+    if (failed) {
+        cli_error("predict", "%ld of %ld rows failed", failed, rows);
+        rc = CLI_EXIT_INPUT;
+    }
+
+cleanup:
+    tc_csv_free(csv);
+    if (in && in != stdin)
+        fclose(in);
+    if (out && out != stdout) {
+        if (fclose(out) != 0 && rc == CLI_EXIT_OK) {
+            cli_error("predict", "%s: write failed: %s", so->output, strerror(errno));
+            rc = CLI_EXIT_RUNTIME;
+        }
+    } else if (out && fflush(out) != 0 && rc == CLI_EXIT_OK) {
+        rc = CLI_EXIT_RUNTIME;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* predict gemm                                                             */
+/* ------------------------------------------------------------------------ */
+
+static bool take_value(int argc, char **argv, int *i, const char *flag, const char **value)
+{
+    size_t len = strlen(flag);
+
+    if (strncmp(argv[*i], flag, len) != 0)
+        return false;
+    if (argv[*i][len] == '=') {
+        *value = argv[*i] + len + 1;
+        return true;
+    }
+    if (argv[*i][len] != '\0')
+        return false;
+    *value = *i + 1 < argc ? argv[++*i] : NULL;
+    return true;
+}
+
+static int cmd_predict_gemm(int argc, char **argv)
+{
+    const char *cmd = "predict gemm";
+    struct gemm_defaults def = {.dtype = TC_DTYPE_FP16, .layout = TC_LAYOUT_NN, .batch = 1};
+    struct stream_opts so = {0};
+    struct predictor_opts po = {0};
+    struct tc_gemm_query q = {0};
+    enum cli_format fmt = CLI_FORMAT_TABLE;
+    long long dims[3], ld[3] = {0, 0, 0};
+    int ndims = 0, rc;
+    struct tc_specs *specs = NULL;
+    struct tc_predictor *p = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int r;
+
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(cmd_predict_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (cli_parse_format(a, &fmt)) {
+            continue;
+        } else if (strcmp(a, "--explain") == 0) {
+            so.explain = true;
+        } else if (strcmp(a, "--keep-going") == 0) {
+            so.keep_going = true;
+        } else if ((r = predictor_opts_parse(cmd, argc, argv, &i, &po)) != 0) {
+            if (r < 0)
+                return CLI_EXIT_USAGE;
+        } else if (take_value(argc, argv, &i, "--gpu", &v)) {
+            if (!v || !*v)
+                goto missing;
+            def.gpu_id = v;
+        } else if (take_value(argc, argv, &i, "--dtype", &v)) {
+            if (!v)
+                goto missing;
+            if (tc_dtype_parse(v, &def.dtype) < 0) {
+                cli_error(cmd, "--dtype: %s", tc_last_error());
+                return CLI_EXIT_USAGE;
+            }
+            def.have_dtype = true;
+        } else if (take_value(argc, argv, &i, "--layout", &v)) {
+            if (!v)
+                goto missing;
+            if (tc_layout_parse(v, &def.layout) < 0) {
+                cli_error(cmd, "--layout: %s", tc_last_error());
+                return CLI_EXIT_USAGE;
+            }
+        } else if (take_value(argc, argv, &i, "--batch", &v)) {
+            if (!cli_parse_int(cmd, "--batch", v, 1, INT64_MAX, &def.batch))
+                return CLI_EXIT_USAGE;
+        } else if (take_value(argc, argv, &i, "--lda", &v)) {
+            if (!cli_parse_int(cmd, "--lda", v, 1, INT64_MAX, &ld[0]))
+                return CLI_EXIT_USAGE;
+        } else if (take_value(argc, argv, &i, "--ldb", &v)) {
+            if (!cli_parse_int(cmd, "--ldb", v, 1, INT64_MAX, &ld[1]))
+                return CLI_EXIT_USAGE;
+        } else if (take_value(argc, argv, &i, "--ldc", &v)) {
+            if (!cli_parse_int(cmd, "--ldc", v, 1, INT64_MAX, &ld[2]))
+                return CLI_EXIT_USAGE;
+        } else if (take_value(argc, argv, &i, "--input", &v)) {
+            if (!v || !*v)
+                goto missing;
+            so.input = v;
+        } else if (take_value(argc, argv, &i, "--output", &v)) {
+            if (!v || !*v)
+                goto missing;
+            so.output = v;
+        } else if (a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9')) {
+            cli_error(cmd, "unknown option '%s' (see 'tilecast predict --help')", a);
+            return CLI_EXIT_USAGE;
+        } else {
+            const char *names[] = {"M", "N", "K"};
+
+            if (ndims >= 3) {
+                cli_error(cmd, "too many arguments: '%s' (expected M N K)", a);
+                return CLI_EXIT_USAGE;
+            }
+            /* Shapes are input: a bad one is an input error (exit 2). */
+            if (!cli_parse_int(cmd, names[ndims], a, 1, INT64_MAX, &dims[ndims]))
+                return CLI_EXIT_INPUT;
+            ndims++;
+        }
+        continue;
+missing:
+        cli_error(cmd, "%s needs a value", a);
+        return CLI_EXIT_USAGE;
+    }
+    if (so.input && ndims) {
+        cli_error(cmd, "give either M N K or --input FILE, not both");
+        return CLI_EXIT_USAGE;
+    }
+    if (!so.input && ndims != 3) {
+        cli_error(cmd, "expected M N K (or --input FILE); see 'tilecast predict --help'");
+        return CLI_EXIT_USAGE;
+    }
+    if (!so.input && so.keep_going) {
+        cli_error(cmd, "--keep-going only applies to --input");
+        return CLI_EXIT_USAGE;
+    }
+    if (!so.input && !def.gpu_id) {
+        cli_error(cmd, "no GPU given (use --gpu ID; 'tilecast specs list' shows the ids)");
+        return CLI_EXIT_USAGE;
+    }
+    if (!(specs = cli_load_specs(cmd)))
+        return CLI_EXIT_INPUT;
+    if (!(p = predictor_opts_make(cmd, specs, &po, &rc)))
+        goto cleanup;
+    if (so.input) {
+        rc = predict_stream(specs, p, &def, &so);
+    } else {
+        const struct tc_gpu *gpu = cli_find_gpu(cmd, specs, def.gpu_id);
+        struct tc_gemm_prediction pr;
+        int err;
+
+        if (!gpu) {
+            rc = CLI_EXIT_INPUT;
+            goto cleanup;
+        }
+        q.m = dims[0];
+        q.n = dims[1];
+        q.k = dims[2];
+        q.batch = def.batch;
+        q.dtype = def.dtype;
+        q.layout = def.layout;
+        q.lda = ld[0];
+        q.ldb = ld[1];
+        q.ldc = ld[2];
+        err = tc_predict_gemm(p, gpu, &q, &pr);
+        if (err < 0) {
+            rc = cli_fail(cmd, err);
+            goto cleanup;
+        }
+        rc = print_single(gpu, &q, &pr, so.explain, fmt);
+    }
+
+cleanup:
+    tc_predictor_free(p);
+    tc_specs_free(specs);
+    return rc;
+}
 
 int cmd_predict(int argc, char **argv)
 {
-    cli_error("predict", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(cmd_predict_help, argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    }
+    if (strcmp(argv[1], "gemm") == 0)
+        return cmd_predict_gemm(argc - 1, argv + 1);
+    if (strcmp(argv[1], "attention") == 0)
+        return cmd_predict_attention(argc - 1, argv + 1);
+    if (strcmp(argv[1], "layer") == 0)
+        return cmd_predict_layer(argc - 1, argv + 1);
+    if (strcmp(argv[1], "model") == 0)
+        return cmd_predict_model(argc - 1, argv + 1);
+    cli_error("predict", "unknown target '%s' (expected gemm, attention, layer or model)",
+              argv[1]);
+    return CLI_EXIT_USAGE;
 }

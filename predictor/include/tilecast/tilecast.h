@@ -493,8 +493,8 @@ struct tc_advice_candidate {
     struct tc_model_config cfg;
     double step_time_us;
     double tokens_per_s_per_gpu;
-    double speedup;       /* tokens/s per GPU over the baseline's (= baseline step
-                           * time / this step time when b and t are unchanged) */
+    double speedup;       /* tokens/s per GPU over the baseline's, scaled to the
+                           * same parameter count (x params / baseline params) */
     double params;        /* parameter count */
     double params_delta;  /* relative to baseline */
     char reason[512];     /* mechanism and the paper's guideline */

@@ -1,0 +1,72 @@
+/* The kernel catalogue (gpu_specs/kernels/ *.yaml) and GEMM model internals.
+ * Not installed. */
+#ifndef TC_GEMM_INTERNAL_H
+#define TC_GEMM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tilecast/tilecast.h"
+
+#define TC_KERNEL_NAME_MAX 96
+
+/* One kernel configuration the vendor library runs. */
+struct tc_kernel {
+    char name[TC_KERNEL_NAME_MAX];
+    unsigned dtype_mask;       /* bit (1u << enum tc_dtype) per input type */
+    unsigned arch_mask;        /* bit (1u << enum tc_arch) per family */
+    int tile_m, tile_n, tile_k;
+    int warp_m, warp_n;        /* warp / warpgroup / wave tile */
+    int stages;
+    int threads;
+    int regs_per_thread;
+    int64_t smem_bytes;        /* 0: stages x (BM + BN) x BK x element size */
+    int instr_m, instr_n, instr_k;
+    bool split_k, stream_k, tma;
+    int cluster_m, cluster_n;
+    int align_bytes;           /* 0: no requirement */
+    double mma_rate;           /* fraction of the tensor peak it can issue */
+    char source[192];
+};
+
+struct tc_catalogue;
+
+/* Loads every *.yaml of dir (sorted by name). Errors name file:line:column.
+ * Caller owns *out (tc_catalogue_free). */
+int tc_catalogue_load_dir(const char *dir, struct tc_catalogue **out);
+/* Adds one file to cat; on error cat is unchanged in its per-arch lists. */
+int tc_catalogue_load_file(struct tc_catalogue *cat, const char *file);
+struct tc_catalogue *tc_catalogue_new(void);
+void tc_catalogue_free(struct tc_catalogue *cat);
+
+/* The shipped catalogue, loaded once per process (thread-safe) from
+ * <tc_data_dir()>/gpu_specs/kernels. Borrowed; lives until exit. On failure
+ * every call returns the same error and message. */
+int tc_catalogue_default(const struct tc_catalogue **out);
+
+size_t tc_catalogue_count(const struct tc_catalogue *cat);
+const struct tc_kernel *tc_catalogue_at(const struct tc_catalogue *cat, size_t i);
+/* Kernels of arch that run dtype; *out is borrowed. Returns the count. */
+size_t tc_catalogue_kernels(const struct tc_catalogue *cat, enum tc_arch arch,
+                            enum tc_dtype dtype, const struct tc_kernel *const **out);
+
+/* Shared memory one block of k uses for dtype, in bytes. */
+int64_t tc_kernel_smem_bytes(const struct tc_kernel *k, enum tc_dtype dtype);
+
+/* Occupancy of one kernel on gpu: resident blocks per SM/CU from threads,
+ * registers (allocation granularity), shared memory (+ reserved bytes per
+ * block) and the block limit. 0 if it does not fit at all. limiter receives
+ * "threads", "registers", "smem" or "blocks" when not NULL. */
+int tc_kernel_blocks_per_sm(const struct tc_gpu *gpu, const struct tc_kernel *k,
+                            enum tc_dtype dtype, const char **limiter);
+
+/* Alignment class of the leading dimensions of q (lda, ldb, ldc, or the
+ * packed ones implied by the layout). */
+enum tc_align tc_gemm_align_class(const struct tc_gemm_query *q);
+
+/* The analytical model with an explicit catalogue (tests). */
+int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
+                         const struct tc_gemm_query *q, struct tc_gemm_prediction *out);
+
+#endif

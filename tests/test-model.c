@@ -1,0 +1,522 @@
+/* Check suite 'model': model configs, attention, the layer decomposition,
+ * the paper's findings reproduced by the analytical model, the advisor. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tilecast/tilecast.h"
+
+static struct tc_specs *specs;
+static struct tc_predictor *pred;
+
+static void setup(void)
+{
+    specs = tc_specs_load(NULL);
+    ck_assert_msg(specs != NULL, "specs: %s", tc_last_error());
+    pred = tc_predictor_new(specs);
+    ck_assert_ptr_nonnull(pred);
+    /* The paper's findings must come from the GPU model itself. */
+    tc_predictor_set_analytical(pred, true);
+}
+
+static void teardown(void)
+{
+    tc_predictor_free(pred);
+    tc_specs_free(specs);
+    pred = NULL;
+    specs = NULL;
+}
+
+static const struct tc_gpu *gpu(const char *id)
+{
+    const struct tc_gpu *g = tc_specs_find(specs, id);
+
+    ck_assert_msg(g != NULL, "no spec for %s", id);
+    return g;
+}
+
+static void model_path(const char *name, char *buf, size_t len)
+{
+    const char *root = getenv("TILECAST_SOURCE_ROOT");
+
+    snprintf(buf, len, "%s/predictor/models/%s", root ? root : ".", name);
+}
+
+/* Writes text to a temporary file; the caller unlinks it. */
+static void temp_yaml(const char *text, char *path, size_t len)
+{
+    int fd;
+    FILE *f;
+
+    snprintf(path, len, "/tmp/tc-model-XXXXXX");
+    fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const struct tc_op_prediction *find_op(const struct tc_model_prediction *mp,
+                                              const char *name)
+{
+    for (size_t i = 0; i < mp->n_ops; i++)
+        if (strcmp(mp->ops[i].name, name) == 0)
+            return &mp->ops[i];
+    ck_abort_msg("no op %s", name);
+    return NULL;
+}
+
+static struct tc_model_config layer_cfg(int64_t h, int64_t a, int64_t s, int64_t b)
+{
+    struct tc_model_config c;
+
+    tc_model_config_defaults(&c);
+    c.hidden = h;
+    c.heads = a;
+    c.seq = s;
+    c.micro_batch = b;
+    c.training = false;
+    return c;
+}
+
+static struct tc_model_prediction *predict(const char *gpu_id, const struct tc_model_config *c)
+{
+    struct tc_model_prediction *mp = NULL;
+    int err = tc_predict_model(pred, gpu(gpu_id), c, &mp);
+
+    ck_assert_msg(err == TC_OK, "predict: %s", tc_last_error());
+    return mp;
+}
+
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_shipped_configs)
+{
+    static const struct {
+        const char *file;
+        int64_t hidden, heads, kv_heads, ffn, layers, vocab;
+        bool swiglu;
+        double params; /* published parameter counts */
+    } want[] = {
+        {"llama-2-7b.yaml", 4096, 32, 32, 11008, 32, 32000, true, 6.738e9},
+        {"llama-3-8b.yaml", 4096, 32, 8, 14336, 32, 128256, true, 8.030e9},
+        {"gpt-neox-20b.yaml", 6144, 64, 64, 24576, 44, 50432, false, 20.55e9},
+        {"paper-gpt.yaml", 2560, 32, 32, 10240, 32, 50257, false, 2.65e9},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        struct tc_model_config c;
+        char path[4096];
+
+        model_path(want[i].file, path, sizeof(path));
+        ck_assert_msg(tc_model_config_load(path, &c) == TC_OK, "%s", tc_last_error());
+        ck_assert_int_eq(c.hidden, want[i].hidden);
+        ck_assert_int_eq(c.heads, want[i].heads);
+        ck_assert_int_eq(c.kv_heads, want[i].kv_heads);
+        ck_assert_int_eq(c.ffn, want[i].ffn);
+        ck_assert_int_eq(c.layers, want[i].layers);
+        ck_assert_int_eq(c.vocab, want[i].vocab);
+        ck_assert_int_eq(c.swiglu, want[i].swiglu);
+        ck_assert_int_eq(c.head_dim, c.hidden / c.heads);
+        double params = tc_model_params(&c);
+        ck_assert_msg(fabs(params / want[i].params - 1) < 0.02, "%s: %.4g params, want %.4g",
+                      want[i].file, params, want[i].params);
+    }
+}
+END_TEST
+
+START_TEST(test_config_errors)
+{
+    static const struct {
+        const char *text;
+        int err;
+        const char *where; /* line:col in the message */
+    } bad[] = {
+        {"hidden: 4096\nheads: 32\nseq: 2048\nhiden: 3\n", TC_ERR_INVALID, ":4:1: unknown key"},
+        {"hidden: 4096\nheads: x32\nseq: 2048\n", TC_ERR_PARSE, ":2:8: heads"},
+        {"hidden: 4096\nheads: 32\nseq: 2048\nactivation: relu\n", TC_ERR_INVALID, ":4:13:"},
+        {"hidden: 4000\nheads: 48\nseq: 2048\nactivation: gelu\nffn: 100\n", TC_ERR_INVALID,
+         "not divisible by heads"},
+        {"hidden: 4096\nheads: 32\nkv_heads: 5\nseq: 2048\n", TC_ERR_INVALID, "kv_heads 5"},
+        {"hidden: 4096\nheads: [32]\n", TC_ERR_PARSE, ":2:8:"},
+        {"hidden: 4096\n  heads: 32\n", TC_ERR_PARSE, ":1:9:"},
+        {"hidden: 4096\nheads: 32\n", TC_ERR_INVALID, "required"},
+        {"hidden: 4096\nheads: 32\nseq: 2048\ntp: 3\n", TC_ERR_INVALID, "tp 3"},
+        {"hidden: 0\nheads: 32\nseq: 2048\n", TC_ERR_RANGE, ":1:9: hidden"},
+    };
+    struct tc_model_config c;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char path[64];
+        int err;
+
+        temp_yaml(bad[i].text, path, sizeof(path));
+        err = tc_model_config_load(path, &c);
+        unlink(path);
+        ck_assert_msg(err == bad[i].err, "case %zu: got %d (%s), want %d", i, err,
+                      tc_last_error(), bad[i].err);
+        ck_assert_msg(strstr(tc_last_error(), bad[i].where) != NULL, "case %zu: '%s' lacks '%s'",
+                      i, tc_last_error(), bad[i].where);
+        ck_assert_msg(strstr(tc_last_error(), path) != NULL, "case %zu: no file name in '%s'", i,
+                      tc_last_error());
+    }
+    ck_assert_int_eq(tc_model_config_load("/nonexistent/x.yaml", &c), TC_ERR_IO);
+}
+END_TEST
+
+START_TEST(test_flash_attention)
+{
+    struct tc_attention_query q = {
+        .impl = TC_ATTN_FLASH, .dtype = TC_DTYPE_FP16, .batch = 8, .heads = 16,
+        .seq_q = 2048, .head_dim = 128,
+    };
+    struct tc_attention_prediction fwd, causal, bwd, h100, d64;
+
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &fwd), TC_OK);
+    /* FlashAttention-2 forward on A100, d = 128, s = 2k: ~190-225 TFLOP/s
+     * in its paper; the tile model must land in that neighbourhood. */
+    ck_assert_msg(fwd.tflops > 150 && fwd.tflops < 250, "A100 FA2 fwd %.1f TFLOP/s", fwd.tflops);
+    ck_assert_double_eq_tol(fwd.flops, 4.0 * 8 * 16 * 2048.0 * 2048 * 128, 1);
+    ck_assert_int_eq(fwd.block_m, 128);
+    ck_assert_int_eq(fwd.blocks, 8 * 16 * 16);
+    ck_assert_int_ge(fwd.blocks_per_sm, 1);
+    ck_assert_int_eq(fwd.source, TC_SOURCE_ANALYTICAL);
+    ck_assert(fwd.lo_us < fwd.time_us && fwd.time_us < fwd.hi_us);
+
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &causal), TC_OK);
+    ck_assert_double_eq_tol(causal.flops, fwd.flops * (2048.0 + 1) / 2 / 2048, fwd.flops * 1e-9);
+    /* Half the work, but whole diagonal tiles and uneven blocks. */
+    ck_assert(causal.time_us > 0.45 * fwd.time_us && causal.time_us < 0.7 * fwd.time_us);
+    ck_assert(causal.tflops < fwd.tflops);
+
+    q.causal = false;
+    q.backward = true;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &bwd), TC_OK);
+    ck_assert_double_eq_tol(bwd.time_us, 2.5 * fwd.time_us, 1e-6 * fwd.time_us);
+
+    /* FA2 on H100 (no wgmma): ~330-370 TFLOP/s forward at d = 128. */
+    q.backward = false;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("h100-sxm5-80gb"), &q, &h100), TC_OK);
+    ck_assert_msg(h100.tflops > 250 && h100.tflops < 480, "H100 FA2 %.1f", h100.tflops);
+
+    /* d = 64 has relatively more softmax work per FLOP: lower throughput. */
+    q.head_dim = 64;
+    q.heads = 32;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &d64), TC_OK);
+    ck_assert(d64.tflops < fwd.tflops);
+}
+END_TEST
+
+START_TEST(test_unfused_attention)
+{
+    struct tc_attention_query q = {
+        .impl = TC_ATTN_UNFUSED, .dtype = TC_DTYPE_FP16, .batch = 4, .heads = 32,
+        .seq_q = 2048, .head_dim = 128,
+    };
+    struct tc_attention_prediction un, gqa, fl, bwd;
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+
+    ck_assert_msg(tc_predict_attention(pred, a100, &q, &un) == TC_OK, "%s", tc_last_error());
+    ck_assert(un.scores_us > 0 && un.softmax_us > 0 && un.values_us > 0);
+    ck_assert_double_eq(un.expand_us, 0);
+    ck_assert_double_eq_tol(un.time_us, un.scores_us + un.softmax_us + un.values_us, 1e-9);
+    /* softmax reads and writes b·a·s² fp16 scores at ~80% of 2039 GB/s */
+    double bytes = 2.0 * 4 * 32 * 2048.0 * 2048 * 2;
+    ck_assert_double_eq_tol(un.softmax_us, 2.0 + bytes / (a100->mem_bw_gbps * 1e3 * 0.8), 1e-6);
+
+    q.kv_heads = 8;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &gqa), TC_OK);
+    ck_assert(gqa.expand_us > 0 && gqa.time_us > un.time_us);
+
+    q.kv_heads = 0;
+    q.impl = TC_ATTN_FLASH;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &fl), TC_OK);
+    ck_assert_msg(fl.time_us < un.time_us, "flash %.1f vs unfused %.1f", fl.time_us, un.time_us);
+
+    q.impl = TC_ATTN_UNFUSED;
+    q.backward = true;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &bwd), TC_OK);
+    ck_assert(bwd.time_us > 1.5 * un.time_us && bwd.time_us < 3 * un.time_us);
+
+    /* Bad queries. */
+    q.kv_heads = 5;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &bwd), TC_ERR_INVALID);
+    ck_assert(strstr(tc_last_error(), "kv heads 5") != NULL);
+    q.kv_heads = 0;
+    q.seq_q = 0;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &bwd), TC_ERR_RANGE);
+    q.seq_q = 16;
+    q.dtype = TC_DTYPE_FP8;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &bwd),
+                     TC_ERR_UNSUPPORTED);
+}
+END_TEST
+
+START_TEST(test_decomposition)
+{
+    struct tc_model_config c = layer_cfg(4096, 32, 2048, 2);
+    struct tc_model_prediction *mp;
+    const struct tc_op_prediction *op;
+    double sum = 0, share = 0;
+
+    c.tp = 2;
+    c.vocab = 51200;
+    c.layers = 10;
+    c.training = true;
+    mp = predict("a100-sxm4-80gb", &c);
+    op = find_op(mp, "qkv");
+    ck_assert_int_eq(op->m, 4096);
+    ck_assert_int_eq(op->n, 3 * 4096 / 2);
+    ck_assert_int_eq(op->k, 4096);
+    ck_assert_int_eq(op->layout, TC_LAYOUT_NT);
+    op = find_op(mp, "qkv.wgrad");
+    ck_assert_int_eq(op->m, 3 * 4096 / 2);
+    ck_assert_int_eq(op->n, 4096);
+    ck_assert_int_eq(op->k, 4096);
+    ck_assert_int_eq(op->layout, TC_LAYOUT_TN);
+    op = find_op(mp, "qkv.dgrad");
+    ck_assert_int_eq(op->n, 4096);
+    ck_assert_int_eq(op->k, 3 * 4096 / 2);
+    ck_assert_int_eq(op->layout, TC_LAYOUT_NN);
+    op = find_op(mp, "proj");
+    ck_assert_int_eq(op->n, 4096);
+    ck_assert_int_eq(op->k, 4096 / 2);
+    op = find_op(mp, "mlp_up");
+    ck_assert_int_eq(op->n, 4 * 4096 / 2);
+    op = find_op(mp, "mlp_down");
+    ck_assert_int_eq(op->k, 4 * 4096 / 2);
+    op = find_op(mp, "logits"); /* not split by t */
+    ck_assert_int_eq(op->n, 51200);
+    ck_assert(!op->in_layer);
+    op = find_op(mp, "attention");
+    ck_assert_int_eq(op->batch, 2 * 32 / 2);
+    find_op(mp, "attention.bwd");
+    for (size_t i = 0; i < mp->n_ops; i++) {
+        ck_assert(mp->ops[i].time_us > 0);
+        if (mp->ops[i].in_layer) {
+            sum += mp->ops[i].time_us;
+            share += mp->ops[i].share;
+        }
+    }
+    ck_assert_double_eq_tol(sum, mp->layer_time_us, 1e-6 * sum);
+    ck_assert_double_eq_tol(share, 1.0, 1e-9);
+    ck_assert_double_eq_tol(mp->step_time_us, 10 * mp->layer_time_us + mp->head_time_us, 1e-6);
+    ck_assert_double_eq_tol(mp->tokens_per_s, 4096 / (mp->step_time_us * 1e-6), 1e-6);
+    ck_assert(mp->mfu > 0.2 && mp->mfu < 0.9);
+    tc_model_prediction_free(mp);
+
+    /* Unfused attention shows the paper's scores/values bmm shapes. */
+    c.attention = TC_ATTN_UNFUSED;
+    c.training = false;
+    mp = predict("a100-sxm4-80gb", &c);
+    op = find_op(mp, "scores");
+    ck_assert_int_eq(op->batch, 2 * 32 / 2);
+    ck_assert_int_eq(op->m, 2048);
+    ck_assert_int_eq(op->n, 2048);
+    ck_assert_int_eq(op->k, 128);
+    op = find_op(mp, "values");
+    ck_assert_int_eq(op->n, 128);
+    ck_assert_int_eq(op->k, 2048);
+    find_op(mp, "softmax");
+    tc_model_prediction_free(mp);
+
+    /* SwiGLU: the fused gate+up GEMM is 2·ffn/t wide. */
+    c.swiglu = true;
+    c.ffn = 11008;
+    c.rmsnorm = true;
+    mp = predict("a100-sxm4-80gb", &c);
+    ck_assert_int_eq(find_op(mp, "mlp_up")->n, 11008);
+    ck_assert_int_eq(find_op(mp, "mlp_down")->k, 11008 / 2);
+    find_op(mp, "swiglu");
+    find_op(mp, "rmsnorm1");
+    tc_model_prediction_free(mp);
+
+    c.tp = 3;
+    ck_assert_int_eq(tc_predict_model(pred, gpu("a100-sxm4-80gb"), &c, &mp), TC_ERR_INVALID);
+    ck_assert_ptr_null(mp);
+}
+END_TEST
+
+/* Paper: vocabulary 51200 ~255 TFLOP/s vs 51201 ~74 on A100. */
+START_TEST(test_paper_vocab)
+{
+    struct tc_model_config c = layer_cfg(4096, 32, 2048, 4);
+    struct tc_model_prediction *even, *odd;
+    double t_even, t_odd;
+
+    c.vocab = 51200;
+    even = predict("a100-sxm4-80gb", &c);
+    c.vocab = 51201;
+    odd = predict("a100-sxm4-80gb", &c);
+    t_even = find_op(even, "logits")->tflops;
+    t_odd = find_op(odd, "logits")->tflops;
+    fprintf(stderr, "paper vocab A100: 51200 -> %.1f TFLOP/s, 51201 -> %.1f (paper ~255 / ~74)\n",
+            t_even, t_odd);
+    ck_assert_msg(t_even > 1.5 * t_odd, "51200 %.1f vs 51201 %.1f", t_even, t_odd);
+    ck_assert(t_even > 180 && t_even < 312);
+    tc_model_prediction_free(even);
+    tc_model_prediction_free(odd);
+}
+END_TEST
+
+/* Paper: scores GEMM (a = 32) ~90-95 TFLOP/s with h/a odd, ~150 at ×2/×4,
+ * ~200-215 at ×8 and up. */
+START_TEST(test_paper_head_dim)
+{
+    static const int64_t head_dims[] = {63, 66, 68, 72, 128};
+    double tf[5];
+
+    for (size_t i = 0; i < 5; i++) {
+        struct tc_model_config c = layer_cfg(32 * head_dims[i], 32, 2048, 4);
+        struct tc_model_prediction *mp;
+
+        c.attention = TC_ATTN_UNFUSED;
+        mp = predict("a100-sxm4-80gb", &c);
+        tf[i] = find_op(mp, "scores")->tflops;
+        tc_model_prediction_free(mp);
+    }
+    fprintf(stderr,
+            "paper scores bmm A100: h/a 63 -> %.1f, 66 -> %.1f, 68 -> %.1f, 72 -> %.1f, "
+            "128 -> %.1f TFLOP/s (paper ~90-95 odd, ~150 x2/x4, ~200-215 x8+)\n",
+            tf[0], tf[1], tf[2], tf[3], tf[4]);
+    ck_assert_msg(tf[0] < 0.8 * tf[3], "odd %.1f vs x8 %.1f", tf[0], tf[3]);
+    ck_assert_msg(tf[1] <= tf[3] * 1.001, "x2 %.1f vs x8 %.1f", tf[1], tf[3]);
+    ck_assert_msg(tf[0] < tf[1], "odd %.1f vs x2 %.1f", tf[0], tf[1]);
+    ck_assert(tf[3] <= tf[4] * 1.05);
+}
+END_TEST
+
+/* Paper: H100, h = 4096, SwiGLU: d_ff 10922 -> 272.7, 10944 -> 398.4,
+ * 11008 -> 395.0 TFLOP/s. */
+START_TEST(test_paper_swiglu)
+{
+    static const int64_t ffns[] = {10922, 10944, 11008};
+    double tf[3];
+
+    for (size_t i = 0; i < 3; i++) {
+        struct tc_model_config c = layer_cfg(4096, 32, 2048, 4);
+        struct tc_model_prediction *mp;
+        const struct tc_op_prediction *up, *down;
+
+        c.swiglu = true;
+        c.ffn = ffns[i];
+        mp = predict("h100-sxm5-80gb", &c);
+        up = find_op(mp, "mlp_up");
+        down = find_op(mp, "mlp_down");
+        tf[i] = (up->flops + down->flops) / (up->time_us + down->time_us) / 1e6;
+        tc_model_prediction_free(mp);
+    }
+    fprintf(stderr,
+            "paper SwiGLU H100 MLP: 10922 -> %.1f, 10944 -> %.1f, 11008 -> %.1f TFLOP/s "
+            "(paper 272.7 / 398.4 / 395.0)\n",
+            tf[0], tf[1], tf[2]);
+    ck_assert_msg(tf[1] > 1.15 * tf[0], "10944 %.1f vs 10922 %.1f", tf[1], tf[0]);
+    ck_assert_msg(fabs(tf[2] / tf[1] - 1) < 0.1, "11008 %.1f vs 10944 %.1f", tf[2], tf[1]);
+}
+END_TEST
+
+/* Paper: at fixed h/a, more heads (a larger h) run the layer faster. */
+START_TEST(test_paper_heads_growing)
+{
+    double prev = 0, first = 0;
+
+    for (int64_t a = 8; a <= 128; a *= 2) {
+        struct tc_model_config c = layer_cfg(64 * a, a, 2048, 4);
+        struct tc_model_prediction *mp = predict("a100-sxm4-80gb", &c);
+        double flops = 0, tflops;
+
+        for (size_t i = 0; i < mp->n_ops; i++)
+            flops += mp->ops[i].flops;
+        tflops = flops / mp->layer_time_us / 1e6;
+        fprintf(stderr, "paper heads A100 h/a=64: a=%lld h=%lld -> %.1f TFLOP/s\n",
+                (long long)a, (long long)(64 * a), tflops);
+        if (a == 8)
+            first = tflops;
+        ck_assert_msg(tflops > 0.97 * prev, "a=%lld: %.1f after %.1f", (long long)a, tflops,
+                      prev);
+        prev = tflops;
+        tc_model_prediction_free(mp);
+    }
+    ck_assert(prev > 1.1 * first);
+}
+END_TEST
+
+/* Paper guideline 1: the advisor pads v = 51201 to a multiple of 64. */
+START_TEST(test_advisor_vocab)
+{
+    struct tc_model_config c = layer_cfg(4096, 32, 2048, 4);
+    struct tc_advice *adv = NULL;
+    bool found = false;
+
+    c.vocab = 51201;
+    c.layers = 24;
+    c.training = true;
+    ck_assert_msg(tc_advise(pred, gpu("a100-sxm4-80gb"), &c, 0.05, 20, &adv) == TC_OK, "%s",
+                  tc_last_error());
+    ck_assert_int_ge(adv->n_evaluated, 500);
+    ck_assert_int_gt(adv->n_candidates, 0);
+    ck_assert_int_le(adv->n_candidates, 20);
+    for (size_t i = 0; i < adv->n_candidates; i++) {
+        const struct tc_advice_candidate *cand = &adv->candidates[i];
+
+        ck_assert(cand->speedup > 1.0);
+        ck_assert(fabs(cand->params_delta) <= 0.05 + 1e-12);
+        /* Ranked by speed in 0.5% bands (smaller changes first within one). */
+        if (i > 0)
+            ck_assert(cand->speedup <= adv->candidates[i - 1].speedup + 0.005);
+        if (cand->cfg.vocab % 64 == 0 && cand->cfg.hidden == 4096 && cand->cfg.heads == 32 &&
+            cand->cfg.ffn == c.hidden * 4 && cand->cfg.micro_batch == 4) {
+            found = true;
+            ck_assert_msg(strstr(cand->reason, "guideline 1") != NULL, "%s", cand->reason);
+            ck_assert_msg(strstr(cand->reason, "logits") != NULL, "%s", cand->reason);
+            ck_assert(cand->speedup > 1.01);
+        }
+    }
+    ck_assert_msg(found, "no vocabulary-only candidate among the top %zu", adv->n_candidates);
+    /* Every top candidate has a multiple-of-64 vocabulary. */
+    ck_assert_int_eq(adv->candidates[0].cfg.vocab % 64, 0);
+    tc_advice_free(adv);
+
+    tc_advice_free(NULL);
+    tc_model_prediction_free(NULL);
+    ck_assert_int_eq(tc_advise(pred, gpu("a100-sxm4-80gb"), &c, 2.0, 5, &adv), TC_ERR_RANGE);
+}
+END_TEST
+
+static Suite *model_suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("model");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_shipped_configs);
+    tcase_add_test(tc, test_config_errors);
+    tcase_add_test(tc, test_flash_attention);
+    tcase_add_test(tc, test_unfused_attention);
+    tcase_add_test(tc, test_decomposition);
+    tcase_add_test(tc, test_paper_vocab);
+    tcase_add_test(tc, test_paper_head_dim);
+    tcase_add_test(tc, test_paper_swiglu);
+    tcase_add_test(tc, test_paper_heads_growing);
+    tcase_add_test(tc, test_advisor_vocab);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(model_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
