@@ -51,8 +51,10 @@ struct field {
     enum field_rule rule;
 };
 
+/* clang-format off */
 #define FIELD(name, kind, req, rule)                                                         \
     {#name, kind, offsetof(struct tc_gpu, name), sizeof(((struct tc_gpu *)0)->name), req, rule}
+/* clang-format on */
 
 /* Scalars at the top level of a spec file. peak_tflops, flops_per_clk_per_unit,
  * limits, sources and flags are handled separately. */
@@ -131,9 +133,12 @@ static const char *node_type_name(const yaml_node_t *node)
     case YAML_SCALAR_NODE:
         return node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? "a plain scalar"
                                                                   : "a quoted string";
-    case YAML_SEQUENCE_NODE: return "a list";
-    case YAML_MAPPING_NODE: return "a mapping";
-    default: return "nothing";
+    case YAML_SEQUENCE_NODE:
+        return "a list";
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    default:
+        return "nothing";
     }
 }
 
@@ -173,8 +178,7 @@ static int parse_number(const struct parse_ctx *c, const yaml_node_t *node, cons
         int err = tc_parse_i64(scalar(node), out_i);
 
         if (err == TC_ERR_RANGE)
-            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range",
-                              scalar(node));
+            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range", scalar(node));
         if (err < 0)
             return node_error(c, node, path, TC_ERR_PARSE, "expected an integer, got '%s'",
                               scalar(node));
@@ -182,8 +186,7 @@ static int parse_number(const struct parse_ctx *c, const yaml_node_t *node, cons
         int err = tc_parse_double(scalar(node), out_d);
 
         if (err == TC_ERR_RANGE)
-            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range",
-                              scalar(node));
+            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range", scalar(node));
         if (err < 0)
             return node_error(c, node, path, TC_ERR_PARSE, "expected a number, got '%s'",
                               scalar(node));
@@ -195,8 +198,7 @@ static int check_rule(const struct parse_ctx *c, const yaml_node_t *node, const 
                       enum field_rule rule, double v)
 {
     if (rule == RULE_POSITIVE && !(v > 0))
-        return node_error(c, node, path, TC_ERR_RANGE, "must be positive, got %s",
-                          scalar(node));
+        return node_error(c, node, path, TC_ERR_RANGE, "must be positive, got %s", scalar(node));
     if (rule == RULE_NONNEG && v < 0)
         return node_error(c, node, path, TC_ERR_RANGE, "must not be negative, got %s",
                           scalar(node));
@@ -224,15 +226,15 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
     int err;
 
     switch (f->kind) {
-    case KIND_STRING: return parse_string(c, node, path, base, f->size);
+    case KIND_STRING:
+        return parse_string(c, node, path, base, f->size);
     case KIND_VENDOR:
         if (node->type == YAML_SCALAR_NODE && strcmp(scalar(node), "nvidia") == 0)
             *(enum tc_vendor *)(void *)base = TC_VENDOR_NVIDIA;
         else if (node->type == YAML_SCALAR_NODE && strcmp(scalar(node), "amd") == 0)
             *(enum tc_vendor *)(void *)base = TC_VENDOR_AMD;
         else
-            return node_error(c, node, path, TC_ERR_PARSE,
-                              "expected 'nvidia' or 'amd', got %s%s%s",
+            return node_error(c, node, path, TC_ERR_PARSE, "expected 'nvidia' or 'amd', got %s%s%s",
                               node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
                               node->type == YAML_SCALAR_NODE ? scalar(node) : "",
                               node->type == YAML_SCALAR_NODE ? "'" : "");
@@ -256,8 +258,7 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
         if (err < 0)
             return err;
         if (f->kind == KIND_INT && (i > 0x7fffffffLL || i < -0x7fffffffLL))
-            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range",
-                              scalar(node));
+            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range", scalar(node));
         err = check_rule(c, node, path, f->rule, (double)i);
         if (err < 0)
             return err;
@@ -400,8 +401,7 @@ static int append_item(const struct parse_ctx *c, const yaml_node_t *node, const
 
     if (used + need >= size)
         return node_error(c, node, path, TC_ERR_RANGE,
-                          "too long: all entries together must fit in %zu characters",
-                          size - 1);
+                          "too long: all entries together must fit in %zu characters", size - 1);
     if (used)
         strcat(dst, sep);
     strcat(dst, item);
@@ -433,8 +433,7 @@ static int parse_sources(const struct parse_ctx *c, const yaml_node_t *map)
             return node_error(c, value, path, TC_ERR_PARSE,
                               "expected the URL or citation of the source, got %s",
                               is_null(value) ? "nothing" : node_type_name(value));
-        err = append_item(c, key, "sources", c->gpu->sources, sizeof(c->gpu->sources), ",",
-                          name);
+        err = append_item(c, key, "sources", c->gpu->sources, sizeof(c->gpu->sources), ",", name);
         if (err < 0)
             return err;
     }
@@ -448,16 +447,16 @@ static int parse_flags(const struct parse_ctx *c, const yaml_node_t *seq)
     if (seq->type != YAML_SEQUENCE_NODE)
         return node_error(c, seq, "flags", TC_ERR_PARSE, "expected a list of strings, got %s",
                           node_type_name(seq));
-    for (yaml_node_item_t *it = seq->data.sequence.items.start;
-         it < seq->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
+         it++) {
         yaml_node_t *item = yaml_document_get_node(c->doc, *it);
         int err;
 
         if (item->type != YAML_SCALAR_NODE || is_null(item))
             return node_error(c, item, "flags", TC_ERR_PARSE, "expected a string, got %s",
                               is_null(item) ? "null" : node_type_name(item));
-        err = append_item(c, item, "flags", c->gpu->flags, sizeof(c->gpu->flags), "; ",
-                          scalar(item));
+        err =
+            append_item(c, item, "flags", c->gpu->flags, sizeof(c->gpu->flags), "; ", scalar(item));
         if (err < 0)
             return err;
     }
@@ -505,10 +504,9 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
 
     if (root->type != YAML_MAPPING_NODE)
         return node_error(c, root, NULL, TC_ERR_PARSE,
-                          "a spec file must be a mapping of fields, got %s",
-                          node_type_name(root));
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-         p < root->data.mapping.pairs.top; p++) {
+                          "a spec file must be a mapping of fields, got %s", node_type_name(root));
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
         yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
         yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
         const char *name = NULL;
@@ -544,12 +542,10 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
     }
     for (size_t i = 0; i < TC_ARRAY_SIZE(top_fields); i++)
         if (top_fields[i].required && !seen[i])
-            return node_error(c, root, top_fields[i].name, TC_ERR_PARSE,
-                              "missing required field");
+            return node_error(c, root, top_fields[i].name, TC_ERR_PARSE, "missing required field");
     for (int s = 0; s < SEC_COUNT; s++)
         if (section_required[s] && !sections[s])
-            return node_error(c, root, section_names[s], TC_ERR_PARSE,
-                              "missing required field");
+            return node_error(c, root, section_names[s], TC_ERR_PARSE, "missing required field");
 
     if (!valid_id(c->gpu->id))
         return node_error(c, id_node, "id", TC_ERR_PARSE,
@@ -558,11 +554,9 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
     id_from_file(c->file, want_id, sizeof(want_id));
     if (strcmp(want_id, c->gpu->id) != 0)
         return node_error(c, id_node, "id", TC_ERR_PARSE,
-                          "'%s' does not match the file name (expected '%s')", c->gpu->id,
-                          want_id);
+                          "'%s' does not match the file name (expected '%s')", c->gpu->id, want_id);
 
-    err = parse_dtype_map(c, sections[SEC_PEAK], "peak_tflops", c->gpu->peak_tflops,
-                          peak_nodes);
+    err = parse_dtype_map(c, sections[SEC_PEAK], "peak_tflops", c->gpu->peak_tflops, peak_nodes);
     if (err < 0)
         return err;
     err = parse_dtype_map(c, sections[SEC_FLOPS], "flops_per_clk_per_unit",
@@ -590,8 +584,7 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
         return node_error(c, sections[SEC_PEAK], "peak_tflops.fp32", TC_ERR_PARSE,
                           "missing required field (every GPU has an fp32 peak)");
 
-    err = parse_table(c, sections[SEC_LIMITS], "limits", limit_fields,
-                      TC_ARRAY_SIZE(limit_fields));
+    err = parse_table(c, sections[SEC_LIMITS], "limits", limit_fields, TC_ARRAY_SIZE(limit_fields));
     if (err < 0)
         return err;
     err = parse_sources(c, sections[SEC_SOURCES]);
@@ -615,8 +608,8 @@ TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
         return tc_error(TC_ERR_INVALID, "tc_specs_parse_file: no file or output given");
     fp = fopen(file, "rb");
     if (!fp)
-        return tc_error(errno == ENOENT ? TC_ERR_NOT_FOUND : TC_ERR_IO, "%s: cannot open: %s",
-                        file, strerror(errno));
+        return tc_error(errno == ENOENT ? TC_ERR_NOT_FOUND : TC_ERR_IO, "%s: cannot open: %s", file,
+                        strerror(errno));
     /* Parse into a scratch copy so *out is untouched on failure. */
     gpu = calloc(1, sizeof(*gpu));
     if (!gpu) {
@@ -646,8 +639,8 @@ TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
     if (yaml_document_get_root_node(&extra)) {
         yaml_node_t *second = yaml_document_get_root_node(&extra);
 
-        err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: more than one YAML document in a spec file",
-                       file, second->start_mark.line + 1, second->start_mark.column + 1);
+        err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: more than one YAML document in a spec file", file,
+                       second->start_mark.line + 1, second->start_mark.column + 1);
         goto cleanup;
     }
 
@@ -733,8 +726,7 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
                         "GPU '%s': clock_base_mhz %g is above the boost clocks (%g tensor, %g "
                         "vector)",
                         id, gpu->clock_base_mhz, gpu->clock_tensor_mhz, gpu->clock_vector_mhz);
-    if (!(gpu->mem_bw_gbps > 0) || !(gpu->mem_gb > 0) || gpu->l2_bytes <= 0 ||
-        !(gpu->tdp_w > 0))
+    if (!(gpu->mem_bw_gbps > 0) || !(gpu->mem_gb > 0) || gpu->l2_bytes <= 0 || !(gpu->tdp_w > 0))
         return tc_error(TC_ERR_INVALID,
                         "GPU '%s': mem_bw_gbps, mem_gb, l2_bytes and tdp_w must be positive", id);
     if (!(gpu->peak_tflops[TC_DTYPE_FP32] > 0))
@@ -744,7 +736,7 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
         double peak = gpu->peak_tflops[d];
         double flops = gpu->flops_per_clk_per_unit[d];
         double clock_mhz = dtype_uses_tensor_clock((enum tc_dtype)d) ? gpu->clock_tensor_mhz
-                                                                      : gpu->clock_vector_mhz;
+                                                                     : gpu->clock_vector_mhz;
         double computed, dev;
 
         if (peak < 0 || flops < 0 || !isfinite(peak) || !isfinite(flops) ||
@@ -764,14 +756,15 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
                             "%.0f%%)",
                             id, tc_dtype_name((enum tc_dtype)d), peak,
                             dtype_uses_tensor_clock((enum tc_dtype)d) ? "tensor" : "vector",
-                            gpu->units, flops, clock_mhz, computed, dev * 100, PEAK_TOLERANCE * 100);
+                            gpu->units, flops, clock_mhz, computed, dev * 100,
+                            PEAK_TOLERANCE * 100);
     }
 
     /* Occupancy limits: each must be positive and fit the others, or the
      * occupancy model divides by zero or admits impossible blocks. */
     if (gpu->warp_size != 32 && gpu->warp_size != 64)
-        return tc_error(TC_ERR_INVALID, "GPU '%s': limits.warp_size must be 32 or 64, got %d",
-                        id, gpu->warp_size);
+        return tc_error(TC_ERR_INVALID, "GPU '%s': limits.warp_size must be 32 or 64, got %d", id,
+                        gpu->warp_size);
     if (gpu->max_warps_per_sm <= 0 ||
         (long long)gpu->max_warps_per_sm * gpu->warp_size != gpu->max_threads_per_sm)
         return tc_error(TC_ERR_INVALID,
@@ -807,16 +800,14 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
                         gpu->reg_alloc_unit);
     if (gpu->smem_per_sm_bytes <= 0 || gpu->smem_per_block_max_bytes <= 0 ||
         gpu->reserved_smem_per_block_bytes < 0 ||
-        gpu->smem_per_block_max_bytes + gpu->reserved_smem_per_block_bytes >
-            gpu->smem_per_sm_bytes)
+        gpu->smem_per_block_max_bytes + gpu->reserved_smem_per_block_bytes > gpu->smem_per_sm_bytes)
         return tc_error(TC_ERR_INVALID,
                         "GPU '%s': limits: smem_per_block_max_bytes (%lld) + "
                         "reserved_smem_per_block_bytes (%lld) must fit smem_per_sm_bytes (%lld)",
                         id, (long long)gpu->smem_per_block_max_bytes,
                         (long long)gpu->reserved_smem_per_block_bytes,
                         (long long)gpu->smem_per_sm_bytes);
-    if (!is_pow2(gpu->smem_alloc_unit_bytes) ||
-        gpu->smem_alloc_unit_bytes > gpu->smem_per_sm_bytes)
+    if (!is_pow2(gpu->smem_alloc_unit_bytes) || gpu->smem_alloc_unit_bytes > gpu->smem_per_sm_bytes)
         return tc_error(TC_ERR_INVALID,
                         "GPU '%s': limits.smem_alloc_unit_bytes must be a power of two no larger "
                         "than smem_per_sm_bytes, got %d",

@@ -31,9 +31,9 @@ static const char *src_path(const char *rel)
     return buf;
 }
 
-#define ck_assert_error_has(needle)                                                          \
-    ck_assert_msg(strstr(tc_last_error(), (needle)) != NULL,                                 \
-                  "error message '%s' lacks '%s'", tc_last_error(), (needle))
+#define ck_assert_error_has(needle)                                                                \
+    ck_assert_msg(strstr(tc_last_error(), (needle)) != NULL, "error message '%s' lacks '%s'",      \
+                  tc_last_error(), (needle))
 
 static struct tc_specs *load_shipped(void)
 {
@@ -175,13 +175,12 @@ static const struct bad_case bad_cases[] = {
     {"unknown-field.yaml", TC_ERR_PARSE, "unknown-field.yaml:10:1", "boost_mhz", "unknown field"},
     {"wrong-type.yaml", TC_ERR_PARSE, "wrong-type.yaml:7:8", "units", "expected an integer"},
     {"negative.yaml", TC_ERR_RANGE, "negative.yaml:25:14", "mem_bw_gbps", "must be positive"},
-    {"negative-limit.yaml", TC_ERR_RANGE, "negative-limit.yaml:37:24",
-     "limits.max_regs_per_thread", "must be positive"},
+    {"negative-limit.yaml", TC_ERR_RANGE, "negative-limit.yaml:37:24", "limits.max_regs_per_thread",
+     "must be positive"},
     {"missing.yaml", TC_ERR_PARSE, "missing.yaml:2:1", "l2_bytes", "missing required field"},
     {"missing-limit.yaml", TC_ERR_PARSE, "missing-limit.yaml:30:3", "limits.warp_size",
      "missing required field"},
-    {"duplicate-field.yaml", TC_ERR_PARSE, "duplicate-field.yaml:29:1", "tdp_w",
-     "duplicate field"},
+    {"duplicate-field.yaml", TC_ERR_PARSE, "duplicate-field.yaml:29:1", "tdp_w", "duplicate field"},
     {"syntax-error.yaml", TC_ERR_PARSE, "syntax-error.yaml:27:9", "", "YAML syntax error"},
     {"id-mismatch.yaml", TC_ERR_PARSE, "id-mismatch.yaml:2:5", "id",
      "does not match the file name"},

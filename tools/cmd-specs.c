@@ -9,27 +9,27 @@
 
 #define TC_ARRAY_SIZE_SPECS(a) (sizeof(a) / sizeof((a)[0]))
 
-#define SPECS_LIST_HELP                                                                        \
-    "Usage: tilecast specs list [--json | --csv]\n"                                            \
-    "  One row per known GPU: id, name, arch, units (SMs or CUs), tensor and\n"                \
-    "  vector clocks (MHz), dense peak fp16/bf16/fp8 (TFLOP/s), memory bandwidth\n"            \
-    "  (GB/s) and size (GB). '-' (null in JSON, empty in CSV) marks a dtype the\n"             \
+#define SPECS_LIST_HELP                                                                            \
+    "Usage: tilecast specs list [--json | --csv]\n"                                                \
+    "  One row per known GPU: id, name, arch, units (SMs or CUs), tensor and\n"                    \
+    "  vector clocks (MHz), dense peak fp16/bf16/fp8 (TFLOP/s), memory bandwidth\n"                \
+    "  (GB/s) and size (GB). '-' (null in JSON, empty in CSV) marks a dtype the\n"                 \
     "  GPU does not support.\n"
 
-#define SPECS_SHOW_HELP                                                                        \
-    "Usage: tilecast specs show ID [--json]\n"                                                 \
-    "  Every field of one GPU: identity, clocks, dense peaks and FLOP/clock per\n"             \
-    "  unit for each dtype, memory, L2, power, per-SM/CU occupancy limits, the\n"              \
-    "  file it came from, its sources and the flags that mark uncertain numbers.\n"            \
+#define SPECS_SHOW_HELP                                                                            \
+    "Usage: tilecast specs show ID [--json]\n"                                                     \
+    "  Every field of one GPU: identity, clocks, dense peaks and FLOP/clock per\n"                 \
+    "  unit for each dtype, memory, L2, power, per-SM/CU occupancy limits, the\n"                  \
+    "  file it came from, its sources and the flags that mark uncertain numbers.\n"                \
     "  An unknown ID exits with status 2 and lists the known ids.\n"
 
-#define SPECS_CHECK_HELP                                                                       \
-    "Usage: tilecast specs check FILE... [--json]\n"                                           \
-    "  Parses each spec file and checks it for internal consistency (every peak\n"             \
-    "  within 2% of units x FLOP/clock x clock, the tensor clock for tf32, fp16,\n"            \
-    "  bf16, fp8 and int8 and the vector clock for fp32 and fp64; occupancy\n"                 \
-    "  limits positive and coherent; id equal to the file name; no id twice among\n"           \
-    "  the files). Prints OK or the error, with file, line and column, per file.\n"            \
+#define SPECS_CHECK_HELP                                                                           \
+    "Usage: tilecast specs check FILE... [--json]\n"                                               \
+    "  Parses each spec file and checks it for internal consistency (every peak\n"                 \
+    "  within 2% of units x FLOP/clock x clock, the tensor clock for tf32, fp16,\n"                \
+    "  bf16, fp8 and int8 and the vector clock for fp32 and fp64; occupancy\n"                     \
+    "  limits positive and coherent; id equal to the file name; no id twice among\n"               \
+    "  the files). Prints OK or the error, with file, line and column, per file.\n"                \
     "  Exits with status 2 if any file failed.\n"
 
 const char cmd_specs_help[] =
@@ -109,8 +109,8 @@ static void add_peak(struct cli_table *t, int col, double v, enum cli_format fmt
 static int specs_list(int argc, char **argv)
 {
     static const char *const headers[] = {
-        "id",          "name",        "arch",        "units",       "tensor_mhz", "vector_mhz",
-        "fp16_tflops", "bf16_tflops", "fp8_tflops",  "mem_bw_gbps", "mem_gb",
+        "id",          "name",        "arch",       "units",       "tensor_mhz", "vector_mhz",
+        "fp16_tflops", "bf16_tflops", "fp8_tflops", "mem_bw_gbps", "mem_gb",
     };
     static const bool numeric[] = {false, false, false, true, true, true,
                                    true,  true,  true,  true, true};
@@ -275,11 +275,11 @@ static void show_table(const struct tc_gpu *g, const char *file)
         cli_error("specs show", "out of memory");
         return;
     }
-#define ROW(label, ...)                                                                        \
-    do {                                                                                       \
-        cli_table_addf(t, 0, "%s", label);                                                     \
-        cli_table_addf(t, 1, __VA_ARGS__);                                                     \
-        cli_table_end_row(t);                                                                  \
+#define ROW(label, ...)                                                                            \
+    do {                                                                                           \
+        cli_table_addf(t, 0, "%s", label);                                                         \
+        cli_table_addf(t, 1, __VA_ARGS__);                                                         \
+        cli_table_end_row(t);                                                                      \
     } while (0)
     ROW("id", "%s", g->id);
     ROW("name", "%s", g->name);
@@ -295,8 +295,8 @@ static void show_table(const struct tc_gpu *g, const char *file)
         ROW("clock_base_mhz", "%s", "unknown");
     for (int d = 0; d < TC_DTYPE_COUNT; d++) {
         char label[64];
-        double clock_mhz = d == TC_DTYPE_FP64 || d == TC_DTYPE_FP32 ? g->clock_vector_mhz
-                                                                    : g->clock_tensor_mhz;
+        double clock_mhz =
+            d == TC_DTYPE_FP64 || d == TC_DTYPE_FP32 ? g->clock_vector_mhz : g->clock_tensor_mhz;
 
         snprintf(label, sizeof(label), "peak_tflops.%s", tc_dtype_name((enum tc_dtype)d));
         if (g->peak_tflops[d] > 0)
@@ -351,9 +351,10 @@ static int specs_show(int argc, char **argv)
     if (rc >= 0)
         goto cleanup;
     if (a.npos != 1) {
-        cli_error("specs show", a.npos ? "give exactly one GPU id" : "no GPU id given "
-                                                                      "(see 'tilecast specs "
-                                                                      "list')");
+        cli_error("specs show", a.npos ? "give exactly one GPU id"
+                                       : "no GPU id given "
+                                         "(see 'tilecast specs "
+                                         "list')");
         rc = CLI_EXIT_USAGE;
         goto cleanup;
     }

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Integration test 'cli-model': predict attention|layer|model, advise and
+# plot through the built tilecast command, their JSON shape and exit codes.
+set -u
+bin=${TILECAST_BIN:?}
+root=${TILECAST_SOURCE_ROOT:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    fails=$((fails + 1))
+}
+
+# expect CODE CMD...: runs CMD, checks its exit status.
+expect() {
+    local want=$1
+    shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "exit $got (want $want): $*"
+        sed 's/^/  | /' "$tmp/err" >&2
+    fi
+}
+
+# json_check FILE PYTHON-EXPR: evaluates EXPR with d = the parsed JSON.
+json_check() {
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1" ||
+        fail "JSON check failed: $2"
+}
+
+gpu=a100-sxm4-80gb
+
+# --- predict attention ---------------------------------------------------
+expect 0 "$bin" predict attention --gpu $gpu --impl flash --batch 8 --heads 16 --seq 2048 \
+    --head-dim 128 --json
+cp "$tmp/out" "$tmp/attn.json"
+json_check "$tmp/attn.json" 'd["prediction"] is True and d["impl"] == "flash" and 150 < d["tflops"] < 250 and d["source"] == "analytical"'
+expect 0 "$bin" predict attention --gpu $gpu --impl flash --batch 8 --heads 16 --seq 2048 \
+    --head-dim 128 --bwd --json
+json_check "$tmp/out" "abs(d['time_us'] - 2.5 * $(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["time_us"])' "$tmp/attn.json")) < 1e-3 * d['time_us']"
+expect 0 "$bin" predict attention --gpu $gpu --impl unfused --batch 2 --heads 32 --kv-heads 8 \
+    --seq 1024 --head-dim 128 --causal --csv
+grep -q '^gpu,impl,dtype' "$tmp/out" || fail "attention --csv header"
+expect 1 "$bin" predict attention --gpu $gpu --impl fused --batch 1 --heads 1 --seq 1 --head-dim 64
+expect 1 "$bin" predict attention --gpu $gpu --batch 1 --heads 8
+expect 2 "$bin" predict attention --gpu $gpu --batch 1 --heads 8 --kv-heads 3 --seq 128 --head-dim 64
+grep -q "kv heads 3" "$tmp/err" || fail "kv-heads error names the value"
+expect 2 "$bin" predict attention --gpu no-such-gpu --batch 1 --heads 8 --seq 128 --head-dim 64
+
+# --- predict layer -------------------------------------------------------
+expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4 --json
+cp "$tmp/out" "$tmp/layer.json"
+json_check "$tmp/layer.json" 'isinstance(d, dict) and d["layer_time_us"] > 0 and abs(sum(o["time_us"] for o in d["ops"]) - d["layer_time_us"]) < 1e-6 * d["layer_time_us"]'
+json_check "$tmp/layer.json" '[o["name"] for o in d["ops"] if o["kind"] in ("gemm", "bmm")] == ["qkv", "proj", "mlp_up", "mlp_down"]'
+json_check "$tmp/layer.json" 'all(k in o for o in d["ops"] for k in ("name", "time_us", "source")) and [ (o["m"], o["n"], o["k"], o["batch"]) for o in d["ops"] if o["name"] == "qkv"] == [(8192, 12288, 4096, 1)]'
+expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4 \
+    --tp 2 --attention unfused --swiglu --ffn 11008 --train --json
+json_check "$tmp/out" '{"scores", "softmax", "values", "mlp_up.wgrad", "mlp_down.dgrad"} <= {o["name"] for o in d["ops"]} and [o["n"] for o in d["ops"] if o["name"] == "mlp_up"] == [11008]'
+expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4
+grep -q "time_us" "$tmp/out" && grep -q "layer_time_us" "$tmp/out" || fail "layer table"
+expect 1 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq x
+expect 1 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --bogus
+expect 2 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --tp 3
+grep -q "tp 3" "$tmp/err" || fail "tp error names the value"
+
+# --- predict layer --measured ---------------------------------------------
+cat >"$tmp/vidur.csv" <<'CSV'
+gpu,dtype,op,batch,m,n,k,layout,time_us,tflops,timing,source,model,tp,vidur_op,bias,flag
+a100-sxm4-80gb,fp16,linear,1,4096,12288,4096,NT,1700,,profiler-median,x,m7b,1,attn_pre_proj,False,
+a100-sxm4-80gb,fp16,linear,1,4096,4096,4096,NT,600,,profiler-median,x,m7b,1,attn_post_proj,False,
+a100-sxm4-80gb,fp16,linear,1,4096,22016,4096,NT,3000,,profiler-median,x,m7b,1,mlp_up_proj,False,
+a100-sxm4-80gb,fp16,linear,1,4096,4096,11008,NT,1550,,profiler-median,x,m7b,1,mlp_down_proj,False,
+CSV
+expect 0 "$bin" predict layer --measured "$tmp/vidur.csv" --analytical --json
+json_check "$tmp/out" 'd[-1]["gpu"] == "all" and d[-1]["layers"] == 1 and 0 <= d[-1]["mape_pct"] < 100'
+sed 's/,600,/,6x0,/' "$tmp/vidur.csv" >"$tmp/bad.csv"
+expect 2 "$bin" predict layer --measured "$tmp/bad.csv" --analytical
+grep -q "bad.csv:3" "$tmp/err" || fail "measured: error names file:line ($(cat "$tmp/err"))"
+cut -d, -f1-14 "$tmp/vidur.csv" >"$tmp/nocol.csv"
+expect 2 "$bin" predict layer --measured "$tmp/nocol.csv"
+grep -q "vidur_op" "$tmp/err" || fail "measured: missing column named"
+
+# --- predict model --------------------------------------------------------
+for cfg in llama-2-7b llama-3-8b gpt-neox-20b paper-gpt; do
+    expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/$cfg.yaml" --json
+    json_check "$tmp/out" 'd["step_time_us"] > d["layer_time_us"] > 0 and 0.05 < d["mfu"] < 0.95 and d["tokens_per_s"] > 0 and d["prediction"] is True'
+done
+expect 0 "$bin" predict model --gpu h100-sxm5-80gb --config "$root/predictor/models/llama-3-8b.yaml" \
+    --tp 2 --micro-batch 2 --seq 4096 --inference --json
+json_check "$tmp/out" 'd["tp"] == 2 and d["micro_batch"] == 2 and d["seq"] == 4096 and d["mode"] == "inference" and not any(o["name"].endswith("wgrad") for o in d["ops"])'
+printf 'hidden: 4096\nheads: 32\nseq: 2048\nlayerz: 3\n' >"$tmp/bad.yaml"
+expect 2 "$bin" predict model --gpu $gpu --config "$tmp/bad.yaml"
+grep -q "bad.yaml:4:1" "$tmp/err" || fail "model config error names file:line:col"
+expect 1 "$bin" predict model --gpu $gpu
+expect 3 "$bin" predict model --gpu $gpu --config "$tmp/missing.yaml"
+
+# --- advise ---------------------------------------------------------------
+printf 'hidden: 4096\nheads: 32\nseq: 2048\nmicro_batch: 4\nlayers: 24\nvocab: 51201\n' >"$tmp/v.yaml"
+expect 0 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 5% --top 5 --json --verbose
+json_check "$tmp/out" 'd["n_evaluated"] >= 500 and 0 < len(d["candidates"]) <= 5 and d["candidates"][0]["vocab"] % 64 == 0 and "guideline 1" in d["candidates"][0]["reason"]'
+grep -q "n_evaluated" "$tmp/err" || fail "advise --verbose prints n_evaluated"
+expect 1 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 80%
+expect 1 "$bin" advise --gpu $gpu
+
+if [ $fails -ne 0 ]; then
+    echo "$fails check(s) failed" >&2
+    exit 1
+fi
+echo "cli-model: all checks passed"
