@@ -1,17 +1,686 @@
-/* The predictor object: specs, databases, and the choice of source for
- * each prediction (measured > calibrated > transferred > analytical). */
+/* The predictor object: specs, databases, cached calibrations, and the
+ * choice of source for each prediction:
+ *
+ *   measured     the shape was measured on this GPU and dtype (same timing
+ *                class): the measurement, its spread as the interval;
+ *   calibrated   this GPU and dtype have measured rows: the fitted model
+ *                plus the neighbour correction;
+ *   transferred  only another GPU (or a compatible dtype of this GPU) has
+ *                rows: its fitted efficiencies moved through the specs;
+ *   analytical   nothing applicable: the model from the spec alone.
+ *
+ * Which databases: those added with tc_predictor_add_db; when none was
+ * added, the shipped prebuilt database of each GPU (opened read-only, on
+ * the first query for that GPU). A user's own databases replace the
+ * prebuilt ones, so that a held-out evaluation never sees shipped rows.
+ *
+ * Everything a query needs is resolved once per (GPU, dtype) and cached:
+ * the hot path runs the analytical model, a hash lookup and a k-d tree
+ * query, with no SQL and no allocation. Not thread-safe: one predictor per
+ * thread. */
 #include "config.h"
 
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "calibrate.h"
 #include "tc-internal.h"
+
+#define NOTE_MAX 512
+
+struct pred_db {
+    char *path;
+    struct tc_db *db;
+    bool prebuilt;
+    bool failed;            /* a prebuilt file that could not be opened */
+    /* run id -> timing class, from the runs' provenance */
+    int64_t *run_ids;
+    enum tc_timing_class *run_timing;
+    size_t n_runs;
+    /* (gpu, dtype) pairs with ok GEMM rows */
+    struct {
+        char gpu_id[TC_ID_MAX];
+        enum tc_dtype dtype;
+        int64_t rows;
+    } *pairs;
+    size_t n_pairs;
+};
+
+/* How queries of one (GPU, dtype) are answered, resolved once. */
+struct entry {
+    char gpu_id[TC_ID_MAX];
+    enum tc_dtype dtype;
+    bool own_built;             /* own calibration looked for */
+    struct tc_calib *calib;     /* fitted on this GPU and dtype's rows, or NULL */
+    enum tc_arch arch;
+    bool resolved;
+    enum tc_source source;      /* CALIBRATED, TRANSFERRED or ANALYTICAL */
+    const struct entry *from;   /* transferred: the source */
+    struct tc_calib_params xfer; /* transferred: moved parameters */
+    double nb_weight;           /* transferred: neighbour correction weight */
+    bool same_family;
+    char note[NOTE_MAX];
+};
 
 struct tc_predictor {
     const struct tc_specs *specs;
     bool analytical_only;
     bool use_prebuilt;
     bool allow_transfer;
+    enum tc_timing_class timing;
+    struct pred_db **dbs;       /* added by the user */
+    size_t n_dbs;
+    struct pred_db **prebuilt;  /* opened lazily, one per GPU file */
+    size_t n_prebuilt;
+    bool prebuilt_scanned;      /* every prebuilt file opened (transfer search) */
+    struct entry **entries;
+    size_t n_entries;
+    struct entry *last;         /* the entry of the previous query */
+    const char *note;
+    char note_buf[NOTE_MAX];
 };
+
+/* ------------------------------------------------------------------------ */
+/* Databases                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static void pred_db_free(struct pred_db *d)
+{
+    if (!d)
+        return;
+    tc_db_close(d->db);
+    free(d->path);
+    free(d->run_ids);
+    free(d->run_timing);
+    free(d->pairs);
+    free(d);
+}
+
+static int pred_db_scan(struct pred_db *d)
+{
+    struct tc_db_info *info = NULL;
+    int timing_field = -1, err;
+
+    err = tc_db_info_get(d->db, &info);
+    if (err < 0)
+        return err;
+    for (int i = 0; i < TC_DB_RUN_FIELDS; i++)
+        if (strcmp(tc_db_run_field_name(i), "timing") == 0)
+            timing_field = i;
+    d->run_ids = calloc(info->n_runs + 1, sizeof(*d->run_ids));
+    d->run_timing = calloc(info->n_runs + 1, sizeof(*d->run_timing));
+    d->pairs = calloc(info->n_counts + 1, sizeof(*d->pairs));
+    if (!d->run_ids || !d->run_timing || !d->pairs) {
+        err = tc_error(TC_ERR_NOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < info->n_runs; i++) {
+        const char *t = timing_field >= 0 ? info->runs[i].fields[timing_field] : NULL;
+
+        d->run_ids[i] = info->runs[i].id;
+        d->run_timing[i] = tc_timing_classify(t);
+    }
+    d->n_runs = info->n_runs;
+    for (size_t i = 0; i < info->n_counts; i++) {
+        const struct tc_db_info_count *c = &info->counts[i];
+        enum tc_dtype dt;
+        size_t j;
+
+        if (strcmp(c->table, "gemm") != 0 || strcmp(c->status, "ok") != 0 || c->rows <= 0 ||
+            tc_dtype_parse(c->dtype, &dt) < 0)
+            continue;
+        for (j = 0; j < d->n_pairs; j++)
+            if (d->pairs[j].dtype == dt && strcmp(d->pairs[j].gpu_id, c->gpu_id) == 0)
+                break;
+        if (j == d->n_pairs) {
+            tc_strlcpy(d->pairs[j].gpu_id, c->gpu_id, TC_ID_MAX);
+            d->pairs[j].dtype = dt;
+            d->pairs[j].rows = 0;
+            d->n_pairs++;
+        }
+        d->pairs[j].rows += c->rows;
+    }
+    tc_clear_error();
+cleanup:
+    tc_db_info_free(info);
+    return err < 0 ? err : TC_OK;
+}
+
+/* *err receives why a NULL return failed (the database layer's code). */
+static struct pred_db *pred_db_open(const char *path, bool prebuilt, int *err)
+{
+    struct pred_db *d = calloc(1, sizeof(*d));
+
+    *err = TC_ERR_NOMEM;
+    if (!d) {
+        tc_error(TC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    d->prebuilt = prebuilt;
+    d->path = tc_strdup(path);
+    if (!d->path)
+        goto fail;
+    d->db = tc_db_open(path, TC_DB_READONLY);
+    if (!d->db) {
+        *err = TC_ERR_DB;
+        if (strstr(tc_last_error(), "schema") || strstr(tc_last_error(), "not a tilecast"))
+            *err = TC_ERR_SCHEMA;
+        goto fail;
+    }
+    *err = pred_db_scan(d);
+    if (*err < 0) {
+        tc_error_prefix(*err, "%s", path);
+        goto fail;
+    }
+    return d;
+fail:
+    pred_db_free(d);
+    return NULL;
+}
+
+static int64_t pred_db_rows(const struct pred_db *d, const char *gpu_id, int dtype)
+{
+    int64_t rows = 0;
+
+    for (size_t i = 0; i < d->n_pairs; i++)
+        if ((!gpu_id || strcmp(d->pairs[i].gpu_id, gpu_id) == 0) &&
+            (dtype < 0 || (int)d->pairs[i].dtype == dtype))
+            rows += d->pairs[i].rows;
+    return rows;
+}
+
+static enum tc_timing_class run_timing(const struct pred_db *d, int64_t run_id)
+{
+    for (size_t i = 0; i < d->n_runs; i++)
+        if (d->run_ids[i] == run_id)
+            return d->run_timing[i];
+    return TC_TIMING_KERNEL;
+}
+
+static int push_db(struct pred_db ***list, size_t *n, struct pred_db *d)
+{
+    struct pred_db **grown = realloc(*list, (*n + 1) * sizeof(**list));
+
+    if (!grown)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    grown[(*n)++] = d;
+    *list = grown;
+    return TC_OK;
+}
+
+/* The prebuilt database of gpu_id, opened on first use; NULL if none. */
+static struct pred_db *prebuilt_for(struct tc_predictor *p, const char *gpu_id)
+{
+    char rel[TC_ID_MAX + 32], path[4096];
+    struct pred_db *d;
+    int err;
+
+    for (size_t i = 0; i < p->n_prebuilt; i++) {
+        const char *base = strrchr(p->prebuilt[i]->path, '/');
+
+        base = base ? base + 1 : p->prebuilt[i]->path;
+        if (strncmp(base, gpu_id, strlen(gpu_id)) == 0 && strcmp(base + strlen(gpu_id), ".db") == 0)
+            return p->prebuilt[i]->failed ? NULL : p->prebuilt[i];
+    }
+    snprintf(rel, sizeof(rel), "db/prebuilt/%s.db", gpu_id);
+    if (tc_data_path(rel, path, sizeof(path)) < 0 || access(path, R_OK) != 0)
+        return NULL;
+    d = pred_db_open(path, true, &err);
+    if (!d) {
+        /* A broken shipped file must not stop predictions: remember the
+         * failure and fall back to the other sources. */
+        d = calloc(1, sizeof(*d));
+        if (!d)
+            return NULL;
+        d->path = tc_strdup(path);
+        d->failed = true;
+    }
+    if (!d->path || push_db(&p->prebuilt, &p->n_prebuilt, d) < 0) {
+        pred_db_free(d);
+        return NULL;
+    }
+    return d->failed ? NULL : d;
+}
+
+/* Opens every prebuilt file (for transfers onto a GPU without one). */
+static void prebuilt_scan_all(struct tc_predictor *p)
+{
+    char dir[4096];
+    DIR *dh;
+    struct dirent *de;
+
+    if (p->prebuilt_scanned)
+        return;
+    p->prebuilt_scanned = true;
+    if (tc_data_path("db/prebuilt", dir, sizeof(dir)) < 0)
+        return;
+    dh = opendir(dir);
+    if (!dh)
+        return;
+    while ((de = readdir(dh))) {
+        size_t len = strlen(de->d_name);
+        char id[TC_ID_MAX];
+
+        if (len < 4 || len - 3 >= TC_ID_MAX || strcmp(de->d_name + len - 3, ".db") != 0)
+            continue;
+        memcpy(id, de->d_name, len - 3);
+        id[len - 3] = '\0';
+        prebuilt_for(p, id);
+    }
+    closedir(dh);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Calibration states                                                        */
+/* ------------------------------------------------------------------------ */
+
+static struct entry *find_entry(struct tc_predictor *p, const char *gpu_id, enum tc_dtype dtype,
+                                bool create)
+{
+    struct entry *e, **grown;
+
+    for (size_t i = 0; i < p->n_entries; i++)
+        if (p->entries[i]->dtype == dtype && strcmp(p->entries[i]->gpu_id, gpu_id) == 0)
+            return p->entries[i];
+    if (!create)
+        return NULL;
+    e = calloc(1, sizeof(*e));
+    grown = e ? realloc(p->entries, (p->n_entries + 1) * sizeof(*grown)) : NULL;
+    if (!grown) {
+        free(e);
+        tc_error(TC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    tc_strlcpy(e->gpu_id, gpu_id, sizeof(e->gpu_id));
+    e->dtype = dtype;
+    grown[p->n_entries++] = e;
+    p->entries = grown;
+    return e;
+}
+
+/* Gathers the ok rows of (gpu, dtype) in d as samples, with the analytical
+ * parts of each shape on that GPU. */
+static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dtype dtype,
+                  struct tc_calib_sample **samples, size_t *n, size_t *cap)
+{
+    struct tc_db_iter *it = tc_db_iter_gemm(d->db, gpu->id, (int)dtype, -1);
+    struct tc_gemm_row row;
+    int r, ret = TC_OK;
+
+    if (!it)
+        return tc_error_prefix(TC_ERR_DB, "%s", d->path);
+    while ((r = tc_db_iter_next(it, &row, NULL)) == 1) {
+        struct tc_gemm_query q = {row.m, row.n, row.k, row.batch, dtype, row.layout, 0, 0, 0};
+        struct tc_gemm_prediction pred;
+        struct tc_calib_sample *s;
+
+        if (!(row.time_us > 0) || row.m <= 0 || row.n <= 0 || row.k <= 0)
+            continue;
+        if (tc_predict_gemm_analytical(gpu, &q, &pred) < 0)
+            continue; /* a shape the model cannot take informs nothing */
+        if (*n == *cap) {
+            size_t c = *cap ? 2 * *cap : 1024;
+            struct tc_calib_sample *grown = realloc(*samples, c * sizeof(*grown));
+
+            if (!grown) {
+                ret = tc_error(TC_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *samples = grown;
+            *cap = c;
+        }
+        s = &(*samples)[(*n)++];
+        memset(s, 0, sizeof(*s));
+        s->m = row.m;
+        s->n = row.n;
+        s->k = row.k;
+        s->batch = row.batch > 0 ? row.batch : 1;
+        s->layout = row.layout;
+        s->align = pred.align;
+        s->timing = run_timing(d, row.run_id);
+        s->time_us = row.time_us;
+        s->spread_pct = row.spread_pct;
+        tc_calib_parts(&pred, &s->compute_us, &s->memory_us, &s->overhead_us);
+    }
+    if (r < 0 && ret == TC_OK)
+        ret = tc_error_prefix(r, "%s", d->path);
+    tc_db_iter_free(it);
+    return ret;
+}
+
+/* A stored calibration of the current model version fitted on exactly the
+ * rows gathered; otherwise a note says why it is being recomputed. */
+static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry *e, size_t rows,
+                          struct tc_calib_params *out)
+{
+    struct tc_calibration_row cr;
+
+    for (size_t i = 0; i < n_dbs; i++) {
+        if (!dbs[i] || dbs[i]->failed)
+            continue;
+        if (tc_db_get_calibration(dbs[i]->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION,
+                                  NULL, &cr) == TC_OK) {
+            if (tc_calib_params_parse(cr.params_json, out) < 0 ||
+                out->format != TC_CALIB_FORMAT) {
+                snprintf(e->note, sizeof(e->note),
+                         "%s: stored calibration of %s %s is unreadable (%s); recomputed",
+                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), tc_last_error());
+                return false;
+            }
+            if ((size_t)out->n_rows != rows) {
+                snprintf(e->note, sizeof(e->note),
+                         "%s: stored calibration of %s %s used %lld rows, the database now "
+                         "holds %zu; recomputed",
+                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype),
+                         (long long)out->n_rows, rows);
+                return false;
+            }
+            return true;
+        }
+        /* A calibration of another model version is never used. */
+        for (int v = 0; v < TC_CALIB_MODEL_VERSION + 16; v++) {
+            if (v == TC_CALIB_MODEL_VERSION)
+                continue;
+            if (tc_db_get_calibration(dbs[i]->db, e->gpu_id, e->dtype, -1, v, NULL, &cr) ==
+                TC_OK) {
+                snprintf(e->note, sizeof(e->note),
+                         "%s: stored calibration of %s %s is for model version %d (tilecast "
+                         "%s), this is version %d (tilecast %s); recomputed in memory",
+                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), v,
+                         cr.tilecast_version, TC_CALIB_MODEL_VERSION, tc_version());
+                return false;
+            }
+        }
+    }
+    tc_clear_error();
+    return false;
+}
+
+/* The databases whose rows describe gpu_id. */
+static size_t dbs_for(struct tc_predictor *p, const char *gpu_id, struct pred_db **out,
+                      size_t max)
+{
+    size_t n = 0;
+
+    if (p->n_dbs) {
+        for (size_t i = 0; i < p->n_dbs && n < max; i++)
+            out[n++] = p->dbs[i];
+    } else if (p->use_prebuilt) {
+        struct pred_db *d = prebuilt_for(p, gpu_id);
+
+        if (d)
+            out[n++] = d;
+    }
+    return n;
+}
+
+static const struct tc_gpu *gpu_of(struct tc_predictor *p, const char *gpu_id,
+                                   struct pred_db *const *dbs, size_t n_dbs, struct tc_gpu *buf)
+{
+    const struct tc_gpu *g = tc_specs_find(p->specs, gpu_id);
+
+    if (g)
+        return g;
+    /* A database carries the spec snapshot of what it measured. */
+    for (size_t i = 0; i < n_dbs; i++)
+        if (tc_db_get_gpu(dbs[i]->db, gpu_id, buf) == TC_OK)
+            return buf;
+    return NULL;
+}
+
+/* Builds e's own calibration from the rows of its GPU and dtype. */
+static int build_own(struct tc_predictor *p, struct entry *e)
+{
+    struct pred_db *dbs[64];
+    size_t n_dbs, n = 0, cap = 0;
+    struct tc_calib_sample *samples = NULL;
+    struct tc_calib_params stored;
+    struct tc_gpu snapshot;
+    const struct tc_gpu *gpu;
+    bool have_stored;
+    int ret = TC_OK;
+
+    e->own_built = true;
+    n_dbs = dbs_for(p, e->gpu_id, dbs, TC_ARRAY_SIZE(dbs));
+    gpu = gpu_of(p, e->gpu_id, dbs, n_dbs, &snapshot);
+    if (!gpu)
+        return TC_OK;
+    e->arch = gpu->arch;
+    for (size_t i = 0; i < n_dbs; i++) {
+        if (!pred_db_rows(dbs[i], e->gpu_id, (int)e->dtype))
+            continue;
+        ret = gather(dbs[i], gpu, e->dtype, &samples, &n, &cap);
+        if (ret < 0)
+            goto cleanup;
+    }
+    if (!n)
+        goto cleanup;
+    have_stored = stored_params(dbs, n_dbs, e, n, &stored);
+    e->calib = tc_calib_build(samples, n, have_stored ? &stored : NULL);
+    if (!e->calib)
+        ret = TC_ERR_NOMEM; /* the rows were validated: only memory fails */
+cleanup:
+    free(samples);
+    return ret;
+}
+
+static struct entry *own_entry(struct tc_predictor *p, const char *gpu_id, enum tc_dtype dtype)
+{
+    struct entry *e = find_entry(p, gpu_id, dtype, true);
+
+    if (e && !e->own_built && build_own(p, e) < 0)
+        return NULL;
+    return e;
+}
+
+/* Half-precision tensor types share kernels and pipes; so do the 8-bit
+ * ones. fp32 (SIMT) and tf32 stand alone. */
+static int dtype_class(enum tc_dtype d)
+{
+    switch (d) {
+    case TC_DTYPE_FP16:
+    case TC_DTYPE_BF16: return 1;
+    case TC_DTYPE_FP8:
+    case TC_DTYPE_INT8: return 2;
+    default: return 10 + (int)d;
+    }
+}
+
+/* Chooses the source of a transfer onto (gpu, dtype): the same GPU with a
+ * compatible dtype first, then another GPU of the same family with the
+ * same dtype, then a compatible dtype; ties go to the most rows. */
+static struct entry *transfer_source(struct tc_predictor *p, const struct tc_gpu *gpu,
+                                     enum tc_dtype dtype)
+{
+    struct pred_db **pool;
+    size_t n_pool;
+    struct entry *best = NULL;
+    int best_score = -1;
+    int64_t best_rows = 0;
+
+    if (p->n_dbs) {
+        pool = p->dbs;
+        n_pool = p->n_dbs;
+    } else if (p->use_prebuilt) {
+        prebuilt_scan_all(p);
+        pool = p->prebuilt;
+        n_pool = p->n_prebuilt;
+    } else {
+        return NULL;
+    }
+    for (size_t i = 0; i < n_pool; i++) {
+        if (pool[i]->failed)
+            continue;
+        for (size_t j = 0; j < pool[i]->n_pairs; j++) {
+            const char *src = pool[i]->pairs[j].gpu_id;
+            enum tc_dtype sd = pool[i]->pairs[j].dtype;
+            int64_t rows = pool[i]->pairs[j].rows;
+            const struct tc_gpu *sg;
+            struct tc_gpu snapshot;
+            bool same_gpu = strcmp(src, gpu->id) == 0;
+            int score;
+
+            if (dtype_class(sd) != dtype_class(dtype) || (same_gpu && sd == dtype))
+                continue;
+            sg = gpu_of(p, src, &pool[i], 1, &snapshot);
+            if (!sg || sg->vendor != gpu->vendor)
+                continue;
+            score = same_gpu ? 4 : (sg->arch == gpu->arch ? 2 : 0) + (sd == dtype ? 1 : 0);
+            if (score > best_score || (score == best_score && rows > best_rows)) {
+                struct entry *e = own_entry(p, src, sd);
+
+                if (e && e->calib) {
+                    best = e;
+                    best_score = score;
+                    best_rows = rows;
+                }
+            }
+        }
+    }
+    return best;
+}
+
+static const char *db_list_gpus(struct tc_predictor *p, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < p->n_dbs; i++) {
+        for (size_t j = 0; j < p->dbs[i]->n_pairs; j++) {
+            const char *id = p->dbs[i]->pairs[j].gpu_id;
+
+            if (strstr(buf, id))
+                continue;
+            int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", id);
+
+            if (w < 0 || (size_t)w >= len - used)
+                return buf;
+            used += (size_t)w;
+        }
+    }
+    return buf;
+}
+
+static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype dtype,
+                   struct entry **out)
+{
+    struct entry *e = own_entry(p, gpu->id, dtype);
+    struct entry *src;
+
+    if (!e)
+        return TC_ERR_NOMEM;
+    *out = e;
+    if (e->resolved)
+        return TC_OK;
+    e->resolved = true;
+    e->arch = gpu->arch;
+    if (e->calib) {
+        e->source = TC_SOURCE_CALIBRATED;
+        return TC_OK;
+    }
+    e->source = TC_SOURCE_ANALYTICAL;
+    if (p->allow_transfer && (src = transfer_source(p, gpu, dtype))) {
+        e->source = TC_SOURCE_TRANSFERRED;
+        e->from = src;
+        e->same_family = src->arch == gpu->arch;
+        tc_calib_transfer_params(tc_calib_params(src->calib), src->arch, gpu->arch, &e->xfer);
+        /* Residuals that survive the fit come from the library's kernel
+         * choices; within a family (same kernels) they carry over in part. */
+        e->nb_weight = strcmp(src->gpu_id, gpu->id) == 0 ? 1.0 : e->same_family ? 0.5 : 0.0;
+        snprintf(e->note, sizeof(e->note),
+                 "transferred from %s %s measurements (%s family%s) to %s %s", src->gpu_id,
+                 tc_dtype_name(src->dtype), tc_arch_name(src->arch),
+                 e->same_family ? ", efficiencies as fitted" : ", efficiencies shrunk towards 1",
+                 gpu->id, tc_dtype_name(dtype));
+        return TC_OK;
+    }
+    if (e->note[0])
+        return TC_OK;
+    if (p->n_dbs) {
+        char gpus[256];
+        int64_t total = 0;
+
+        for (size_t i = 0; i < p->n_dbs; i++)
+            total += pred_db_rows(p->dbs[i], NULL, -1);
+        db_list_gpus(p, gpus, sizeof(gpus));
+        if (!total)
+            snprintf(e->note, sizeof(e->note), "the database%s hold%s no measured rows: analytical",
+                     p->n_dbs > 1 ? "s" : "", p->n_dbs > 1 ? "" : "s");
+        else if (!strstr(gpus, gpu->id))
+            snprintf(e->note, sizeof(e->note),
+                     "the database%s hold%s measurements of %s, not %s%s: analytical",
+                     p->n_dbs > 1 ? "s" : "", p->n_dbs > 1 ? "" : "s", gpus, gpu->id,
+                     p->allow_transfer ? " (none transferable for this dtype)"
+                                       : " (transfer not allowed)");
+        else
+            snprintf(e->note, sizeof(e->note), "no measured %s rows for %s%s: analytical",
+                     tc_dtype_name(dtype), gpu->id,
+                     p->allow_transfer ? "" : " (transfer not allowed)");
+    }
+    return TC_OK;
+}
+
+int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char *gpu_id,
+                     enum tc_dtype dtype, bool reuse, struct tc_calib **out, char *note,
+                     size_t note_len)
+{
+    struct pred_db d = {0};
+    struct pred_db *list[1] = {&d};
+    struct tc_predictor p = {0};
+    struct entry e = {0};
+    struct tc_calib_sample *samples = NULL;
+    struct tc_calib_params stored;
+    struct tc_gpu snapshot;
+    const struct tc_gpu *gpu;
+    size_t n = 0, cap = 0;
+    bool have_stored = false;
+    int err;
+
+    if (!specs || !db || !gpu_id || !out)
+        return tc_error(TC_ERR_INVALID, "tc_calib_from_db: missing argument");
+    *out = NULL;
+    if (note && note_len)
+        note[0] = '\0';
+    d.db = db;
+    d.path = (char *)(uintptr_t)tc_db_path(db); /* borrowed, never freed here */
+    err = pred_db_scan(&d);
+    if (err < 0)
+        goto cleanup;
+    p.specs = specs;
+    gpu = gpu_of(&p, gpu_id, list, 1, &snapshot);
+    if (!gpu) {
+        err = tc_error(TC_ERR_NOT_FOUND, "%s: GPU '%s' is neither in the specs nor in the database",
+                       d.path, gpu_id);
+        goto cleanup;
+    }
+    err = gather(&d, gpu, dtype, &samples, &n, &cap);
+    if (err < 0 || !n)
+        goto cleanup;
+    tc_strlcpy(e.gpu_id, gpu_id, sizeof(e.gpu_id));
+    e.dtype = dtype;
+    if (reuse)
+        have_stored = stored_params(list, 1, &e, n, &stored);
+    if (note && note_len)
+        tc_strlcpy(note, e.note, note_len);
+    *out = tc_calib_build(samples, n, have_stored ? &stored : NULL);
+    if (!*out)
+        err = TC_ERR_NOMEM;
+cleanup:
+    free(samples);
+    free(d.run_ids);
+    free(d.run_timing);
+    free(d.pairs);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Public API                                                                */
+/* ------------------------------------------------------------------------ */
 
 TC_API struct tc_predictor *tc_predictor_new(const struct tc_specs *specs)
 {
@@ -29,23 +698,63 @@ TC_API struct tc_predictor *tc_predictor_new(const struct tc_specs *specs)
     p->specs = specs;
     p->use_prebuilt = true;
     p->allow_transfer = true;
+    p->note = "";
     return p;
+}
+
+static void drop_entries(struct tc_predictor *p)
+{
+    for (size_t i = 0; i < p->n_entries; i++) {
+        tc_calib_free(p->entries[i]->calib);
+        free(p->entries[i]);
+    }
+    free(p->entries);
+    p->entries = NULL;
+    p->n_entries = 0;
+    p->last = NULL;
+    p->note = "";
 }
 
 TC_API void tc_predictor_free(struct tc_predictor *p)
 {
+    if (!p)
+        return;
+    drop_entries(p);
+    for (size_t i = 0; i < p->n_dbs; i++)
+        pred_db_free(p->dbs[i]);
+    for (size_t i = 0; i < p->n_prebuilt; i++)
+        pred_db_free(p->prebuilt[i]);
+    free(p->dbs);
+    free(p->prebuilt);
     free(p);
 }
 
 TC_API int tc_predictor_add_db(struct tc_predictor *p, const char *path)
 {
-    return tc_error(TC_ERR_UNSUPPORTED, "calibration from databases is not implemented yet");
+    struct pred_db *d;
+    int err;
+
+    if (!p || !path || !*path)
+        return tc_error(TC_ERR_INVALID, "tc_predictor_add_db: no predictor or path");
+    d = pred_db_open(path, false, &err);
+    if (!d)
+        return err;
+    err = push_db(&p->dbs, &p->n_dbs, d);
+    if (err < 0) {
+        pred_db_free(d);
+        return err;
+    }
+    /* Cached states were resolved without this database. */
+    drop_entries(p);
+    return TC_OK;
 }
 
 TC_API void tc_predictor_use_prebuilt(struct tc_predictor *p, bool on)
 {
-    if (p)
+    if (p && p->use_prebuilt != on) {
         p->use_prebuilt = on;
+        drop_entries(p);
+    }
 }
 
 TC_API void tc_predictor_set_analytical(struct tc_predictor *p, bool on)
@@ -56,16 +765,114 @@ TC_API void tc_predictor_set_analytical(struct tc_predictor *p, bool on)
 
 TC_API void tc_predictor_allow_transfer(struct tc_predictor *p, bool on)
 {
-    if (p)
+    if (p && p->allow_transfer != on) {
         p->allow_transfer = on;
+        for (size_t i = 0; i < p->n_entries; i++) {
+            p->entries[i]->resolved = false;
+            p->entries[i]->note[0] = '\0';
+        }
+        p->last = NULL;
+    }
+}
+
+TC_API int tc_predictor_set_timing(struct tc_predictor *p, const char *timing)
+{
+    if (!p)
+        return tc_error(TC_ERR_INVALID, "tc_predictor_set_timing: no predictor");
+    if (!timing || strcmp(timing, "kernel") == 0)
+        p->timing = TC_TIMING_KERNEL;
+    else if (strcmp(timing, "event") == 0)
+        p->timing = TC_TIMING_EVENT;
+    else if (strcmp(timing, "wall") == 0)
+        p->timing = TC_TIMING_WALL;
+    else if (strcmp(timing, "wall-max") == 0)
+        p->timing = TC_TIMING_WALL_MAX;
+    else
+        p->timing = tc_timing_classify(timing);
+    return TC_OK;
+}
+
+TC_API const char *tc_predictor_note(const struct tc_predictor *p)
+{
+    return p && p->note ? p->note : "";
+}
+
+/* The measurement of an exactly measured shape. Its interval is the
+ * measured spread where the row has one; otherwise ±2%, the run-to-run
+ * difference of shapes measured twice in the development data (median
+ * 0.5%, 90th percentile 1.7%). */
+static void measured(const struct tc_calib_sample *s, const struct tc_gemm_query *q,
+                     double peak_tflops, struct tc_gemm_prediction *out)
+{
+    double flops = 2.0 * (double)q->m * (double)q->n * (double)q->k *
+                   (double)(q->batch > 0 ? q->batch : 1);
+    double spread = s->spread_pct > 0 ? s->spread_pct / 100 : 0.02;
+
+    out->source = TC_SOURCE_MEASURED;
+    out->time_us = s->time_us;
+    out->tflops = flops / s->time_us * 1e-6;
+    out->frac_peak = peak_tflops > 0 ? out->tflops / peak_tflops : 0;
+    out->lo_us = s->time_us * (1 - spread);
+    out->hi_us = s->time_us * (1 + spread);
+    out->interval_level = 0.8;
+    out->neighbours = 0;
+    out->neighbour_dist = 0;
 }
 
 TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
                            const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
 {
-    if (!p)
-        return tc_error(TC_ERR_INVALID, "tc_predict_gemm: no predictor");
-    return tc_predict_gemm_analytical(gpu, q, out);
+    struct entry *e;
+    struct tc_calib_apply how;
+    double peak;
+    int err;
+
+    if (!p || !gpu || !q || !out)
+        return tc_error(TC_ERR_INVALID, "tc_predict_gemm: missing predictor, GPU, query or output");
+    p->note = "";
+    err = tc_predict_gemm_analytical(gpu, q, out);
+    if (err < 0)
+        return err;
+    out->source = TC_SOURCE_ANALYTICAL;
+    out->calib_gpu[0] = '\0';
+    out->neighbours = 0;
+    out->neighbour_dist = 0;
+    tc_calib_analytical_interval(out);
+    if (p->analytical_only)
+        return TC_OK;
+    e = p->last;
+    if (!e || e->dtype != q->dtype || strcmp(e->gpu_id, gpu->id) != 0) {
+        err = resolve(p, gpu, q->dtype, &e);
+        if (err < 0)
+            return err;
+        p->last = e;
+    }
+    p->note = e->note;
+    peak = (unsigned)q->dtype < TC_DTYPE_COUNT ? gpu->peak_tflops[q->dtype] : 0;
+    how.timing = p->timing;
+    if (e->source == TC_SOURCE_CALIBRATED) {
+        const struct tc_calib_sample *s =
+            tc_calib_find(e->calib, q->layout, q->m, q->n, q->k, q->batch, p->timing);
+
+        if (s) {
+            measured(s, q, peak, out);
+            return TC_OK;
+        }
+        how.params = NULL;
+        how.neighbours = true;
+        how.neighbour_weight = 1;
+        tc_calib_predict(e->calib, &how, q, peak, out);
+        out->source = TC_SOURCE_CALIBRATED;
+    } else if (e->source == TC_SOURCE_TRANSFERRED) {
+        how.params = &e->xfer;
+        how.neighbours = e->nb_weight > 0;
+        how.neighbour_weight = e->nb_weight;
+        tc_calib_predict(e->from->calib, &how, q, peak, out);
+        tc_calib_transfer_interval(out, e->same_family);
+        out->source = TC_SOURCE_TRANSFERRED;
+        tc_strlcpy(out->calib_gpu, e->from->gpu_id, sizeof(out->calib_gpu));
+    }
+    return TC_OK;
 }
 
 TC_API int tc_predict_gemm_batch(struct tc_predictor *p, const struct tc_gpu *gpu, size_t n,

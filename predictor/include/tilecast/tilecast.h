@@ -377,6 +377,18 @@ TC_API void tc_predictor_use_prebuilt(struct tc_predictor *p, bool on);
 TC_API void tc_predictor_set_analytical(struct tc_predictor *p, bool on);
 /* Allows transferring calibrations from other GPUs (default on). */
 TC_API void tc_predictor_allow_transfer(struct tc_predictor *p, bool on);
+/* The timing convention predictions follow: NULL or "kernel" (default) for
+ * kernel time; a measured data's method tag ("event-fastest5-mean",
+ * "wall-avg-incl-launch", "wall-slowest", ...) adds the host cost the
+ * calibration fitted for that method, so predictions can be compared with
+ * rows timed that way. Exact measurements answer only for the same class
+ * of method. Tags that name no host-side method are kernel time. */
+TC_API int tc_predictor_set_timing(struct tc_predictor *p, const char *timing);
+/* What the last prediction of p should tell its user beyond its source:
+ * an empty database, a database of another GPU, a stored calibration of
+ * another model version that was recomputed, a transfer. "" when nothing.
+ * Owned by p, valid until the next call on p. */
+TC_API const char *tc_predictor_note(const struct tc_predictor *p);
 
 /* Predicts one GEMM on gpu. */
 TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,

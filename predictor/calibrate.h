@@ -1,0 +1,176 @@
+/* Calibration of the analytical GEMM model from measured rows. Internal.
+ *
+ * A calibration state belongs to one (GPU, dtype) pair and is built once
+ * from the measured ok rows of that pair: the model's few physical scales
+ * are fitted by robust regression on log time, the remaining log residuals
+ * are kept in a k-d tree over log-shape space for the neighbour correction,
+ * and exact shapes sit in a hash table. Predicting from a state touches no
+ * SQL and allocates nothing.
+ *
+ * The calibrated model, in the analytical prediction's parts (µs):
+ *
+ *   t = c_o·overhead + max(c_c·compute, c_m·memory)·a[align] + h[timing]
+ *
+ * c_c: compute-efficiency scale (effective tensor clock × MMA efficiency,
+ *      relative to what the analytical model assumes);
+ * c_m: bandwidth-efficiency scale;
+ * c_o: launch / pipeline-fill / epilogue cost scale;
+ * a:   per alignment class penalty, relative to the 128-byte class (fitted
+ *      only for classes the data holds enough rows of, else 1);
+ * h:   host-side cost a timing method adds on top of kernel time (0 for
+ *      kernel-time methods; launch gap for CUDA events around an op; launch
+ *      plus synchronize for wall-clock methods). Predictions are kernel time
+ *      unless the caller asks for a timing method's convention.
+ *
+ * compute and memory are rescaled so that with every scale 1 the formula
+ * reproduces the analytical time exactly, whatever way the analytical model
+ * combines its parts.
+ */
+#ifndef TC_CALIBRATE_H
+#define TC_CALIBRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tilecast/tilecast.h"
+
+/* Bumped whenever the fit, the neighbour correction or the analytical model
+ * they rescale change meaning: stored calibrations of another version are
+ * recomputed, never used. */
+#define TC_CALIB_FORMAT 1
+/* The model version stored with a calibration in the database
+ * (tc_calibration_row.model_version): the calibration format and the
+ * analytical model together. Bump when either changes. */
+#define TC_CALIB_MODEL_VERSION 1
+
+/* How a measured time relates to the kernel time the model predicts. */
+enum tc_timing_class {
+    TC_TIMING_KERNEL = 0, /* device events/profiler around the kernels only */
+    TC_TIMING_EVENT,      /* CUDA events around one framework op: + launch gap */
+    TC_TIMING_WALL,       /* host wall clock with a synchronize per call */
+    TC_TIMING_WALL_MAX,   /* the slowest call of many (biased high) */
+    TC_TIMING_COUNT
+};
+
+/* Maps a timing method tag ("profiler-median", "event-fastest5-mean",
+ * "wall-avg-incl-launch", "wall-slowest", a collector's "event-median-...")
+ * to its class. NULL/empty/unknown: kernel time (tilecast's own collector). */
+enum tc_timing_class tc_timing_classify(const char *timing);
+const char *tc_timing_class_name(enum tc_timing_class c);
+
+#define TC_CALIB_ALIGN_CLASSES 4
+#define TC_CALIB_TIME_BINS 3 /* interval quantiles by predicted time */
+#define TC_CALIB_MAX_K 16
+
+/* One measured row with the analytical parts of its shape on its GPU. */
+struct tc_calib_sample {
+    int64_t m, n, k, batch;
+    enum tc_layout layout;
+    enum tc_align align;
+    enum tc_timing_class timing;
+    double time_us;    /* measured */
+    double spread_pct; /* 0 if unknown */
+    double compute_us, memory_us, overhead_us; /* analytical parts, rescaled */
+};
+
+/* Fitted parameters and their residual statistics: what the database's
+ * calibration table stores. Plain data. */
+struct tc_calib_params {
+    int format;                 /* TC_CALIB_FORMAT when fitted */
+    char model_version[32];     /* tilecast version of the analytical model */
+    double c_compute, c_memory, c_overhead;
+    double align_factor[TC_CALIB_ALIGN_CLASSES];
+    double host_us[TC_TIMING_COUNT];
+    /* neighbour correction: Gaussian kernel length in log-shape units and
+     * the prior weight that shrinks the correction towards 0 */
+    double nb_length, nb_prior;
+    int nb_k;
+    double nb_scale_nk;  /* weight of log n and log k against log m, log batch */
+    /* statistics of the fit (log residuals of the parametric fit) */
+    int64_t n_rows;
+    double fit_mad;      /* median |log residual| of the parametric fit */
+    double fit_mape;     /* mean |relative error| of the parametric fit, % */
+    double fit_p50_ape, fit_p90_ape; /* its median and 90th percentile, % */
+    double fit_log_sd;   /* standard deviation of its log residuals */
+    double loo_mape;     /* held-out (leave-one-shape-out) with neighbours, % */
+    /* held-out log-residual quantiles for the interval, per predicted-time
+     * bin (< 20 µs, < 200 µs, else); level in interval_level */
+    double interval_level;
+    double q_lo[TC_CALIB_TIME_BINS], q_hi[TC_CALIB_TIME_BINS];
+    int64_t bin_rows[TC_CALIB_TIME_BINS];
+};
+
+/* Serialises params as one line of "key=value" pairs (what the database
+ * stores); parses it back. Parse errors name the key. */
+int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t len);
+int tc_calib_params_parse(const char *text, struct tc_calib_params *cp);
+
+/* A calibration state for one (GPU, dtype). Opaque. */
+struct tc_calib;
+
+/* Builds a state from n samples (copied). If stored is non-NULL and of the
+ * current format and model version, its parameters are used as they are
+ * (no refit); otherwise they are fitted. NULL on failure (n == 0, NOMEM). */
+struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
+                                const struct tc_calib_params *stored);
+void tc_calib_free(struct tc_calib *c);
+const struct tc_calib_params *tc_calib_params(const struct tc_calib *c);
+size_t tc_calib_rows(const struct tc_calib *c);
+
+/* Exact lookup: index of a measured sample of this shape whose timing class
+ * is `timing`, or -1. Several rows of one shape: the median one. */
+const struct tc_calib_sample *tc_calib_find(const struct tc_calib *c, enum tc_layout layout,
+                                            int64_t m, int64_t n, int64_t k, int64_t batch,
+                                            enum tc_timing_class timing);
+
+/* How a state is applied to a query. */
+struct tc_calib_apply {
+    const struct tc_calib_params *params; /* NULL: the state's own */
+    bool neighbours;          /* apply the neighbour correction */
+    double neighbour_weight;  /* scales the correction (transfer: < 1) */
+    enum tc_timing_class timing;
+};
+
+/* Rewrites an analytical prediction *pred (its parts and align must be set)
+ * of query q as calibrated: time, tflops, frac_peak (given peak_tflops),
+ * interval, neighbours and distance. The source label is the caller's. */
+void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how,
+                      const struct tc_gemm_query *q, double peak_tflops,
+                      struct tc_gemm_prediction *pred);
+
+/* Parameters moved from a GPU of architecture `from` to one of `to`:
+ * within a family the efficiency scales transfer as they are; across
+ * families they shrink halfway (in log) towards 1. Host costs transfer
+ * as they are (they belong to the software stack, not the chip). */
+void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
+                              enum tc_arch to, struct tc_calib_params *out);
+
+/* The parametric model alone (no neighbours), for tests and reports. */
+double tc_calib_model_us(const struct tc_calib_params *cp, const struct tc_calib_sample *s,
+                         enum tc_timing_class timing);
+
+/* Splits an analytical prediction into the rescaled parts a sample holds. */
+void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us,
+                    double *memory_us, double *overhead_us);
+
+/* Interval of the pure analytical model, documented in calibrate.c. */
+void tc_calib_analytical_interval(struct tc_gemm_prediction *pred);
+/* Interval of a transferred prediction. */
+void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_family);
+
+/* Fits the calibration of (gpu_id, dtype) from the ok rows of db (a
+ * borrowed handle), for `tilecast db calibrate` and tests. With reuse, a
+ * stored calibration of the current model version fitted on the same rows is
+ * used as it is. *out is NULL (and TC_OK returned) when the database holds no
+ * usable row of that pair. note (may be NULL) receives what happened to a
+ * stored calibration. Caller owns *out. */
+struct tc_db;
+int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char *gpu_id,
+                     enum tc_dtype dtype, bool reuse, struct tc_calib **out, char *note,
+                     size_t note_len);
+
+/* The row tc_db_put_calibration stores for a fitted state. */
+int tc_calib_to_row(const struct tc_calib *c, const char *gpu_id, enum tc_dtype dtype,
+                    struct tc_calibration_row *row);
+
+#endif
