@@ -164,10 +164,12 @@ struct tc_specs;
  * Returns NULL on failure (tc_last_error names file, line, column, field).
  * The caller owns the result; free with tc_specs_free. */
 TC_API struct tc_specs *tc_specs_load(const char *path);
-/* Adds the directories of `dirs` (colon-separated) to specs, ahead of the defaults
- * for ids not yet present. */
+/* Adds the GPUs of the directories of `dir` (colon-separated) to specs. An id
+ * already present is a duplicate-id error (TC_ERR_INVALID) naming both files;
+ * GPUs of the files read before an error stay in specs. */
 TC_API int tc_specs_add_dir(struct tc_specs *specs, const char *dir);
-/* Parses one file into *out without adding it anywhere. */
+/* Parses one file into *out without adding it anywhere and without
+ * tc_gpu_check (the loaders run both). *out is unchanged on failure. */
 TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out);
 /* Checks a parsed spec for internal consistency (peak ~ units x flops/clk x
  * clock within 2%, limits positive and coherent). Returns TC_OK or
