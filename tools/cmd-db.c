@@ -1,12 +1,617 @@
-/* STUB: tilecast db, to be implemented. */
+/* tilecast db: inspect, check, import, export and merge databases. */
 #include "config.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
-const char cmd_db_help[] = "Usage: tilecast db ...\n";
+const char cmd_db_help[] =
+    "Usage: tilecast db info DB [--json]\n"
+    "       tilecast db check DB\n"
+    "       tilecast db import --format csv|cookbook|mamf FILE... [--gpu ID] --into DB\n"
+    "                          [--dtype DTYPE] [--timing TAG] [--source TEXT]\n"
+    "                          [--licence TEXT] [--skip-untimed]\n"
+    "       tilecast db export DB --format csv|json [--gpu ID] [--output FILE]\n"
+    "       tilecast db merge OUT IN...\n"
+    "       tilecast db migrate DB\n"
+    "       tilecast db compact DB\n"
+    "       tilecast db bench [--rows N] [--batch N]\n"
+    "\n"
+    "A tilecast database is an SQLite file (schema v1): GPU spec snapshots, runs\n"
+    "with their provenance, and GEMM and attention measurements. Files with a\n"
+    "newer schema, other SQLite files and damaged files are refused and left\n"
+    "untouched.\n"
+    "\n"
+    "Subcommands:\n"
+    "  info DB        schema version, GPUs, runs with provenance, and row counts by\n"
+    "                 GPU, kind (collected/imported), dtype and status\n"
+    "    --json         print the same as one JSON object\n"
+    "  check DB       SQLite integrity_check, foreign_key_check and tilecast's own\n"
+    "                 checks; exit 0 if clean, 2 otherwise\n"
+    "  import         read measurements made by other tools into DB (created if\n"
+    "                 missing), all files in one transaction: on any error the\n"
+    "                 database is left exactly as it was. Rows are marked imported\n"
+    "                 and keep their source, timing method and licence.\n"
+    "    --format F     csv: the shared measured-data CSV (gpu,dtype,op,batch,m,n,k,\n"
+    "                     layout,time_us,tflops,timing,source,...; time_us in\n"
+    "                     microseconds, checked against tflops when both are given)\n"
+    "                   cookbook: EleutherAI cookbook sizing logs, lines\n"
+    "                     'Throughput (in TFLOP/s) for MxNxK: X' and 'BxMxNxK: X';\n"
+    "                     their n is the reduction dimension (stored as k)\n"
+    "                   mamf: mamf-finder.py logs (per-shape lines or the summary)\n"
+    "    --into DB      the database to write\n"
+    "    --gpu ID       the GPU the logs were measured on (required for cookbook and\n"
+    "                   mamf); for csv, import only the rows of this GPU\n"
+    "    --dtype DTYPE  input dtype of logs that do not say it (cookbook default fp16)\n"
+    "    --timing TAG   timing method, overriding the file's (cookbook defaults:\n"
+    "                   wall-avg-incl-launch for mm, wall-slowest for bmm; mamf:\n"
+    "                   event-median-l2flush or event-min by log generation)\n"
+    "    --source TEXT  where the data came from (default: the file's own source\n"
+    "                   column, or the file name)\n"
+    "    --licence TEXT licence of the data (default: known for the public sources)\n"
+    "    --skip-untimed csv: skip rows without time_us and tflops (such as tuning\n"
+    "                   efficiency tables) instead of failing; they are counted\n"
+    "  export DB      write the ok GEMM rows\n"
+    "    --format F     csv (the shared measured-data format, so that export and\n"
+    "                   import round-trip) or json (GPUs, runs, GEMM and attention)\n"
+    "    --gpu ID       only this GPU\n"
+    "    --output FILE  write to FILE instead of standard output\n"
+    "  merge OUT IN... merge databases (e.g. shards) into OUT (created if missing;\n"
+    "                 must not be one of the inputs). Runs with the same provenance\n"
+    "                 are joined and their identical shapes stored once; runs whose\n"
+    "                 provenance differs are kept apart. The result is checked\n"
+    "                 before it replaces OUT.\n"
+    "  migrate DB     upgrade an older schema to the current one\n"
+    "  compact DB     prepare a file for shipping: rollback journal (so that it can\n"
+    "                 be read from a read-only directory), ANALYZE, VACUUM\n"
+    "  bench          insert throughput of batched GEMM rows into a temporary file;\n"
+    "                 prints rows/s (the target is at least 100,000)\n"
+    "    --rows N       rows to insert (default 200000)\n"
+    "    --batch N      rows per transaction (default 10000)\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Exit status: 0 success, 1 usage error, 2 bad input (file, refused or unclean\n"
+    "database, malformed line: the message names file:line:column), 3 runtime error.\n";
+
+static const char *const db_cmd = "db";
+
+static bool is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+/* Fetches the value of a flag, reporting a usage error if it is missing. */
+static bool flag_value(int argc, char **argv, int *i, const char **out)
+{
+    if (*i + 1 >= argc) {
+        cli_error(db_cmd, "%s needs a value", argv[*i]);
+        return false;
+    }
+    *out = argv[++*i];
+    return true;
+}
+
+static int usage(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+static int usage(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cli_error(db_cmd, "%s", msg);
+    fprintf(stderr, "Run 'tilecast db --help' for usage.\n");
+    return CLI_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static json_t *info_json(const struct tc_db_info *info)
+{
+    json_t *root = json_object(), *gpus = json_array(), *runs = json_array(),
+           *counts = json_array();
+
+    json_object_set_new(root, "schema_version", json_integer(info->schema_version));
+    json_object_set_new(root, "writer_version", json_string(info->writer_version));
+    json_object_set_new(root, "created_at", json_string(info->created_at));
+    for (size_t i = 0; i < info->n_gpus; i++) {
+        json_t *g = json_object();
+
+        json_object_set_new(g, "id", json_string(info->gpus[i].id));
+        json_object_set_new(g, "name", json_string(info->gpus[i].name));
+        json_object_set_new(g, "arch", json_string(info->gpus[i].arch));
+        json_array_append_new(gpus, g);
+    }
+    for (size_t i = 0; i < info->n_runs; i++) {
+        const struct tc_db_info_run *r = &info->runs[i];
+        json_t *o = json_object();
+
+        json_object_set_new(o, "id", json_integer(r->id));
+        json_object_set_new(o, "gpu", json_string(r->gpu_id));
+        json_object_set_new(o, "kind", json_string(r->kind));
+        for (int f = 0; f < TC_DB_RUN_FIELDS; f++)
+            json_object_set_new(o, tc_db_run_field_name(f),
+                                r->fields[f][0] ? json_string(r->fields[f]) : json_null());
+        json_object_set_new(o, "gemm_rows", json_integer(r->gemm_rows));
+        json_object_set_new(o, "attention_rows", json_integer(r->attention_rows));
+        json_array_append_new(runs, o);
+    }
+    for (size_t i = 0; i < info->n_counts; i++) {
+        const struct tc_db_info_count *c = &info->counts[i];
+        json_t *o = json_object();
+
+        json_object_set_new(o, "gpu", json_string(c->gpu_id));
+        json_object_set_new(o, "table", json_string(c->table));
+        json_object_set_new(o, "kind", json_string(c->kind));
+        json_object_set_new(o, "dtype", json_string(c->dtype));
+        json_object_set_new(o, "status", json_string(c->status));
+        json_object_set_new(o, "rows", json_integer(c->rows));
+        json_array_append_new(counts, o);
+    }
+    json_object_set_new(root, "gpus", gpus);
+    json_object_set_new(root, "runs", runs);
+    json_object_set_new(root, "counts", counts);
+    json_object_set_new(root, "calibrations", json_integer((json_int_t)info->n_calibrations));
+    return root;
+}
+
+static void info_text(const char *path, const struct tc_db_info *info)
+{
+    static const int shown[] = {6, 11, 12, 13, 16}; /* backend, timing, source, licence, started */
+    static const char *const count_headers[] = {"gpu", "table", "kind", "dtype", "status",
+                                                "rows"};
+    static const bool count_numeric[] = {false, false, false, false, false, true};
+    struct cli_table *t;
+
+    printf("%s: tilecast database, schema v%d (written by tilecast %s, created %s)\n", path,
+           info->schema_version, info->writer_version[0] ? info->writer_version : "?",
+           info->created_at[0] ? info->created_at : "?");
+    printf("\nGPUs (%zu):\n", info->n_gpus);
+    for (size_t i = 0; i < info->n_gpus; i++)
+        printf("  %-18s %s (%s)\n", info->gpus[i].id, info->gpus[i].name, info->gpus[i].arch);
+    printf("\nRuns (%zu):\n", info->n_runs);
+    for (size_t i = 0; i < info->n_runs; i++) {
+        const struct tc_db_info_run *r = &info->runs[i];
+
+        printf("  run %lld: %s, %s, %lld GEMM and %lld attention rows\n", (long long)r->id,
+               r->gpu_id, r->kind, (long long)r->gemm_rows, (long long)r->attention_rows);
+        for (size_t s = 0; s < sizeof(shown) / sizeof(shown[0]); s++)
+            if (r->fields[shown[s]][0])
+                printf("      %-10s %s\n", tc_db_run_field_name(shown[s]), r->fields[shown[s]]);
+        for (int f = 0; f < TC_DB_RUN_FIELDS; f++) {
+            bool already = false;
+
+            for (size_t s = 0; s < sizeof(shown) / sizeof(shown[0]); s++)
+                already |= shown[s] == f;
+            if (!already && r->fields[f][0])
+                printf("      %-10s %s\n", tc_db_run_field_name(f), r->fields[f]);
+        }
+    }
+    printf("\nRows by GPU, kind, dtype and status:\n");
+    t = cli_table_new(6, count_headers, count_numeric);
+    for (size_t i = 0; i < info->n_counts; i++) {
+        const struct tc_db_info_count *c = &info->counts[i];
+
+        cli_table_add(t, c->gpu_id, c->table, c->kind, c->dtype, c->status, "");
+        cli_table_addf(t, 5, "%lld", (long long)c->rows);
+        cli_table_end_row(t);
+    }
+    cli_table_print(t, stdout, CLI_FORMAT_TABLE);
+    cli_table_free(t);
+    printf("\nCalibrations stored: %zu\n", info->n_calibrations);
+}
+
+static int db_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool json = false;
+    struct tc_db *db;
+    struct tc_db_info *info = NULL;
+    int err;
+
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(cmd_db_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] == '-') {
+            return usage("db info: unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return usage("db info: unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!path)
+        return usage("db info: which database?");
+    db = tc_db_open(path, TC_DB_READONLY);
+    if (!db)
+        return cli_fail(db_cmd, TC_ERR_SCHEMA);
+    err = tc_db_info_get(db, &info);
+    if (err < 0) {
+        tc_db_close(db);
+        return cli_fail(db_cmd, err);
+    }
+    if (json) {
+        json_t *root = info_json(info);
+
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        fputc('\n', stdout);
+        json_decref(root);
+    } else {
+        info_text(path, info);
+    }
+    tc_db_info_free(info);
+    tc_db_close(db);
+    return CLI_EXIT_OK;
+}
+
+static int db_check(int argc, char **argv)
+{
+    struct tc_db *db;
+    int err;
+
+    if (argc >= 2 && is_help(argv[1])) {
+        fputs(cmd_db_help, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc != 2 || argv[1][0] == '-')
+        return usage("db check: expected one database");
+    db = tc_db_open(argv[1], TC_DB_READONLY);
+    if (!db) {
+        cli_error(db_cmd, "%s", tc_last_error());
+        return CLI_EXIT_INPUT;
+    }
+    err = tc_db_integrity_check(db);
+    tc_db_close(db);
+    if (err < 0) {
+        cli_error(db_cmd, "%s", tc_last_error());
+        return CLI_EXIT_INPUT;
+    }
+    printf("%s: ok (schema v%d)\n", argv[1], TC_DB_SCHEMA_VERSION);
+    return CLI_EXIT_OK;
+}
+
+static int db_import(int argc, char **argv)
+{
+    struct tc_import_options opt = {0};
+    struct tc_import_stats stats;
+    const char *format = NULL, *into = NULL;
+    const char **files = calloc((size_t)argc, sizeof(*files));
+    struct tc_specs *specs = NULL;
+    struct tc_db *db = NULL;
+    size_t n_files = 0;
+    int ret = CLI_EXIT_OK, err;
+
+    if (!files)
+        return cli_fail(db_cmd, TC_ERR_NOMEM);
+    for (int i = 1; i < argc; i++) {
+        const char **slot = NULL;
+
+        if (is_help(argv[i])) {
+            fputs(cmd_db_help, stdout);
+            goto out;
+        } else if (strcmp(argv[i], "--format") == 0) {
+            slot = &format;
+        } else if (strcmp(argv[i], "--into") == 0) {
+            slot = &into;
+        } else if (strcmp(argv[i], "--gpu") == 0) {
+            slot = &opt.gpu_id;
+        } else if (strcmp(argv[i], "--dtype") == 0) {
+            slot = &opt.dtype;
+        } else if (strcmp(argv[i], "--timing") == 0) {
+            slot = &opt.timing;
+        } else if (strcmp(argv[i], "--source") == 0) {
+            slot = &opt.source;
+        } else if (strcmp(argv[i], "--licence") == 0 || strcmp(argv[i], "--license") == 0) {
+            slot = &opt.licence;
+        } else if (strcmp(argv[i], "--skip-untimed") == 0) {
+            opt.skip_untimed = true;
+            continue;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            ret = usage("db import: unknown option '%s'", argv[i]);
+            goto out;
+        } else {
+            files[n_files++] = argv[i];
+            continue;
+        }
+        if (!flag_value(argc, argv, &i, slot)) {
+            ret = CLI_EXIT_USAGE;
+            goto out;
+        }
+    }
+    if (!format || !into || !n_files) {
+        ret = usage("db import: needs --format, --into and at least one file");
+        goto out;
+    }
+    if (strcmp(format, "csv") != 0 && strcmp(format, "cookbook") != 0 &&
+        strcmp(format, "mamf") != 0) {
+        ret = usage("db import: unknown format '%s' (expected csv, cookbook or mamf)", format);
+        goto out;
+    }
+    if (strcmp(format, "csv") != 0 && !opt.gpu_id) {
+        ret = usage("db import: %s logs do not name the GPU: give --gpu ID", format);
+        goto out;
+    }
+    for (size_t i = 0; i < n_files; i++) {
+        if (access(files[i], R_OK) != 0) {
+            cli_error(db_cmd, "%s: cannot read", files[i]);
+            ret = CLI_EXIT_INPUT;
+            goto out;
+        }
+    }
+    specs = cli_load_specs(db_cmd);
+    if (!specs) {
+        ret = CLI_EXIT_INPUT;
+        goto out;
+    }
+    if (opt.gpu_id && !cli_find_gpu(db_cmd, specs, opt.gpu_id)) {
+        ret = CLI_EXIT_INPUT;
+        goto out;
+    }
+    opt.specs = specs;
+    db = tc_db_open(into, TC_DB_CREATE);
+    if (!db) {
+        ret = cli_fail(db_cmd, TC_ERR_SCHEMA);
+        goto out;
+    }
+    err = tc_db_import(db, format, n_files, files, &opt, &stats);
+    if (err < 0) {
+        cli_error(db_cmd, "%s", tc_last_error());
+        fprintf(stderr, "tilecast db: nothing was imported; %s is unchanged\n", into);
+        ret = cli_exit_code(err);
+        goto out;
+    }
+    printf("imported %lld rows into %s (%lld new runs", (long long)stats.rows, into,
+           (long long)stats.runs);
+    if (stats.duplicates)
+        printf("; %lld rows repeated a shape already stored in the same run, first kept",
+               (long long)stats.duplicates);
+    if (stats.skipped_gpu)
+        printf("; %lld rows of other GPUs skipped", (long long)stats.skipped_gpu);
+    if (stats.skipped_untimed)
+        printf("; %lld rows without a time skipped", (long long)stats.skipped_untimed);
+    printf(")\n");
+out:
+    tc_db_close(db);
+    tc_specs_free(specs);
+    free(files);
+    return ret;
+}
+
+static int db_export(int argc, char **argv)
+{
+    const char *path = NULL, *format = NULL, *gpu = NULL, *output = NULL;
+    struct tc_db *db;
+    int64_t rows = 0;
+    int err;
+
+    for (int i = 1; i < argc; i++) {
+        const char **slot = NULL;
+
+        if (is_help(argv[i])) {
+            fputs(cmd_db_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(argv[i], "--format") == 0) {
+            slot = &format;
+        } else if (strcmp(argv[i], "--gpu") == 0) {
+            slot = &gpu;
+        } else if (strcmp(argv[i], "--output") == 0 || strcmp(argv[i], "-o") == 0) {
+            slot = &output;
+        } else if (argv[i][0] == '-') {
+            return usage("db export: unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+            continue;
+        } else {
+            return usage("db export: unexpected argument '%s'", argv[i]);
+        }
+        if (!flag_value(argc, argv, &i, slot))
+            return CLI_EXIT_USAGE;
+    }
+    if (!path || !format)
+        return usage("db export: needs a database and --format csv|json");
+    if (strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
+        return usage("db export: unknown format '%s' (expected csv or json)", format);
+    db = tc_db_open(path, TC_DB_READONLY);
+    if (!db)
+        return cli_fail(db_cmd, TC_ERR_SCHEMA);
+    err = tc_db_export(db, format, gpu, output, &rows);
+    tc_db_close(db);
+    if (err < 0)
+        return cli_fail(db_cmd, err);
+    if (output && strcmp(output, "-") != 0)
+        printf("exported %lld rows to %s\n", (long long)rows, output);
+    return CLI_EXIT_OK;
+}
+
+static int db_merge(int argc, char **argv)
+{
+    struct tc_merge_stats stats;
+    int err;
+
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(cmd_db_help, stdout);
+            return CLI_EXIT_OK;
+        }
+        if (argv[i][0] == '-')
+            return usage("db merge: unknown option '%s'", argv[i]);
+    }
+    if (argc < 3)
+        return usage("db merge: expected OUT and at least one input");
+    err = tc_db_merge(argv[1], (size_t)argc - 2, (const char *const *)argv + 2, &stats);
+    if (err < 0) {
+        cli_error(db_cmd, "%s", tc_last_error());
+        return err == TC_ERR_INVALID ? CLI_EXIT_USAGE : cli_exit_code(err);
+    }
+    printf("merged %d files into %s: %lld runs added, %lld joined; %lld GEMM rows added, "
+           "%lld duplicates dropped; %lld attention rows added, %lld duplicates dropped; "
+           "%lld calibrations added; integrity check ok\n",
+           argc - 2, argv[1], (long long)stats.runs_added, (long long)stats.runs_joined,
+           (long long)stats.gemm_added, (long long)stats.gemm_duplicates,
+           (long long)stats.attention_added, (long long)stats.attention_duplicates,
+           (long long)stats.calibrations_added);
+    return CLI_EXIT_OK;
+}
+
+static int db_migrate_or_compact(int argc, char **argv, bool compact)
+{
+    struct tc_db *db;
+    int err = TC_OK;
+
+    if (argc >= 2 && is_help(argv[1])) {
+        fputs(cmd_db_help, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc != 2 || argv[1][0] == '-')
+        return usage("db %s: expected one database", argv[0]);
+    db = tc_db_open(argv[1], TC_DB_READWRITE);
+    if (!db)
+        return cli_fail(db_cmd, TC_ERR_SCHEMA);
+    if (compact)
+        err = tc_db_compact(db);
+    tc_db_close(db);
+    if (err < 0)
+        return cli_fail(db_cmd, err);
+    printf("%s: schema v%d%s\n", argv[1], TC_DB_SCHEMA_VERSION, compact ? ", compacted" : "");
+    return CLI_EXIT_OK;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Times the insert path the collector uses. The rows are synthetic and the
+ * file is deleted afterwards: nothing here is a measurement. */
+static int db_bench(int argc, char **argv)
+{
+    long long rows = 200000, batch = 10000;
+    struct tc_gpu gpu = {0};
+    struct tc_run_info run = {.gpu_id = "bench", .kind = "collected", .backend = "bench",
+                              .source = "synthetic rows of tilecast db bench"};
+    struct tc_gemm_row row = {0};
+    char path[] = "/tmp/tilecast-db-bench-XXXXXX";
+    const char *tmpdir = getenv("TMPDIR");
+    char pathbuf[4096];
+    struct tc_db *db;
+    int64_t run_id;
+    double t0, t1;
+    int fd, err = TC_OK;
+
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+
+        if (is_help(argv[i])) {
+            fputs(cmd_db_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(argv[i], "--rows") == 0) {
+            if (!flag_value(argc, argv, &i, &v) ||
+                !cli_parse_int(db_cmd, "--rows", v, 1, 100000000, &rows))
+                return CLI_EXIT_USAGE;
+        } else if (strcmp(argv[i], "--batch") == 0) {
+            if (!flag_value(argc, argv, &i, &v) ||
+                !cli_parse_int(db_cmd, "--batch", v, 1, 100000000, &batch))
+                return CLI_EXIT_USAGE;
+        } else {
+            return usage("db bench: unknown argument '%s'", argv[i]);
+        }
+    }
+    snprintf(pathbuf, sizeof(pathbuf), "%s/tilecast-db-bench-XXXXXX",
+             tmpdir && *tmpdir ? tmpdir : "/tmp");
+    fd = mkstemp(pathbuf);
+    if (fd < 0) {
+        fd = mkstemp(path);
+        snprintf(pathbuf, sizeof(pathbuf), "%s", path);
+    }
+    if (fd < 0) {
+        cli_error(db_cmd, "cannot create a temporary file");
+        return CLI_EXIT_RUNTIME;
+    }
+    close(fd);
+    unlink(pathbuf); /* tc_db_open creates it; an empty file would be refused */
+    db = tc_db_open(pathbuf, TC_DB_CREATE);
+    if (!db)
+        return cli_fail(db_cmd, TC_ERR_DB);
+    snprintf(gpu.id, sizeof(gpu.id), "bench");
+    snprintf(gpu.name, sizeof(gpu.name), "insert benchmark placeholder");
+    err = tc_db_put_gpu(db, &gpu);
+    if (err == TC_OK)
+        err = tc_db_add_run(db, &run, &run_id);
+    row.run_id = run_id;
+    row.dtype = row.dtype_c = TC_DTYPE_BF16;
+    row.compute = TC_DTYPE_FP32;
+    row.layout = TC_LAYOUT_NT;
+    row.batch = 1;
+    row.reps = 10;
+    t0 = now_s();
+    for (long long i = 0; i < rows && err == TC_OK; i++) {
+        if (i % batch == 0)
+            err = tc_db_begin(db);
+        row.m = 64 + i % 4096;
+        row.n = 64 + (i / 4096) % 4096;
+        row.k = 64 + i / (4096LL * 4096LL);
+        row.time_us = 1.0 + (double)(i % 1000);
+        row.min_us = row.time_us;
+        if (err == TC_OK)
+            err = tc_db_insert_gemm(db, &row);
+        if (err == TC_OK && (i % batch == batch - 1 || i == rows - 1))
+            err = tc_db_commit(db);
+    }
+    t1 = now_s();
+    if (err < 0) {
+        cli_fail(db_cmd, err);
+        tc_db_close(db);
+        unlink(pathbuf);
+        return CLI_EXIT_RUNTIME;
+    }
+    tc_db_close(db);
+    printf("db insert: %lld GEMM rows in batches of %lld: %.3f s, %.0f rows/s (target >= "
+           "100000)\n",
+           rows, batch, t1 - t0, (double)rows / (t1 - t0));
+    unlink(pathbuf);
+    return CLI_EXIT_OK;
+}
 
 int cmd_db(int argc, char **argv)
 {
-    cli_error("db", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } subs[] = {
+        {"info", db_info},     {"check", db_check}, {"import", db_import},
+        {"export", db_export}, {"merge", db_merge}, {"bench", db_bench},
+    };
+
+    if (argc < 2) {
+        fputs(cmd_db_help, stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (is_help(argv[1])) {
+        fputs(cmd_db_help, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(argv[1], "migrate") == 0)
+        return db_migrate_or_compact(argc - 1, argv + 1, false);
+    if (strcmp(argv[1], "compact") == 0)
+        return db_migrate_or_compact(argc - 1, argv + 1, true);
+    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+        if (strcmp(argv[1], subs[i].name) == 0)
+            return subs[i].fn(argc - 1, argv + 1);
+    return usage("unknown subcommand 'db %s' (see 'tilecast db --help')", argv[1]);
 }

@@ -312,6 +312,145 @@ TC_API struct tc_db_iter *tc_db_iter_gemm(struct tc_db *db, const char *gpu_id, 
 TC_API int tc_db_iter_next(struct tc_db_iter *it, struct tc_gemm_row *row, char *gpu_id);
 TC_API void tc_db_iter_free(struct tc_db_iter *it);
 
+/* The file this database was opened from. Borrowed, valid until tc_db_close. */
+TC_API const char *tc_db_path(const struct tc_db *db);
+
+/* Reads back the spec snapshot of a GPU stored in the database (so a file
+ * is usable without gpu_specs/). TC_ERR_NOT_FOUND if absent. */
+TC_API int tc_db_get_gpu(struct tc_db *db, const char *gpu_id, struct tc_gpu *out);
+
+/* Counts ok GEMM rows filtered as tc_db_iter_gemm does. */
+TC_API int tc_db_count_gemm(struct tc_db *db, const char *gpu_id, int dtype, int layout,
+                            int64_t *count);
+
+/* Whether run_id already stored this attention shape (resume). */
+TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc_attention_row *key,
+                               bool *found);
+
+/* Prepares a file for shipping: checkpoints, switches to a rollback journal
+ * (so read-only opening never needs -wal/-shm files), ANALYZE, VACUUM.
+ * Not inside a transaction. */
+TC_API int tc_db_compact(struct tc_db *db);
+
+/* A calibration fitted from the measured rows of one GPU and dtype (and
+ * layout, or all layouts), stored so a laptop never refits what a cluster
+ * already fitted. Plain data. */
+#define TC_CALIB_PARAMS_MAX 4096
+struct tc_calibration_row {
+    char gpu_id[TC_ID_MAX];
+    enum tc_dtype dtype;
+    int layout;                /* enum tc_layout, or -1 for all layouts */
+    int model_version;         /* the predictor's model version the fit belongs to */
+    char params_json[TC_CALIB_PARAMS_MAX]; /* the fitted parameters, a JSON object */
+    int64_t n_rows;            /* measured rows the fit used */
+    double median_ape_pct;     /* median absolute % error of the fit, in % */
+    double p90_ape_pct;        /* 90th percentile absolute % error, in % */
+    double log_resid_sd;       /* standard deviation of ln(measured / model) */
+    char source_gpu[TC_ID_MAX]; /* transfers: the GPU whose rows were fitted; "" if gpu_id */
+    char tilecast_version[32]; /* written by tc_db_put_calibration when empty */
+    char created_at[32];       /* ISO 8601 UTC; written when empty */
+};
+
+/* Stores a calibration, replacing one with the same gpu, dtype, layout,
+ * model_version and source_gpu. */
+TC_API int tc_db_put_calibration(struct tc_db *db, const struct tc_calibration_row *row);
+/* Fetches the newest calibration for that key (source_gpu NULL or "" = fitted
+ * on gpu_id itself). TC_ERR_NOT_FOUND if none. */
+TC_API int tc_db_get_calibration(struct tc_db *db, const char *gpu_id, enum tc_dtype dtype,
+                                 int layout, int model_version, const char *source_gpu,
+                                 struct tc_calibration_row *out);
+
+/* Imports measurements from other tools (db/import.c). All files are read in
+ * one transaction: on any error the database is left exactly as it was, and
+ * tc_last_error() names file:line[:column]. Rows are marked kind 'imported'
+ * with their source, timing method and licence as provenance. Formats:
+ *  "csv"      the shared measured-data CSV (gpu,dtype,op,batch,m,n,k,layout,
+ *             time_us,tflops,timing,source,...);
+ *  "cookbook" EleutherAI cookbook sizing logs ("Throughput (in TFLOP/s) for
+ *             MxNxK: X", "BxMxNxK: X"; their n is the reduction dimension);
+ *  "mamf"     logs of the maximum-achievable-matmul finder. */
+struct tc_import_options {
+    const char *gpu_id;   /* cookbook/mamf: required; csv: only rows of this GPU */
+    const struct tc_specs *specs; /* spec snapshots for GPUs not yet in the db; may be NULL */
+    const char *dtype;    /* logs: input dtype when the log does not say */
+    const char *timing;   /* overrides the timing method (required where unknown) */
+    const char *source;   /* overrides the source (default: the file's own, or its name) */
+    const char *licence;  /* overrides the licence (default: known sources' licence) */
+    bool skip_untimed;    /* csv: skip rows without time_us/tflops (efficiency tables) */
+};
+
+struct tc_import_stats {
+    int64_t rows;          /* rows stored */
+    int64_t duplicates;    /* rows whose shape the same run already held (first kept) */
+    int64_t runs;          /* runs created */
+    int64_t skipped_gpu;   /* csv rows of other GPUs (with gpu_id set) */
+    int64_t skipped_untimed; /* csv rows without a time (skip_untimed) */
+};
+
+TC_API int tc_db_import(struct tc_db *db, const char *format, size_t n_files,
+                        const char *const *files, const struct tc_import_options *opt,
+                        struct tc_import_stats *stats);
+
+/* Writes ok GEMM rows (optionally of one GPU) to path ("-" or NULL: stdout)
+ * as "csv" (the shared measured-data format, so export -> import round-trips)
+ * or "json" (an object with the GPUs, runs and rows). *rows gets the count. */
+TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id,
+                        const char *path, int64_t *rows);
+
+/* Merges databases into out (created if missing; must not be one of the
+ * inputs). Runs with identical provenance are joined and identical shapes
+ * in them stored once; runs whose provenance differs stay separate. The
+ * result is verified with tc_db_integrity_check. */
+struct tc_merge_stats {
+    int64_t runs_added, runs_joined;
+    int64_t gemm_added, gemm_duplicates;
+    int64_t attention_added, attention_duplicates;
+    int64_t calibrations_added;
+};
+TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inputs,
+                       struct tc_merge_stats *stats);
+
+/* A summary of a database for `tilecast db info`. Strings are owned by the
+ * info and freed by tc_db_info_free. */
+struct tc_db_info_gpu {
+    char id[TC_ID_MAX];
+    char name[TC_NAME_MAX];
+    char arch[16];
+};
+struct tc_db_info_run {
+    int64_t id;
+    char gpu_id[TC_ID_MAX];
+    char kind[16];
+    /* provenance, "" when unknown: host, device_name, device_uuid,
+     * driver_version, runtime_version, blas_version, backend, sweep_name,
+     * sweep_hash, config_hash, shard, timing, source, licence, clocks_json,
+     * tilecast_version, started_at, ended_at (TC_DB_RUN_FIELDS, in order) */
+    char *fields[18];
+    int64_t gemm_rows, attention_rows;
+};
+#define TC_DB_RUN_FIELDS 18
+/* Name of provenance field i of struct tc_db_info_run (e.g. "host"). */
+TC_API const char *tc_db_run_field_name(int i);
+struct tc_db_info_count {
+    char gpu_id[TC_ID_MAX];
+    char table[16];  /* "gemm" or "attention" */
+    char kind[16];   /* "collected" or "imported" */
+    char dtype[8];
+    char status[16];
+    int64_t rows;
+};
+struct tc_db_info {
+    int schema_version;
+    char writer_version[32];
+    char created_at[32];
+    size_t n_gpus, n_runs, n_counts, n_calibrations;
+    struct tc_db_info_gpu *gpus;
+    struct tc_db_info_run *runs;
+    struct tc_db_info_count *counts;
+};
+TC_API int tc_db_info_get(struct tc_db *db, struct tc_db_info **out);
+TC_API void tc_db_info_free(struct tc_db_info *info);
+
 /* ------------------------------------------------------------------------ */
 /* GEMM prediction (predictor/)                                              */
 /* ------------------------------------------------------------------------ */
