@@ -95,7 +95,7 @@ printf 'hidden: 4096\nheads: 32\nseq: 2048\nlayerz: 3\n' >"$tmp/bad.yaml"
 expect 2 "$bin" predict model --gpu $gpu --config "$tmp/bad.yaml"
 grep -q "bad.yaml:4:1" "$tmp/err" || fail "model config error names file:line:col"
 expect 1 "$bin" predict model --gpu $gpu
-expect 3 "$bin" predict model --gpu $gpu --config "$tmp/missing.yaml"
+expect 2 "$bin" predict model --gpu $gpu --config "$tmp/missing.yaml"
 
 # --- advise ---------------------------------------------------------------
 printf 'hidden: 4096\nheads: 32\nseq: 2048\nmicro_batch: 4\nlayers: 24\nvocab: 51201\n' >"$tmp/v.yaml"

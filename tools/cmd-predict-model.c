@@ -1038,8 +1038,10 @@ int cmd_predict_model(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     err = tc_model_config_load(config, &c);
-    if (err < 0)
-        return cli_fail(cmd, err);
+    if (err < 0) {
+        cli_fail(cmd, err);
+        return CLI_EXIT_INPUT; /* an unreadable config is bad input too */
+    }
     if (over.tp)
         c.tp = over.tp;
     if (over.micro_batch)
