@@ -105,6 +105,38 @@ grep -q "n_evaluated" "$tmp/err" || fail "advise --verbose prints n_evaluated"
 expect 1 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 80%
 expect 1 "$bin" advise --gpu $gpu
 
+# --- plot ---------------------------------------------------------------
+cat >"$tmp/meas.csv" <<'CSV'
+gpu,dtype,op,batch,m,n,k,layout,time_us,tflops
+a100-sxm4-80gb,fp16,mm,1,4096,1024,4096,NT,,200.5
+a100-sxm4-80gb,fp16,mm,1,4096,2048,4096,NT,,210.25
+a100-sxm4-80gb,fp16,mm,1,4096,2048,8192,NT,,999
+h100-sxm5-80gb,fp16,mm,1,4096,2048,4096,NT,,650
+CSV
+expect 0 "$bin" plot throughput --gpu $gpu --sweep n --m 4096 --n 4096 --k 4096 --step 512     --measured "$tmp/meas.csv" --output "$tmp/tp.svg"
+[ -s "$tmp/tp.svg" ] && [ -s "$tmp/tp.dat" ] && [ -s "$tmp/tp.gp" ] || fail "plot throughput files"
+grep -q "<svg" "$tmp/tp.svg" || fail "plot throughput: not an SVG"
+# 8 predicted points (512..4096), then exactly the two matching measured points
+[ "$(awk '/^# predicted/{b=1;next} /^# measured/{b=2;next} NF==2 && b==1' "$tmp/tp.dat" | wc -l)" -eq 8 ] ||
+    fail "plot throughput: predicted points"
+awk '/^# measured/{b=1;next} NF==2 && b' "$tmp/tp.dat" | tr '\n' ' ' | grep -qx '1024 200.5000 2048 210.2500 ' ||
+    fail "plot throughput: measured points ($(awk '/^# measured/{b=1;next} NF==2 && b' "$tmp/tp.dat" | tr '\n' ' '))"
+grep -q "throughput (TFLOP/s)" "$tmp/tp.gp" && grep -q "fp16" "$tmp/tp.gp" || fail "plot labels"
+expect 0 "$bin" plot layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4     --output "$tmp/layer.png"
+[ "$(head -c 4 "$tmp/layer.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "plot layer: not a PNG"
+grep -c "^qkv " "$tmp/layer.dat" | grep -qx 1 || fail "plot layer data"
+expect 0 "$bin" plot advise --gpu $gpu --config "$tmp/v.yaml" --top 4 --output "$tmp/adv.svg"
+grep -q "^\"baseline" "$tmp/adv.dat" || fail "plot advise data"
+# Without gnuplot: a clear message, and the data and script still written.
+mkdir "$tmp/nobin"
+ln -s "$(command -v python3)" "$tmp/nobin/python3"
+PATH="$tmp/nobin" expect 3 "$bin" plot layer --gpu $gpu --hidden 2048 --heads 16 --seq 1024     --output "$tmp/nognuplot.svg"
+grep -q "gnuplot was not found" "$tmp/err" || fail "plot without gnuplot: message"
+[ -s "$tmp/nognuplot.dat" ] && [ -s "$tmp/nognuplot.gp" ] && [ ! -e "$tmp/nognuplot.svg" ] ||
+    fail "plot without gnuplot: data and script"
+expect 1 "$bin" plot layer --gpu $gpu --hidden 2048 --heads 16 --seq 1024 --output "$tmp/x.jpg"
+expect 1 "$bin" plot sideways
+
 if [ $fails -ne 0 ]; then
     echo "$fails check(s) failed" >&2
     exit 1
