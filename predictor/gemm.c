@@ -29,6 +29,7 @@
  * integer arithmetic and a few divisions, no allocation and no libm. */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -48,12 +49,15 @@ struct arch_model {
      * project's development rows. */
     double mma_eff;
     double simt_eff;
-    /* Fraction of the vendor DRAM bandwidth that streaming tile loads reach
-     * (STREAM-like copies reach 85-92% on HBM parts). */
+    /* Fraction of the vendor DRAM bandwidth that streaming tile loads reach:
+     * STREAM-like copies reach ~80% on A100's HBM2e (1.6 of 2.04 TB/s),
+     * ~85-90% on V100 HBM2 and H100 HBM3, ~85% on MI250X/MI300X. */
     double dram_eff;
-    /* L2 -> SM bandwidth, bytes per clock per SM/CU (published
-     * microbenchmarks: V100 ~2.5 TB/s, A100 ~5 TB/s, H100 ~7.5 TB/s,
-     * MI250X GCD ~3.5 TB/s). */
+    /* L2 -> SM bandwidth, bytes per clock per SM/CU: the A100 whitepaper
+     * gives 5120 B/clk of L2 read bandwidth (47.4 per SM) against V100's
+     * 2048 (25.6 per SM); Hopper is taken at A100's per-SM rate; CDNA2 has
+     * 16 L2 channels x 128 B/clk per GCD (18.6 per CU), CDNA3 2048 B/clk per
+     * XCD of 38 CUs (53.9 per CU). */
     double l2_bytes_per_clk;
     /* Shared memory / LDS bandwidth, bytes per clock per SM/CU: 32 banks x
      * 4 bytes on NVIDIA; 128 bytes per clock per CU on CDNA. */
@@ -80,19 +84,40 @@ struct arch_model {
 };
 
 static const struct arch_model arch_models[TC_ARCH_COUNT] = {
-    [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 24, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
-    [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 24, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
-    [TC_ARCH_AMPERE] = {0.84, 0.88, 0.88, 32, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
-    [TC_ARCH_ADA] = {0.80, 0.85, 0.85, 32, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
-    [TC_ARCH_HOPPER] = {0.78, 0.85, 0.88, 32, 128, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
-    [TC_ARCH_BLACKWELL] = {0.76, 0.85, 0.88, 32, 128, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
-    [TC_ARCH_CDNA2] = {0.60, 0.70, 0.85, 18, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},
-    [TC_ARCH_CDNA3] = {0.55, 0.65, 0.85, 32, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},
+    [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
+    [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
+    [TC_ARCH_AMPERE] = {0.84, 0.88, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
+    [TC_ARCH_ADA] = {0.80, 0.85, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
+    [TC_ARCH_HOPPER] = {0.78, 0.85, 0.88, 48, 128, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
+    [TC_ARCH_BLACKWELL] = {0.76, 0.85, 0.88, 48, 128, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
+    [TC_ARCH_CDNA2] = {0.60, 0.70, 0.85, 18.6, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},
+    [TC_ARCH_CDNA3] = {0.55, 0.65, 0.85, 53.9, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},
 };
 
 /* Split-K factors tried (the library's own menu is similar: 2..16 for
  * cuBLAS, GSU up to the CU count on Tensile). */
 static const int split_factors[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+
+/* Compute and data movement overlap through a pipeline of a few stages;
+ * near balance the queues stall the MMAs, so a wave takes
+ * max(c, m) + OVERLAP_LOSS x min(c, m) rather than max(c, m). */
+#define OVERLAP_LOSS 0.25
+/* Warp-specialised kernels (a TMA producer warpgroup feeding MMA consumer
+ * warpgroups through mbarriers, Hopper and later) decouple the two far
+ * better. */
+#define OVERLAP_LOSS_WARP_SPECIALISED 0.1
+
+/* Time of work needing c us of compute, d us of DRAM and l us of L2
+ * traffic. L2 latency is short enough for the stages to hide; DRAM queues
+ * near saturation are not. */
+static double overlap(double c, double d, double l, double loss)
+{
+    double t = c > d ? c : d;
+
+    if (l > t)
+        t = l;
+    return t + loss * (c < d ? c : d);
+}
 
 /* Bytes of one partial-sum element (fp32 accumulators). */
 #define PARTIAL_BYTES 4
@@ -286,9 +311,10 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
     int64_t slots = (int64_t)r->units * bps;
     int warps = (kr->threads + r->warp - 1) / r->warp;
     double eff, tile_flops, mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes;
-    double full_compute, full_mem, last_compute, last_mem, overhead;
+    double full_compute, full_mem, full_l2, last_compute, last_mem, last_l2, overhead;
     int64_t full_waves, last_tiles;
     double penalty = 1.0;
+    double loss = kr->tma ? OVERLAP_LOSS_WARP_SPECIALISED : OVERLAP_LOSS;
 
     if (r->tensor)
         eff = am->mma_eff * kr->mma_rate;
@@ -313,7 +339,11 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
     /* Data movement. L2 -> SM: each tile streams its A and B panels. DRAM:
      * every operand once when both fit in half the L2 (the other half holds
      * C and the working set of other waves), else the panels of each wave. */
-    l2_tile_bytes = (double)(kr->tile_m + kr->tile_n) * (double)(iters * kr->tile_k) * s->elem_bytes;
+    /* A cluster of cluster_m x cluster_n blocks multicasts (TMA) the panels
+     * its blocks share: B to the cluster_m blocks of a column, A to the
+     * cluster_n blocks of a row. */
+    l2_tile_bytes = ((double)kr->tile_m / kr->cluster_n + (double)kr->tile_n / kr->cluster_m) *
+                    (double)(iters * kr->tile_k) * s->elem_bytes;
     {
         double a_bytes = (double)s->m * s->k * s->elem_bytes;
         double b_bytes = (double)s->k * s->n * s->elem_bytes;
@@ -322,11 +352,22 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
         if (a_bytes + b_bytes <= 0.5 * r->l2_bytes) {
             dram_total = (a_bytes + b_bytes + c_bytes) * (double)s->batch;
         } else {
-            /* A wave covers `rows` tile rows and `cols` tile columns of the
-             * grid (rasterised along n). */
+            /* The library rasterises (swizzles) the grid so that a wave
+             * covers a near-square patch of tiles, rows x cols, which
+             * minimises the panels it streams: rows ~ sqrt(wave x BN / BM). */
             int64_t per_wave = slots < tiles_mn ? slots : tiles_mn;
-            int64_t cols = per_wave < tiles_n ? per_wave : tiles_n;
-            int64_t rows = ceil_div(per_wave, tiles_n);
+            int64_t rows = (int64_t)(sqrt((double)per_wave * kr->tile_n / kr->tile_m) + 0.5);
+            int64_t cols;
+
+            if (rows < 1)
+                rows = 1;
+            if (rows > tiles_m)
+                rows = tiles_m;
+            cols = ceil_div(per_wave, rows);
+            if (cols > tiles_n) {
+                cols = tiles_n;
+                rows = ceil_div(per_wave, cols);
+            }
             double waves_mn = (double)tiles_mn / (double)per_wave;
             double wave_bytes = ((double)rows * kr->tile_m + (double)cols * kr->tile_n) *
                                 (double)s->k * s->elem_bytes;
@@ -345,16 +386,18 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
         int64_t per_sm = bps;
 
         full_compute = waves_frac * (double)per_sm * block_us;
-        full_mem = waves_frac * (double)slots *
-                   (dram_tile_bytes / r->dram_bytes_per_us > l2_tile_bytes / r->l2_bytes_per_us
-                        ? dram_tile_bytes / r->dram_bytes_per_us
-                        : l2_tile_bytes / r->l2_bytes_per_us);
+        full_mem = waves_frac * (double)slots * dram_tile_bytes / r->dram_bytes_per_us;
+        full_l2 = waves_frac * (double)slots * l2_tile_bytes / r->l2_bytes_per_us;
         res->compute_us = full_compute;
-        res->memory_us = full_mem;
-        res->time_us = full_compute > full_mem ? full_compute : full_mem;
+        res->memory_us = full_mem > full_l2 ? full_mem : full_l2;
+        res->time_us = overlap(full_compute, full_mem, full_l2, loss);
         res->waves = waves_frac;
         res->wave_eff = 1.0;
-        overhead = am->fill_us * (waves_frac < 1.0 ? 1.0 : waves_frac);
+        /* The fix-up: blocks that share a tile exchange fp32 partials
+         * through L2 and wait for each other once. */
+        overhead = am->fill_us * (waves_frac < 1.0 ? 1.0 : waves_frac) + am->fill_us +
+                   2.0 * (double)slots * kr->tile_m * kr->tile_n * PARTIAL_BYTES /
+                       r->l2_bytes_per_us;
     } else {
         double issue_full, issue_last;
         int64_t last_per_sm;
@@ -367,9 +410,8 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
             issue_full = 1.0;
         full_compute = (double)bps * block_us / issue_full;
         full_mem = (double)slots * dram_tile_bytes / r->dram_bytes_per_us;
-        if ((double)slots * l2_tile_bytes / r->l2_bytes_per_us > full_mem)
-            full_mem = (double)slots * l2_tile_bytes / r->l2_bytes_per_us;
-        last_compute = last_mem = 0.0;
+        full_l2 = (double)slots * l2_tile_bytes / r->l2_bytes_per_us;
+        last_compute = last_mem = last_l2 = 0.0;
         if (last_tiles > 0) {
             last_per_sm = ceil_div(last_tiles, r->units);
             issue_last = (double)last_per_sm * warps / am->schedulers;
@@ -377,13 +419,13 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
                 issue_last = 1.0;
             last_compute = (double)last_per_sm * block_us / issue_last;
             last_mem = (double)last_tiles * dram_tile_bytes / r->dram_bytes_per_us;
-            if ((double)last_tiles * l2_tile_bytes / r->l2_bytes_per_us > last_mem)
-                last_mem = (double)last_tiles * l2_tile_bytes / r->l2_bytes_per_us;
+            last_l2 = (double)last_tiles * l2_tile_bytes / r->l2_bytes_per_us;
         }
         res->compute_us = (double)full_waves * full_compute + last_compute;
-        res->memory_us = (double)full_waves * full_mem + last_mem;
-        res->time_us = (double)full_waves * (full_compute > full_mem ? full_compute : full_mem) +
-                       (last_compute > last_mem ? last_compute : last_mem);
+        res->memory_us = (double)full_waves * (full_mem > full_l2 ? full_mem : full_l2) +
+                         (last_mem > last_l2 ? last_mem : last_l2);
+        res->time_us = (double)full_waves * overlap(full_compute, full_mem, full_l2, loss) +
+                       overlap(last_compute, last_mem, last_l2, loss);
         res->waves = (double)tiles / (double)slots;
         res->wave_eff = res->waves / (double)(full_waves + (last_tiles > 0));
         overhead = am->fill_us * (double)(full_waves + (last_tiles > 0));
