@@ -189,6 +189,7 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
     k->cluster_m = k->cluster_n = 1;
     k->align_bytes = 16;
     k->mma_rate = 1.0;
+    k->batched = true;
     if (map->type != YAML_MAPPING_NODE)
         return node_error(c, map, "a kernel must be a mapping of fields");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -282,6 +283,9 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
                 return err;
         } else if (strcmp(name, "stream_k") == 0) {
             if ((err = get_bool(c, val, "stream_k", &k->stream_k)) < 0)
+                return err;
+        } else if (strcmp(name, "batched") == 0) {
+            if ((err = get_bool(c, val, "batched", &k->batched)) < 0)
                 return err;
         } else if (strcmp(name, "tma") == 0) {
             if ((err = get_bool(c, val, "tma", &k->tma)) < 0)

@@ -24,6 +24,7 @@ struct tc_kernel {
     int64_t smem_bytes;        /* 0: stages x (BM + BN) x BK x element size */
     int instr_m, instr_n, instr_k;
     bool split_k, stream_k, tma;
+    bool batched;              /* used for strided-batched calls */
     int cluster_m, cluster_n;
     int align_bytes;           /* 0: no requirement */
     double mma_rate;           /* fraction of the tensor peak it can issue */

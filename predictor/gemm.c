@@ -554,6 +554,8 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
         /* TMA cannot address strides that are not multiples of 16 bytes. */
         if (kr->tma && s.align > TC_ALIGN_16B)
             continue;
+        if (s.batch > 1 && !kr->batched)
+            continue;
         bps = tc_kernel_blocks_per_sm(gpu, kr, q->dtype, NULL);
         if (!bps)
             continue;
