@@ -610,6 +610,14 @@ TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
     if (!fp)
         return tc_error(errno == ENOENT ? TC_ERR_NOT_FOUND : TC_ERR_IO, "%s: cannot open: %s", file,
                         strerror(errno));
+    {
+        struct stat st;
+
+        if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+            err = tc_error(TC_ERR_IO, "%s: not a regular file", file);
+            goto cleanup;
+        }
+    }
     /* Parse into a scratch copy so *out is untouched on failure. */
     gpu = calloc(1, sizeof(*gpu));
     if (!gpu) {

@@ -236,6 +236,8 @@ START_TEST(missing_file_and_dir)
     ck_assert_ptr_null(tc_specs_load(src_path("tests/data/specs/no-such-dir")));
     ck_assert_error_has("no-such-dir");
     ck_assert_int_eq(tc_specs_parse_file(NULL, &g), TC_ERR_INVALID);
+    ck_assert_int_eq(tc_specs_parse_file(src_path("tests/data/specs/user"), &g), TC_ERR_IO);
+    ck_assert_error_has("user: not a regular file");
 }
 END_TEST
 
