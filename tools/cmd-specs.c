@@ -351,10 +351,10 @@ static int specs_show(int argc, char **argv)
     if (rc >= 0)
         goto cleanup;
     if (a.npos != 1) {
-        cli_error("specs show", a.npos ? "give exactly one GPU id"
-                                       : "no GPU id given "
-                                         "(see 'tilecast specs "
-                                         "list')");
+        if (a.npos)
+            cli_error("specs show", "give exactly one GPU id, not %d", a.npos);
+        else
+            cli_error("specs show", "no GPU id given (see 'tilecast specs list')");
         rc = CLI_EXIT_USAGE;
         goto cleanup;
     }
