@@ -706,7 +706,6 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
                                               "mape_pct",      "median_ape_pct", "p90_ape_pct",
                                               "source"};
         static const bool numeric[] = {false, false, true, true, true, true, false};
-        size_t n_all = 0;
         enum tc_source all_source = TC_SOURCE_MEASURED;
 
         t = cli_table_new(7, headers, numeric);
@@ -752,7 +751,6 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
             }
             if (n) {
                 add_stats_row(t, gi->gpu, gi->model, ape, n, source);
-                n_all += n;
                 if (source > all_source)
                     all_source = source;
             }
