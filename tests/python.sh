@@ -28,6 +28,6 @@ if nm -D "$lib" 2>/dev/null | grep -q ' U __asan_'; then
     export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 fi
 
-"$py" -m unittest discover -s "$src/python/tests" -t "$src/python" -v
+"$py" -m unittest discover -s "$src/python/tests" -v
 # The benchmark runs too, so it cannot rot; its figure is printed, not judged.
 "$py" "$src/python/bench.py" --rows 20000 --repeat 1

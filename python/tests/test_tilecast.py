@@ -380,7 +380,8 @@ class TestDatabase(unittest.TestCase):
         shutil.rmtree(cls.tmp)
 
     def imported_db(self):
-        """A database imported by the command from the fixture CSV."""
+        """A database imported by the command from the fixture CSV (four
+        measured a100-sxm4-80gb fp16 NT rows of the shared Vidur data)."""
         if not TILECAST_BIN:
             self.skipTest("TILECAST_BIN not set")
         path = os.path.join(self.tmp, "imported.db")
@@ -410,16 +411,18 @@ class TestDatabase(unittest.TestCase):
             self.assertTrue(db.check())
             rows = db.gemm()
             self.assertEqual(len(rows), 4)
-            first = [r for r in rows if (r["m"], r["n"], r["k"]) == (1024, 1024, 1024)]
+            first = [r for r in rows if (r["m"], r["n"], r["k"]) == (4096, 10240, 8192)]
             self.assertEqual(len(first), 1)
-            self.assertEqual(first[0]["gpu"], "a100-sxm4-40gb")
-            self.assertAlmostEqual(first[0]["time_us"], 36.0655, places=3)
+            self.assertEqual(first[0]["gpu"], GPU)
+            self.assertEqual(first[0]["layout"], "NT")
+            self.assertAlmostEqual(first[0]["time_us"], 2842.0, places=3)
             self.assertEqual(first[0]["kind"], "measurement")
-            self.assertEqual(len(db.gemm(gpu="a100-sxm4-40gb", dtype="fp16")), 4)
+            self.assertEqual(len(db.gemm(gpu=GPU, dtype="fp16", layout="NT")), 4)
+            self.assertEqual(db.gemm(gpu=GPU, layout="NN"), [])
             self.assertEqual(db.gemm(gpu="h100-sxm5-80gb"), [])
-            hit = db.lookup_gemm("a100-sxm4-40gb", 2048, 2048, 2048, dtype="fp16", layout="NN")
-            self.assertAlmostEqual(hit["time_us"], 102.53, places=2)
-            self.assertIsNone(db.lookup_gemm("a100-sxm4-40gb", 3, 3, 3))
+            hit = db.lookup_gemm(GPU, 4096, 8192, 8192, dtype="fp16", layout="NT")
+            self.assertAlmostEqual(hit["time_us"], 2367.0, places=3)
+            self.assertIsNone(db.lookup_gemm(GPU, 3, 3, 3))
             self.assertIn("gemm", db.tables())
             n = db.query("SELECT COUNT(*) AS n FROM gemm")[0]["n"]
             self.assertEqual(n, 4)
@@ -435,11 +438,11 @@ class TestDatabase(unittest.TestCase):
 
     def test_measured_shape_is_labelled(self):
         p = tilecast.Predictor([self.imported_db()], prebuilt=False)
-        r = p.predict_gemm("a100-sxm4-40gb", 2048, 2048, 2048, dtype="fp16", layout="NN")
+        r = p.predict_gemm(GPU, 4096, 10240, 8192, dtype="fp16", layout="NT")
         self.assertEqual(r["source"], "measured")
         self.assertEqual(r["kind"], "measurement")
-        self.assertAlmostEqual(r["time_us"], 102.53, places=2)
-        other = p.predict_gemm("a100-sxm4-40gb", 3000, 3000, 3000, dtype="fp16")
+        self.assertAlmostEqual(r["time_us"], 2842.0, places=3)
+        other = p.predict_gemm(GPU, 3000, 3000, 3000, dtype="fp16", layout="NT")
         self.assertIn(other["source"], PREDICTION_SOURCES)
         self.assertEqual(other["kind"], "prediction")
 
