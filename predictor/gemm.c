@@ -30,6 +30,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -280,6 +281,7 @@ struct rates {
     double clock_per_us;    /* cycles per us */
     double dram_bytes_per_us;
     double l2_bytes_per_us; /* all SMs together */
+    double us_per_dram_byte, us_per_l2_byte; /* their inverses (no division in the loop) */
     double l2_bytes;
     int units;
     int warp;
@@ -292,58 +294,81 @@ struct result {
     int split;
     int blocks_per_sm;
     int64_t tiles;
+    int64_t whole_waves;     /* 0 for stream-K */
     double waves;
     double wave_eff;
     double tile_eff;
     enum tc_bound bound;
 };
 
-static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
-                     const struct shape *s, int split, struct result *res)
+/* What a kernel costs per main-loop step on a GPU, for one dtype: computed
+ * once per (GPU, dtype) and cached. */
+struct cand {
+    const struct tc_kernel *k;
+    int bps;                   /* resident blocks per SM, > 0 */
+    int warps;
+    double mma_us_per_iter;    /* at the family's efficiency, fast path */
+    double smem_us_per_iter;
+    double l2_bytes_per_iter;  /* per tile, after cluster multicast */
+    double loss;               /* overlap loss */
+};
+
+static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const struct tc_kernel *kr,
+                      enum tc_dtype dtype, struct cand *c)
 {
     const struct arch_model *am = r->am;
-    int64_t tiles_m = ceil_div(s->m, kr->tile_m);
-    int64_t tiles_n = ceil_div(s->n, kr->tile_n);
+    int e = tc_dtype_bytes(dtype);
+    double eff = r->tensor ? am->mma_eff * kr->mma_rate : am->simt_eff;
+
+    c->k = kr;
+    c->bps = tc_kernel_blocks_per_sm(gpu, kr, dtype, NULL);
+    c->warps = (kr->threads + r->warp - 1) / r->warp;
+    c->mma_us_per_iter = 2.0 * kr->tile_m * kr->tile_n * kr->tile_k / (r->sm_flops_per_us * eff);
+    /* Shared memory: the tile written once per step, and read by every warp
+     * tile (A rows once per warp column, B columns once per warp row). */
+    c->smem_us_per_iter = (double)kr->tile_k * e *
+                          ((double)kr->tile_m + kr->tile_n +
+                           (double)kr->tile_m * kr->tile_n * (1.0 / kr->warp_m + 1.0 / kr->warp_n)) /
+                          (am->smem_bytes_per_clk * r->clock_per_us);
+    /* A cluster of cluster_m x cluster_n blocks multicasts (TMA) the panels
+     * its blocks share: B to the cluster_m blocks of a column, A to the
+     * cluster_n blocks of a row. */
+    c->l2_bytes_per_iter = ((double)kr->tile_m / kr->cluster_n + (double)kr->tile_n / kr->cluster_m) *
+                           kr->tile_k * e;
+    c->loss = kr->tma ? OVERLAP_LOSS_WARP_SPECIALISED : OVERLAP_LOSS;
+}
+
+static bool evaluate(const struct rates *r, const struct cand *c, const struct shape *s,
+                     int64_t tiles_m, int64_t tiles_n, int split, struct result *res)
+{
+    const struct arch_model *am = r->am;
+    const struct tc_kernel *kr = c->k;
+    int bps = c->bps;
     int64_t tiles_mn = tiles_m * tiles_n;
     int64_t tiles = tiles_mn * s->batch * split;
     int64_t k_split = ceil_div(s->k, split);
     int64_t iters = ceil_div(k_split, kr->tile_k);
     int64_t slots = (int64_t)r->units * bps;
-    int warps = (kr->threads + r->warp - 1) / r->warp;
-    double eff, tile_flops, mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes;
+    int warps = c->warps;
+    double mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes;
     double full_compute, full_mem, full_l2, last_compute, last_mem, last_l2, overhead;
     int64_t full_waves, last_tiles;
     double penalty = 1.0;
-    double loss = kr->tma ? OVERLAP_LOSS_WARP_SPECIALISED : OVERLAP_LOSS;
+    double loss = c->loss;
 
-    if (r->tensor)
-        eff = am->mma_eff * kr->mma_rate;
-    else
-        eff = am->simt_eff;
     if (kr->align_bytes > 0 && s->align > required_class(kr->align_bytes) &&
         (unsigned)s->align < TC_ARRAY_SIZE(am->align_eff))
         penalty = am->align_eff[s->align] / am->align_eff[required_class(kr->align_bytes)];
-    eff *= penalty;
 
     /* One block's K loop on an SM it has to itself. */
-    tile_flops = 2.0 * kr->tile_m * kr->tile_n * (double)(iters * kr->tile_k);
-    mma_us = tile_flops / (r->sm_flops_per_us * eff);
-    /* Shared memory: the tile written once per step, and read by every warp
-     * tile (A rows once per warp column, B columns once per warp row). */
-    smem_us = (double)iters * kr->tile_k * s->elem_bytes *
-              ((double)kr->tile_m + kr->tile_n +
-               (double)kr->tile_m * kr->tile_n * (1.0 / kr->warp_m + 1.0 / kr->warp_n)) /
-              (am->smem_bytes_per_clk * r->clock_per_us);
+    mma_us = (double)iters * c->mma_us_per_iter / penalty;
+    smem_us = (double)iters * c->smem_us_per_iter;
     block_us = mma_us > smem_us ? mma_us : smem_us;
 
     /* Data movement. L2 -> SM: each tile streams its A and B panels. DRAM:
      * every operand once when both fit in half the L2 (the other half holds
      * C and the working set of other waves), else the panels of each wave. */
-    /* A cluster of cluster_m x cluster_n blocks multicasts (TMA) the panels
-     * its blocks share: B to the cluster_m blocks of a column, A to the
-     * cluster_n blocks of a row. */
-    l2_tile_bytes = ((double)kr->tile_m / kr->cluster_n + (double)kr->tile_n / kr->cluster_m) *
-                    (double)(iters * kr->tile_k) * s->elem_bytes;
+    l2_tile_bytes = (double)iters * c->l2_bytes_per_iter;
     {
         double a_bytes = (double)s->m * s->k * s->elem_bytes;
         double b_bytes = (double)s->k * s->n * s->elem_bytes;
@@ -386,18 +411,16 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
         int64_t per_sm = bps;
 
         full_compute = waves_frac * (double)per_sm * block_us;
-        full_mem = waves_frac * (double)slots * dram_tile_bytes / r->dram_bytes_per_us;
-        full_l2 = waves_frac * (double)slots * l2_tile_bytes / r->l2_bytes_per_us;
+        full_mem = waves_frac * (double)slots * dram_tile_bytes * r->us_per_dram_byte;
+        full_l2 = waves_frac * (double)slots * l2_tile_bytes * r->us_per_l2_byte;
         res->compute_us = full_compute;
         res->memory_us = full_mem > full_l2 ? full_mem : full_l2;
         res->time_us = overlap(full_compute, full_mem, full_l2, loss);
-        res->waves = waves_frac;
-        res->wave_eff = 1.0;
+        res->whole_waves = 0;
         /* The fix-up: blocks that share a tile exchange fp32 partials
          * through L2 and wait for each other once. */
         overhead = am->fill_us * (waves_frac < 1.0 ? 1.0 : waves_frac) + am->fill_us +
-                   2.0 * (double)slots * kr->tile_m * kr->tile_n * PARTIAL_BYTES /
-                       r->l2_bytes_per_us;
+                   2.0 * (double)slots * kr->tile_m * kr->tile_n * PARTIAL_BYTES * r->us_per_l2_byte;
     } else {
         double issue_full, issue_last;
         int64_t last_per_sm;
@@ -409,8 +432,8 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
         if (issue_full > 1.0)
             issue_full = 1.0;
         full_compute = (double)bps * block_us / issue_full;
-        full_mem = (double)slots * dram_tile_bytes / r->dram_bytes_per_us;
-        full_l2 = (double)slots * l2_tile_bytes / r->l2_bytes_per_us;
+        full_mem = (double)slots * dram_tile_bytes * r->us_per_dram_byte;
+        full_l2 = (double)slots * l2_tile_bytes * r->us_per_l2_byte;
         last_compute = last_mem = last_l2 = 0.0;
         if (last_tiles > 0) {
             last_per_sm = ceil_div(last_tiles, r->units);
@@ -418,17 +441,16 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
             if (issue_last > 1.0)
                 issue_last = 1.0;
             last_compute = (double)last_per_sm * block_us / issue_last;
-            last_mem = (double)last_tiles * dram_tile_bytes / r->dram_bytes_per_us;
-            last_l2 = (double)last_tiles * l2_tile_bytes / r->l2_bytes_per_us;
+            last_mem = (double)last_tiles * dram_tile_bytes * r->us_per_dram_byte;
+            last_l2 = (double)last_tiles * l2_tile_bytes * r->us_per_l2_byte;
         }
         res->compute_us = (double)full_waves * full_compute + last_compute;
         res->memory_us = (double)full_waves * (full_mem > full_l2 ? full_mem : full_l2) +
                          (last_mem > last_l2 ? last_mem : last_l2);
         res->time_us = (double)full_waves * overlap(full_compute, full_mem, full_l2, loss) +
                        overlap(last_compute, last_mem, last_l2, loss);
-        res->waves = (double)tiles / (double)slots;
-        res->wave_eff = res->waves / (double)(full_waves + (last_tiles > 0));
-        overhead = am->fill_us * (double)(full_waves + (last_tiles > 0));
+        res->whole_waves = full_waves + (last_tiles > 0);
+        overhead = am->fill_us * (double)res->whole_waves;
     }
     overhead += am->launch_us;
     if (split > 1) {
@@ -436,8 +458,8 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
          * is one more kernel. */
         double partial = (double)tiles_mn * s->batch * kr->tile_m * kr->tile_n * PARTIAL_BYTES;
 
-        overhead += 2.0 * (double)split * partial / r->l2_bytes_per_us +
-                    (double)s->m * s->n * s->batch * s->out_bytes / r->dram_bytes_per_us +
+        overhead += 2.0 * (double)split * partial * r->us_per_l2_byte +
+                    (double)s->m * s->n * s->batch * s->out_bytes * r->us_per_dram_byte +
                     am->launch_us;
     }
     res->overhead_us = overhead;
@@ -445,14 +467,25 @@ static bool evaluate(const struct rates *r, const struct tc_kernel *kr, int bps,
     res->split = split;
     res->blocks_per_sm = bps;
     res->tiles = tiles;
-    res->tile_eff = (double)s->m * (double)s->n / ((double)tiles_mn * kr->tile_m * kr->tile_n);
-    if (overhead > 0.5 * res->time_us)
+    return true;
+}
+
+/* The explanation of the chosen result: only computed for the winner. */
+static void describe(const struct rates *r, const struct cand *c, const struct shape *s,
+                     struct result *res)
+{
+    const struct tc_kernel *kr = c->k;
+    double tiles_mn = (double)ceil_div(s->m, kr->tile_m) * (double)ceil_div(s->n, kr->tile_n);
+
+    res->waves = (double)res->tiles / ((double)r->units * c->bps);
+    res->wave_eff = res->whole_waves ? res->waves / (double)res->whole_waves : 1.0;
+    res->tile_eff = (double)s->m * (double)s->n / (tiles_mn * kr->tile_m * kr->tile_n);
+    if (res->overhead_us > 0.5 * res->time_us)
         res->bound = TC_BOUND_LATENCY;
     else if (res->memory_us > res->compute_us)
         res->bound = TC_BOUND_MEMORY;
     else
         res->bound = TC_BOUND_COMPUTE;
-    return true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -502,11 +535,124 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_gemm_query *q, 
     return TC_OK;
 }
 
+/* Candidates of one (GPU, dtype), cached per thread: most callers predict
+ * many shapes for the same GPU. The key holds the GPU's numbers byte for byte
+ * (everything before its source notes), so a spec changed in place at the
+ * same address is never served stale. */
+#define CACHE_ENTRIES 4
+#define CACHE_MAX_CANDS 64
+#define GPU_KEY_BYTES offsetof(struct tc_gpu, sources)
+
+struct cand_table {
+    bool valid;
+    const struct tc_catalogue *cat;
+    enum tc_dtype dtype;
+    unsigned char gpu_key[GPU_KEY_BYTES];
+    struct rates r;
+    size_t n;
+    struct cand c[CACHE_MAX_CANDS];
+};
+
+static _Thread_local struct cand_table cand_cache[CACHE_ENTRIES];
+static _Thread_local unsigned cand_cache_next;
+
+static void rates_init(const struct tc_gpu *gpu, enum tc_dtype dtype, struct rates *r)
+{
+    r->am = &arch_models[gpu->arch];
+    r->tensor = dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD;
+    r->units = gpu->units;
+    r->sm_flops_per_us = gpu->peak_tflops[dtype] * 1e6 / gpu->units;
+    r->clock_per_us = r->tensor ? gpu->clock_tensor_mhz : gpu->clock_vector_mhz;
+    if (!(r->clock_per_us > 0))
+        r->clock_per_us = gpu->clock_tensor_mhz;
+    r->dram_bytes_per_us = gpu->mem_bw_gbps * 1e3 * r->am->dram_eff;
+    r->l2_bytes_per_us = r->am->l2_bytes_per_clk * r->clock_per_us * gpu->units;
+    r->us_per_dram_byte = 1.0 / r->dram_bytes_per_us;
+    r->us_per_l2_byte = 1.0 / r->l2_bytes_per_us;
+    r->l2_bytes = gpu->l2_bytes > 0 ? (double)gpu->l2_bytes : 4.0 * 1024 * 1024;
+    r->max_warps = gpu->max_warps_per_sm;
+    r->warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
+}
+
+/* The candidates of (gpu, dtype): from the cache, or built into `scratch`
+ * when the catalogue has too many kernels to cache. */
+static const struct cand_table *cand_table_get(const struct tc_catalogue *cat,
+                                               const struct tc_gpu *gpu, enum tc_dtype dtype,
+                                               const struct tc_kernel *const *kernels, size_t nk)
+{
+    struct cand_table *t;
+
+    for (unsigned i = 0; i < CACHE_ENTRIES; i++) {
+        t = &cand_cache[i];
+        if (t->valid && t->cat == cat && t->dtype == dtype &&
+            memcmp(t->gpu_key, gpu, GPU_KEY_BYTES) == 0)
+            return t;
+    }
+    if (nk > CACHE_MAX_CANDS)
+        return NULL;
+    t = &cand_cache[cand_cache_next++ % CACHE_ENTRIES];
+    t->valid = false;
+    t->cat = cat;
+    t->dtype = dtype;
+    memcpy(t->gpu_key, gpu, GPU_KEY_BYTES);
+    rates_init(gpu, dtype, &t->r);
+    t->n = 0;
+    for (size_t i = 0; i < nk; i++) {
+        cand_init(&t->r, gpu, kernels[i], dtype, &t->c[t->n]);
+        if (t->c[t->n].bps > 0)
+            t->n++;
+    }
+    t->valid = true;
+    return t;
+}
+
+/* Considers candidate c for shape s; keeps the fastest in *best (valid
+ * when *have). Returns whether c became the best. */
+static bool consider(const struct rates *r, const struct cand *c, const struct shape *s,
+                     bool *have, struct result *best)
+{
+    bool improved = false;
+    const struct tc_kernel *kr = c->k;
+    int64_t tiles_m, tiles_n, tiles_mn, slots = (int64_t)r->units * c->bps;
+
+    /* TMA cannot address strides that are not multiples of 16 bytes. */
+    if (kr->tma && s->align > TC_ALIGN_16B)
+        return false;
+    if (s->batch > 1 && !kr->batched)
+        return false;
+    tiles_m = ceil_div(s->m, kr->tile_m);
+    tiles_n = ceil_div(s->n, kr->tile_n);
+    tiles_mn = tiles_m * tiles_n * s->batch;
+    for (size_t j = 0; j < TC_ARRAY_SIZE(split_factors); j++) {
+        int split = split_factors[j];
+        struct result res;
+
+        if (split > 1) {
+            /* Split only to fill the machine, and keep K loops long enough
+             * (4 steps) to amortise the pipeline. */
+            if (!kr->split_k || tiles_mn * split > slots ||
+                s->k < (int64_t)split * kr->tile_k * 4)
+                break;
+        }
+        if (!evaluate(r, c, s, tiles_m, tiles_n, split, &res))
+            continue;
+        if (!*have || res.time_us < best->time_us) {
+            *best = res;
+            *have = true;
+            improved = true;
+        }
+    }
+    return improved;
+}
+
 int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
                          const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
 {
     const struct tc_kernel *const *kernels;
     const struct tc_kernel *best_k = NULL;
+    const struct cand_table *table;
+    struct cand best_c = {0};
+    bool have = false;
     struct result best = {0};
     struct rates r;
     struct shape s;
@@ -533,51 +679,25 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
     s.out_bytes = s.elem_bytes < 2 ? 2 : s.elem_bytes;
     s.align = tc_gemm_align_class(q);
 
-    r.am = &arch_models[gpu->arch];
-    r.tensor = q->dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD;
-    r.units = gpu->units;
-    r.sm_flops_per_us = gpu->peak_tflops[q->dtype] * 1e6 / gpu->units;
-    r.clock_per_us = (r.tensor ? gpu->clock_tensor_mhz : gpu->clock_vector_mhz);
-    if (!(r.clock_per_us > 0))
-        r.clock_per_us = gpu->clock_tensor_mhz;
-    r.dram_bytes_per_us = gpu->mem_bw_gbps * 1e3 * r.am->dram_eff;
-    r.l2_bytes_per_us = r.am->l2_bytes_per_clk * r.clock_per_us * gpu->units;
-    r.l2_bytes = gpu->l2_bytes > 0 ? (double)gpu->l2_bytes : 4.0 * 1024 * 1024;
-    r.max_warps = gpu->max_warps_per_sm;
-    r.warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
+    table = cand_table_get(cat, gpu, q->dtype, kernels, nk);
+    if (table) {
+        r = table->r;
+        for (size_t i = 0; i < table->n; i++)
+            if (consider(&r, &table->c[i], &s, &have, &best))
+                best_c = table->c[i];
+    } else {
+        rates_init(gpu, q->dtype, &r);
+        for (size_t i = 0; i < nk; i++) {
+            struct cand c;
 
-    for (size_t i = 0; i < nk; i++) {
-        const struct tc_kernel *kr = kernels[i];
-        int bps;
-        int64_t tiles_mn;
-
-        /* TMA cannot address strides that are not multiples of 16 bytes. */
-        if (kr->tma && s.align > TC_ALIGN_16B)
-            continue;
-        if (s.batch > 1 && !kr->batched)
-            continue;
-        bps = tc_kernel_blocks_per_sm(gpu, kr, q->dtype, NULL);
-        if (!bps)
-            continue;
-        tiles_mn = ceil_div(s.m, kr->tile_m) * ceil_div(s.n, kr->tile_n) * s.batch;
-        for (size_t j = 0; j < TC_ARRAY_SIZE(split_factors); j++) {
-            int split = split_factors[j];
-            struct result res;
-
-            if (split > 1) {
-                /* Split only to fill the machine, and keep K loops long
-                 * enough (4 steps) to amortise the pipeline. */
-                if (!kr->split_k || tiles_mn * split > (int64_t)r.units * bps ||
-                    s.k < (int64_t)split * kr->tile_k * 4)
-                    break;
-            }
-            if (!evaluate(&r, kr, bps, &s, split, &res))
-                continue;
-            if (!best_k || res.time_us < best.time_us) {
-                best = res;
-                best_k = kr;
-            }
+            cand_init(&r, gpu, kernels[i], q->dtype, &c);
+            if (c.bps > 0 && consider(&r, &c, &s, &have, &best))
+                best_c = c;
         }
+    }
+    if (have) {
+        best_k = best_c.k;
+        describe(&r, &best_c, &s, &best);
     }
     if (!best_k)
         return tc_error(TC_ERR_UNSUPPORTED, "no %s kernel of the %s catalogue fits %s (%s "
