@@ -411,6 +411,7 @@ struct kd_group {
 
 struct nb_heap {
     int k, count;
+    double max_d2;     /* farther points weigh nothing: never looked at */
     double d2[TC_CALIB_MAX_K];
     size_t at[TC_CALIB_MAX_K];
 };
@@ -426,6 +427,15 @@ struct tc_calib {
     /* exact lookup: open addressing over representative sample indices */
     size_t *hash;                    /* hash_size slots, SIZE_MAX = empty */
     size_t hash_size;
+    /* rows sorted by line (layout, timing, n, k, batch), then m: the
+     * measured times that bracket a query along m */
+    struct line_row *lines;
+};
+
+struct line_row {
+    int64_t n, k, batch, m;
+    int layout, timing;
+    double time_us;
 };
 
 /* n and k usually pick the kernel (and the model's layer); m is the token
@@ -523,7 +533,7 @@ static void heap_offer(struct nb_heap *h, double d2, size_t at)
 {
     int i;
 
-    if (h->count == h->k && d2 >= h->d2[h->count - 1])
+    if (d2 > h->max_d2 || (h->count == h->k && d2 >= h->d2[h->count - 1]))
         return;
     i = h->count < h->k ? h->count++ : h->count - 1;
     while (i > 0 && h->d2[i - 1] > d2) {
@@ -533,6 +543,12 @@ static void heap_offer(struct nb_heap *h, double d2, size_t at)
     }
     h->d2[i] = d2;
     h->at[i] = at;
+}
+
+/* The squared distance beyond which no point can enter the heap. */
+static double heap_bound(const struct nb_heap *h)
+{
+    return h->count == h->k ? h->d2[h->count - 1] : h->max_d2;
 }
 
 static double dist2(const double *a, const double *b)
@@ -570,29 +586,41 @@ static void kd_query(const struct tc_calib *c, size_t lo, size_t hi, const doubl
         diff = q[d] - c->pts[mid][d];
         if (diff < 0) {
             kd_query(c, lo, mid, q, skip_exact, h);
-            if (h->count == h->k && diff * diff >= h->d2[h->count - 1])
+            if (diff * diff > heap_bound(h))
                 return;
             lo = mid + 1;
         } else {
             kd_query(c, mid + 1, hi, q, skip_exact, h);
-            if (h->count == h->k && diff * diff >= h->d2[h->count - 1])
+            if (diff * diff > heap_bound(h))
                 return;
             hi = mid;
         }
     }
 }
 
-/* Inverse-distance (Gaussian kernel) weighted mean of the neighbours' log
- * residuals, shrunk towards 0 by a prior weight: far or few neighbours
- * correct little. */
-static double nb_correction(const struct nb_heap *h, const double *resid, double length,
-                            double prior, double *mean_dist)
-{
-    double sw = 0, swr = 0, sd = 0;
+/* Gaussian-kernel weighted mean of the neighbours' log residuals, shrunk
+ * towards 0 by a prior weight: far or few neighbours correct little. The
+ * kernel widens where the data is sparse (beta times the nearest distance,
+ * up to NB_MAX_WIDEN lengths): small token counts are spaced far apart in
+ * log space, large ones densely. */
+#define NB_MAX_WIDEN 4.0
+/* Beyond this many (widened) kernel lengths a weight (e^-8) is nothing. */
+#define NB_RADIUS_LENGTHS 4.0
 
+static double nb_correction(const struct nb_heap *h, const double *resid, double length,
+                            double beta, double prior, double *mean_dist)
+{
+    double sw = 0, swr = 0, sd = 0, width = length;
+
+    if (h->count && beta > 0) {
+        double adaptive = beta * sqrt(h->d2[0]);
+
+        if (adaptive > width)
+            width = adaptive < NB_MAX_WIDEN * length ? adaptive : NB_MAX_WIDEN * length;
+    }
     for (int i = 0; i < h->count; i++) {
         double d2 = h->d2[i];
-        double wgt = exp(-0.5 * d2 / (length * length));
+        double wgt = exp(-0.5 * d2 / (width * width));
 
         sw += wgt;
         swr += wgt * resid[h->at[i]];
@@ -717,6 +745,83 @@ static int build_hash(struct tc_calib *c)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Monotone bracket along m                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int cmp_line(const struct line_row *x, const struct line_row *y)
+{
+    const int64_t kx[6] = {x->layout, x->timing, x->n, x->k, x->batch, x->m};
+    const int64_t ky[6] = {y->layout, y->timing, y->n, y->k, y->batch, y->m};
+
+    for (int i = 0; i < 6; i++)
+        if (kx[i] != ky[i])
+            return kx[i] < ky[i] ? -1 : 1;
+    return 0;
+}
+
+static int cmp_line_qsort(const void *a, const void *b)
+{
+    return cmp_line(a, b);
+}
+
+static int build_lines(struct tc_calib *c)
+{
+    c->lines = malloc(c->n * sizeof(*c->lines));
+    if (!c->lines)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct tc_calib_sample *s = &c->samples[i];
+
+        c->lines[i] = (struct line_row){s->n, s->k, s->batch, s->m, (int)s->layout,
+                                        (int)s->timing, s->time_us};
+    }
+    qsort(c->lines, c->n, sizeof(*c->lines), cmp_line_qsort);
+    return TC_OK;
+}
+
+/* A GEMM with more rows of the same n, k and batch does at least the work
+ * of one with fewer: its time lies between the measured times of the
+ * nearest smaller and larger m on that line (less 1% for noise). Measured
+ * times are step functions of m (waves); where the model puts a step in the
+ * wrong place, this bracket keeps the prediction on the measured plateau.
+ * Rows of the query's own m are left out (held-out evaluation). */
+static double bracket(const struct tc_calib *c, const struct tc_calib_sample *q,
+                      enum tc_timing_class timing, double t)
+{
+    struct line_row key = {q->n, q->k, q->batch, q->m, (int)q->layout, (int)timing, 0};
+    size_t lo = 0, hi = c->n, below, above;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (cmp_line(&c->lines[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    above = lo;
+    while (above < c->n && c->lines[above].m == q->m && cmp_line(&c->lines[above], &key) == 0)
+        above++;
+    key.m = 0;
+    if (above < c->n) {
+        struct line_row k2 = c->lines[above];
+
+        k2.m = 0;
+        if (cmp_line(&k2, &key) == 0 && t > 1.01 * c->lines[above].time_us)
+            t = 1.01 * c->lines[above].time_us;
+    }
+    if (lo > 0) {
+        struct line_row k2 = c->lines[lo - 1];
+
+        below = lo - 1;
+        k2.m = 0;
+        if (cmp_line(&k2, &key) == 0 && t < 0.99 * c->lines[below].time_us)
+            t = 0.99 * c->lines[below].time_us;
+    }
+    return t;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Building a state                                                          */
 /* ------------------------------------------------------------------------ */
 
@@ -737,7 +842,7 @@ static void build_trees(struct tc_calib *c)
         kd_build(c, c->groups[g].lo, c->groups[g].hi);
 }
 
-static void loo_heaps(struct tc_calib *c, struct nb_heap *heaps)
+static void loo_heaps(struct tc_calib *c, struct nb_heap *heaps, double radius)
 {
     const struct tc_calib_params *cp = &c->params;
 
@@ -746,6 +851,7 @@ static void loo_heaps(struct tc_calib *c, struct nb_heap *heaps)
 
         heaps[i].k = cp->nb_k > 0 && cp->nb_k <= TC_CALIB_MAX_K ? cp->nb_k : 8;
         heaps[i].count = 0;
+        heaps[i].max_d2 = radius * radius;
         kd_query(c, g->lo, g->hi, c->pts[i], true, &heaps[i]);
     }
 }
@@ -754,6 +860,7 @@ static int fit_neighbours(struct tc_calib *c, bool choose)
 {
     static const double scales[] = {1, 2, 4, 8};
     static const double lengths[] = {0.01, 0.02, 0.035, 0.05, 0.1, 0.2, 0.35, 0.6, 1.0};
+    static const double betas[] = {0, 1, 2};
     static const double priors[] = {0.02, 0.1, 0.3, 1.0};
     struct tc_calib_params *cp = &c->params;
     struct nb_heap *heaps = malloc(c->n * sizeof(*heaps));
@@ -771,23 +878,28 @@ static int fit_neighbours(struct tc_calib *c, bool choose)
         double best_scale = 1;
 
         /* The grid is cheap: the neighbours are found once per scale and
-         * each (length, prior) pair only reweights them. */
+         * each (length, beta, prior) only reweights them. */
         for (size_t sc = 0; sc < TC_ARRAY_SIZE(scales); sc++) {
             cp->nb_scale_nk = scales[sc];
             build_trees(c);
-            loo_heaps(c, heaps);
+            loo_heaps(c, heaps,
+                      NB_RADIUS_LENGTHS * NB_MAX_WIDEN * lengths[TC_ARRAY_SIZE(lengths) - 1]);
             for (size_t a = 0; a < TC_ARRAY_SIZE(lengths); a++) {
-                for (size_t b = 0; b < TC_ARRAY_SIZE(priors); b++) {
-                    double total = 0;
+                for (size_t bt = 0; bt < TC_ARRAY_SIZE(betas); bt++) {
+                    for (size_t b = 0; b < TC_ARRAY_SIZE(priors); b++) {
+                        double total = 0;
 
-                    for (size_t i = 0; i < c->n; i++)
-                        total += fabs(c->resid[i] - nb_correction(&heaps[i], c->resid, lengths[a],
-                                                                  priors[b], NULL));
-                    if (total < best) {
-                        best = total;
-                        best_scale = scales[sc];
-                        cp->nb_length = lengths[a];
-                        cp->nb_prior = priors[b];
+                        for (size_t i = 0; i < c->n; i++)
+                            total += fabs(c->resid[i] -
+                                          nb_correction(&heaps[i], c->resid, lengths[a],
+                                                        betas[bt], priors[b], NULL));
+                        if (total < best) {
+                            best = total;
+                            best_scale = scales[sc];
+                            cp->nb_length = lengths[a];
+                            cp->nb_beta = betas[bt];
+                            cp->nb_prior = priors[b];
+                        }
                     }
                 }
             }
@@ -795,13 +907,17 @@ static int fit_neighbours(struct tc_calib *c, bool choose)
         cp->nb_scale_nk = best_scale;
     }
     build_trees(c);
-    loo_heaps(c, heaps);
+    /* A stored calibration carries its held-out statistics already. */
+    if (!choose)
+        goto cleanup;
+    loo_heaps(c, heaps, NB_RADIUS_LENGTHS * NB_MAX_WIDEN * cp->nb_length);
     for (size_t i = 0; i < c->n; i++) {
-        double corr = nb_correction(&heaps[i], c->resid, cp->nb_length, cp->nb_prior, NULL);
+        double corr =
+            nb_correction(&heaps[i], c->resid, cp->nb_length, cp->nb_beta, cp->nb_prior, NULL);
         double fit = tc_calib_model_us(cp, &c->samples[i], c->samples[i].timing);
 
-        err[i] = c->resid[i] - corr; /* log(true / held-out prediction) */
-        pred[i] = fit * exp(corr);
+        pred[i] = bracket(c, &c->samples[i], c->samples[i].timing, fit * exp(corr));
+        err[i] = log(c->samples[i].time_us / pred[i]); /* log(true / held-out prediction) */
         if (c->samples[i].time_us >= 20) {
             sum_ape += fabs(exp(-err[i]) - 1);
             n_ape++;
@@ -813,8 +929,6 @@ static int fit_neighbours(struct tc_calib *c, bool choose)
         n_ape = c->n;
     }
     cp->loo_mape = 100 * sum_ape / (double)n_ape;
-    if (!choose)
-        goto cleanup;
     /* Quantiles per bin of predicted time; a bin with too few rows borrows
      * the pooled quantiles, and with too few rows overall the default
      * interval (±20%) stays. */
@@ -977,6 +1091,8 @@ struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
         free(tmp_s);
         free(tmp_p);
     }
+    if (build_lines(c) < 0)
+        goto fail;
     /* builds the trees, which reorder rows within groups: hash after */
     if (fit_neighbours(c, !reuse) < 0)
         goto fail;
@@ -1002,6 +1118,7 @@ void tc_calib_free(struct tc_calib *c)
     free(c->split_dim);
     free(c->resid);
     free(c->hash);
+    free(c->lines);
     free(c);
 }
 
@@ -1025,6 +1142,12 @@ int tc_calib_to_row(const struct tc_calib *c, const char *gpu_id, enum tc_dtype 
     row->p90_ape_pct = c->params.fit_p90_ape;
     row->log_resid_sd = c->params.fit_log_sd;
     return TC_OK;
+}
+
+void tc_calib_set_runs(struct tc_calib *c, const char *runs)
+{
+    if (c)
+        tc_strlcpy(c->params.runs, runs, sizeof(c->params.runs));
 }
 
 const struct tc_calib_params *tc_calib_params(const struct tc_calib *c)
@@ -1062,18 +1185,22 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
     pred->neighbour_dist = 0;
     if (how->neighbours) {
         const struct kd_group *g = &c->groups[group_of(s.layout, s.align)];
+        double radius = NB_RADIUS_LENGTHS * NB_MAX_WIDEN * cp->nb_length;
         struct nb_heap h = {cp->nb_k > 0 && cp->nb_k <= TC_CALIB_MAX_K ? cp->nb_k : 8, 0,
-                            {0}, {0}};
+                            radius * radius, {0}, {0}};
         double pt[KD_DIMS];
 
-        shape_point(cp, s.m, s.n, s.k, s.batch, pt);
+        /* the tree's own scale, whatever parameters are applied */
+        shape_point(&c->params, s.m, s.n, s.k, s.batch, pt);
         kd_query(c, g->lo, g->hi, pt, false, &h);
-        corr = nb_correction(&h, c->resid, cp->nb_length, cp->nb_prior, &dist) *
+        corr = nb_correction(&h, c->resid, cp->nb_length, cp->nb_beta, cp->nb_prior, &dist) *
                how->neighbour_weight;
         pred->neighbours = h.count;
         pred->neighbour_dist = dist;
     }
     t *= exp(corr);
+    if (how->neighbours && how->neighbour_weight >= 1)
+        t = bracket(c, &s, how->timing, t);
     /* The parts follow the calibrated scales, so that callers explaining a
      * prediction see the fitted efficiencies. */
     pred->compute_us = cp->c_compute * s.compute_us;
@@ -1145,18 +1272,20 @@ int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t l
         "{\"format\": %d, \"model\": \"%s\", \"c_compute\": %.17g, \"c_memory\": %.17g, "
         "\"c_overhead\": %.17g, \"align1\": %.17g, \"align2\": %.17g, \"align3\": %.17g, "
         "\"host_event_us\": %.17g, \"host_wall_us\": %.17g, \"host_wall_max_us\": %.17g, "
-        "\"nb_length\": %.17g, \"nb_prior\": %.17g, \"nb_k\": %d, \"nb_scale_nk\": %.17g, "
+        "\"nb_length\": %.17g, \"nb_prior\": %.17g, \"nb_k\": %d, \"nb_scale_nk\": %.17g, \"nb_beta\": %.17g, "
         "\"rows\": %lld, "
         "\"fit_mad\": %.17g, \"fit_mape\": %.17g, \"loo_mape\": %.17g, \"level\": %.17g, "
         "\"q_lo0\": %.17g, \"q_hi0\": %.17g, \"q_lo1\": %.17g, \"q_hi1\": %.17g, "
-        "\"q_lo2\": %.17g, \"q_hi2\": %.17g, \"bin0\": %lld, \"bin1\": %lld, \"bin2\": %lld}",
+        "\"q_lo2\": %.17g, \"q_hi2\": %.17g, \"bin0\": %lld, \"bin1\": %lld, \"bin2\": %lld, "
+        "\"runs\": \"%s\"}",
         cp->format, cp->model_version, cp->c_compute, cp->c_memory, cp->c_overhead,
         cp->align_factor[1], cp->align_factor[2], cp->align_factor[3],
         cp->host_us[TC_TIMING_EVENT], cp->host_us[TC_TIMING_WALL],
         cp->host_us[TC_TIMING_WALL_MAX], cp->nb_length, cp->nb_prior, cp->nb_k,
-        cp->nb_scale_nk, (long long)cp->n_rows, cp->fit_mad, cp->fit_mape, cp->loo_mape, cp->interval_level,
+        cp->nb_scale_nk, cp->nb_beta, (long long)cp->n_rows, cp->fit_mad, cp->fit_mape, cp->loo_mape, cp->interval_level,
         cp->q_lo[0], cp->q_hi[0], cp->q_lo[1], cp->q_hi[1], cp->q_lo[2], cp->q_hi[2],
-        (long long)cp->bin_rows[0], (long long)cp->bin_rows[1], (long long)cp->bin_rows[2]);
+        (long long)cp->bin_rows[0], (long long)cp->bin_rows[1], (long long)cp->bin_rows[2],
+        cp->runs);
 
     if (w < 0 || (size_t)w >= len)
         return tc_error(TC_ERR_RANGE, "calibration text does not fit in %zu bytes", len);
@@ -1212,6 +1341,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         {"nb_prior", &cp->nb_prior, NULL},
         {"nb_k", &nb_k, NULL},
         {"nb_scale_nk", &cp->nb_scale_nk, NULL},
+        {"nb_beta", &cp->nb_beta, NULL},
         {"rows", NULL, &cp->n_rows},
         {"fit_mad", &cp->fit_mad, NULL},
         {"fit_mape", &cp->fit_mape, NULL},
@@ -1240,7 +1370,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
                         p - text);
     p = skip_ws(p + 1);
     while (*p != '}') {
-        char key[64], value[64];
+        char key[64], value[sizeof(cp->runs)];
         size_t f, vn = 0;
 
         p = read_string(p, key, sizeof(key));
@@ -1266,6 +1396,10 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         else if (*p != '}')
             return tc_error(TC_ERR_PARSE, "calibration parameters: expected ',' or '}' after '%s'",
                             key);
+        if (strcmp(key, "runs") == 0) {
+            tc_strlcpy(cp->runs, value, sizeof(cp->runs));
+            continue;
+        }
         if (strcmp(key, "model") == 0) {
             tc_strlcpy(cp->model_version, value, sizeof(cp->model_version));
             seen_model = true;
@@ -1303,7 +1437,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
             return tc_error(TC_ERR_PARSE, "calibration parameters: missing \"%s\"",
                             fields[f].key);
     if (!(cp->c_compute > 0) || !(cp->c_memory > 0) || !(cp->c_overhead > 0) ||
-        !(cp->nb_length > 0) || cp->nb_prior < 0 || !(cp->nb_scale_nk > 0) || cp->nb_k < 1 || cp->nb_k > TC_CALIB_MAX_K ||
+        !(cp->nb_length > 0) || cp->nb_prior < 0 || !(cp->nb_scale_nk > 0) || cp->nb_beta < 0 || cp->nb_k < 1 || cp->nb_k > TC_CALIB_MAX_K ||
         !(cp->interval_level > 0 && cp->interval_level < 1))
         return tc_error(TC_ERR_RANGE,
                         "calibration parameters: a scale, neighbour setting or level is out of range");

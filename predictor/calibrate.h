@@ -86,6 +86,7 @@ struct tc_calib_params {
     double nb_length, nb_prior;
     int nb_k;
     double nb_scale_nk;  /* weight of log n and log k against log m, log batch */
+    double nb_beta;      /* kernel widening with the nearest distance (sparse data) */
     /* statistics of the fit (log residuals of the parametric fit) */
     int64_t n_rows;
     double fit_mad;      /* median |log residual| of the parametric fit */
@@ -98,6 +99,9 @@ struct tc_calib_params {
     double interval_level;
     double q_lo[TC_CALIB_TIME_BINS], q_hi[TC_CALIB_TIME_BINS];
     int64_t bin_rows[TC_CALIB_TIME_BINS];
+    /* the runs of the rows fitted and their timing classes, "id:class,..."
+     * ("" if too many to list): with it a reader needs no scan of the runs */
+    char runs[1024];
 };
 
 /* Serialises params as one line of "key=value" pairs (what the database
@@ -168,6 +172,9 @@ struct tc_db;
 int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char *gpu_id,
                      enum tc_dtype dtype, bool reuse, struct tc_calib **out, char *note,
                      size_t note_len);
+
+/* Records the run map stored with the parameters (see runs above). */
+void tc_calib_set_runs(struct tc_calib *c, const char *runs);
 
 /* The row tc_db_put_calibration stores for a fitted state. */
 int tc_calib_to_row(const struct tc_calib *c, const char *gpu_id, enum tc_dtype dtype,

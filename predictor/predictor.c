@@ -38,6 +38,7 @@ struct pred_db {
     struct tc_db *db;
     bool prebuilt;
     bool failed;            /* a prebuilt file that could not be opened */
+    bool scanned;           /* runs and (gpu, dtype) pairs read */
     /* run id -> timing class, from the runs' provenance */
     int64_t *run_ids;
     enum tc_timing_class *run_timing;
@@ -106,6 +107,15 @@ static int pred_db_scan(struct pred_db *d)
     struct tc_db_info *info = NULL;
     int timing_field = -1, err;
 
+    if (d->scanned)
+        return TC_OK;
+    free(d->run_ids);
+    free(d->run_timing);
+    free(d->pairs);
+    d->run_ids = NULL;
+    d->run_timing = NULL;
+    d->pairs = NULL;
+    d->n_runs = d->n_pairs = 0;
     err = tc_db_info_get(d->db, &info);
     if (err < 0)
         return err;
@@ -145,6 +155,7 @@ static int pred_db_scan(struct pred_db *d)
         }
         d->pairs[j].rows += c->rows;
     }
+    d->scanned = true;
     tc_clear_error();
 cleanup:
     tc_db_info_free(info);
@@ -172,21 +183,21 @@ static struct pred_db *pred_db_open(const char *path, bool prebuilt, int *err)
             *err = TC_ERR_SCHEMA;
         goto fail;
     }
-    *err = pred_db_scan(d);
-    if (*err < 0) {
-        tc_error_prefix(*err, "%s", path);
-        goto fail;
-    }
+    /* The runs and row counts are read when first needed: a stored
+     * calibration answers without them (see stored_fast). */
+    *err = TC_OK;
     return d;
 fail:
     pred_db_free(d);
     return NULL;
 }
 
-static int64_t pred_db_rows(const struct pred_db *d, const char *gpu_id, int dtype)
+static int64_t pred_db_rows(struct pred_db *d, const char *gpu_id, int dtype)
 {
     int64_t rows = 0;
 
+    if (!d->scanned && pred_db_scan(d) < 0)
+        return 0;
     for (size_t i = 0; i < d->n_pairs; i++)
         if ((!gpu_id || strcmp(d->pairs[i].gpu_id, gpu_id) == 0) &&
             (dtype < 0 || (int)d->pairs[i].dtype == dtype))
@@ -194,12 +205,16 @@ static int64_t pred_db_rows(const struct pred_db *d, const char *gpu_id, int dty
     return rows;
 }
 
-static enum tc_timing_class run_timing(const struct pred_db *d, int64_t run_id)
+static bool run_timing(const struct pred_db *d, int64_t run_id, enum tc_timing_class *out)
 {
-    for (size_t i = 0; i < d->n_runs; i++)
-        if (d->run_ids[i] == run_id)
-            return d->run_timing[i];
-    return TC_TIMING_KERNEL;
+    for (size_t i = 0; i < d->n_runs; i++) {
+        if (d->run_ids[i] == run_id) {
+            *out = d->run_timing[i];
+            return true;
+        }
+    }
+    *out = TC_TIMING_KERNEL;
+    return false;
 }
 
 static int push_db(struct pred_db ***list, size_t *n, struct pred_db *d)
@@ -342,7 +357,11 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
         s->batch = row.batch > 0 ? row.batch : 1;
         s->layout = row.layout;
         s->align = pred.align;
-        s->timing = run_timing(d, row.run_id);
+        if (!run_timing(d, row.run_id, &s->timing) && !d->scanned) {
+            /* a run the stored map does not know: the caller rescans */
+            ret = TC_ERR_NOT_FOUND;
+            break;
+        }
         s->time_us = row.time_us;
         s->spread_pct = row.spread_pct;
         tc_calib_parts(&pred, &s->compute_us, &s->memory_us, &s->overhead_us);
@@ -401,6 +420,65 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
     return false;
 }
 
+/* Parses a stored run map "id:class,..." into d's run table. */
+static bool load_run_map(struct pred_db *d, const char *runs)
+{
+    size_t n = 1;
+    const char *p;
+
+    for (p = runs; *p; p++)
+        n += *p == ',';
+    free(d->run_ids);
+    free(d->run_timing);
+    d->run_ids = calloc(n, sizeof(*d->run_ids));
+    d->run_timing = calloc(n, sizeof(*d->run_timing));
+    d->n_runs = 0;
+    if (!d->run_ids || !d->run_timing)
+        return false;
+    for (p = runs; *p;) {
+        char *end;
+        long long id = strtoll(p, &end, 10);
+        long cls;
+
+        if (end == p || *end != ':')
+            return false;
+        p = end + 1;
+        cls = strtol(p, &end, 10);
+        if (end == p || cls < 0 || cls >= TC_TIMING_COUNT || (*end && *end != ','))
+            return false;
+        d->run_ids[d->n_runs] = id;
+        d->run_timing[d->n_runs++] = (enum tc_timing_class)cls;
+        p = *end ? end + 1 : end;
+    }
+    return d->n_runs > 0;
+}
+
+/* The fast way to a ready state: a stored calibration of the current model
+ * version whose run map covers every row, and exactly as many rows as it was
+ * fitted on. Then neither the runs nor the row counts need a scan. */
+static bool stored_fast(struct pred_db *d, struct entry *e, const struct tc_gpu *gpu,
+                        struct tc_calib_sample **samples, size_t *n, size_t *cap,
+                        struct tc_calib_params *stored)
+{
+    struct tc_calibration_row cr;
+
+    if (d->scanned || d->failed)
+        return false;
+    if (tc_db_get_calibration(d->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION, NULL,
+                              &cr) != TC_OK ||
+        tc_calib_params_parse(cr.params_json, stored) < 0 || stored->format != TC_CALIB_FORMAT ||
+        strcmp(stored->model_version, tc_version()) != 0 || !load_run_map(d, stored->runs)) {
+        tc_clear_error();
+        return false;
+    }
+    if (gather(d, gpu, e->dtype, samples, n, cap) < 0 || (int64_t)*n != stored->n_rows) {
+        *n = 0;
+        tc_clear_error();
+        return false;
+    }
+    return true;
+}
+
 /* The databases whose rows describe gpu_id. */
 static size_t dbs_for(struct tc_predictor *p, const char *gpu_id, struct pred_db **out,
                       size_t max)
@@ -451,6 +529,11 @@ static int build_own(struct tc_predictor *p, struct entry *e)
     if (!gpu)
         return TC_OK;
     e->arch = gpu->arch;
+    if (n_dbs == 1 && stored_fast(dbs[0], e, gpu, &samples, &n, &cap, &stored)) {
+        e->calib = tc_calib_build(samples, n, &stored);
+        ret = e->calib ? TC_OK : TC_ERR_NOMEM;
+        goto cleanup;
+    }
     for (size_t i = 0; i < n_dbs; i++) {
         if (!pred_db_rows(dbs[i], e->gpu_id, (int)e->dtype))
             continue;
@@ -514,7 +597,7 @@ static struct entry *transfer_source(struct tc_predictor *p, const struct tc_gpu
         return NULL;
     }
     for (size_t i = 0; i < n_pool; i++) {
-        if (pool[i]->failed)
+        if (pool[i]->failed || (!pool[i]->scanned && pred_db_scan(pool[i]) < 0))
             continue;
         for (size_t j = 0; j < pool[i]->n_pairs; j++) {
             const char *src = pool[i]->pairs[j].gpu_id;
@@ -551,6 +634,8 @@ static const char *db_list_gpus(struct tc_predictor *p, char *buf, size_t len)
 
     buf[0] = '\0';
     for (size_t i = 0; i < p->n_dbs; i++) {
+        if (!p->dbs[i]->scanned && pred_db_scan(p->dbs[i]) < 0)
+            continue;
         for (size_t j = 0; j < p->dbs[i]->n_pairs; j++) {
             const char *id = p->dbs[i]->pairs[j].gpu_id;
 
@@ -668,8 +753,27 @@ int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char 
     if (note && note_len)
         tc_strlcpy(note, e.note, note_len);
     *out = tc_calib_build(samples, n, have_stored ? &stored : NULL);
-    if (!*out)
+    if (!*out) {
         err = TC_ERR_NOMEM;
+        goto cleanup;
+    }
+    {
+        char runs[sizeof(stored.runs)];
+        size_t used = 0;
+
+        runs[0] = '\0';
+        for (size_t i = 0; i < d.n_runs; i++) {
+            int w = snprintf(runs + used, sizeof(runs) - used, "%s%lld:%d", used ? "," : "",
+                             (long long)d.run_ids[i], (int)d.run_timing[i]);
+
+            if (w < 0 || (size_t)w >= sizeof(runs) - used) {
+                runs[0] = '\0'; /* too many runs to list: readers scan */
+                break;
+            }
+            used += (size_t)w;
+        }
+        tc_calib_set_runs(*out, runs);
+    }
 cleanup:
     free(samples);
     free(d.run_ids);

@@ -265,6 +265,7 @@ static struct score evaluate(struct tc_predictor *p, const char *gpu_id, const s
     double *tm = malloc(set->n * sizeof(double)), *tp = malloc(set->n * sizeof(double));
     double ape = 0;
     size_t covered = 0;
+    FILE *dump = getenv("CALIB_DUMP") ? fopen(getenv("CALIB_DUMP"), "a") : NULL;
 
     memset(&s, 0, sizeof(s));
     ck_assert_ptr_nonnull(gpu);
@@ -280,6 +281,12 @@ static struct score evaluate(struct tc_predictor *p, const char *gpu_id, const s
         ck_assert(pr.lo_us <= pr.time_us && pr.time_us <= pr.hi_us);
         s.n++;
         s.by_source[pr.source]++;
+        if (dump)
+            fprintf(dump, "%s,%d,%lld,%lld,%lld,%lld,%s,%g,%g,%g,%g,%d,%g\n", gpu_id, (int)pr.source,
+                    (long long)r->m,
+                    (long long)r->n, (long long)r->k, (long long)r->batch,
+                    tc_layout_name(r->layout), r->time_us, pr.time_us, pr.lo_us, pr.hi_us,
+                    pr.neighbours, pr.neighbour_dist);
         if (r->time_us >= pr.lo_us && r->time_us <= pr.hi_us)
             covered++;
         if (r->time_us >= 20) {
@@ -291,6 +298,8 @@ static struct score evaluate(struct tc_predictor *p, const char *gpu_id, const s
             s.n_big++;
         }
     }
+    if (dump)
+        fclose(dump);
     s.mape_big = s.n_big ? 100 * ape / (double)s.n_big : 0;
     s.spearman = s.n_big > 2 ? spearman(tm, tp, s.n_big) : 0;
     s.coverage = s.n ? (double)covered / (double)s.n : 0;

@@ -88,6 +88,11 @@ int cmd_predict_attention(int argc, char **argv);
 int cmd_predict_layer(int argc, char **argv);
 int cmd_predict_model(int argc, char **argv);
 int cmd_bench_collector(int argc, char **argv);
+/* `tilecast db calibrate` and `tilecast bench calibrated` (cmd-calibrate.c). */
+int cmd_db_calibrate(int argc, char **argv);
+int cmd_bench_calibrated(int argc, char **argv);
+extern const char cmd_db_calibrate_help[];
+extern const char cmd_bench_calibrated_help[];
 
 #define CLI_DECLARE(name, summary)                                                       \
     int cmd_##name(int argc, char **argv);                                               \
