@@ -304,11 +304,7 @@ static bool help_flag(const char *arg)
 /* predict attention                                                         */
 /* ------------------------------------------------------------------------ */
 
-const char cmd_predict_attention_help[] =
-    "Usage: tilecast predict attention --gpu ID --batch B --heads A --seq S --head-dim D\n"
-    "                                  [--impl flash|unfused] [--kv-heads G] [--seq-kv S]\n"
-    "                                  [--dtype fp16] [--causal] [--bwd] [--analytical]\n"
-    "                                  [--db FILE] [--json|--csv]\n";
+const char cmd_predict_attention_help[] = MCLI_PREDICT_ATTENTION_HELP;
 
 int cmd_predict_attention(int argc, char **argv)
 {
@@ -882,14 +878,7 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
     return CLI_EXIT_OK;
 }
 
-const char cmd_predict_layer_help[] =
-    "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"
-    "                              [--tp T] [--attention flash|unfused] [--ffn F] [--swiglu]\n"
-    "                              [--kv-heads G] [--head-dim D] [--rmsnorm] [--no-causal]\n"
-    "                              [--dtype fp16] [--train] [--analytical] [--db FILE]\n"
-    "                              [--json|--csv]\n"
-    "       tilecast predict layer --measured FILE [--min-time-us 20] [--analytical]\n"
-    "                              [--db FILE] [--json|--csv]\n";
+const char cmd_predict_layer_help[] = MCLI_PREDICT_LAYER_HELP;
 
 int cmd_predict_layer(int argc, char **argv)
 {
@@ -960,11 +949,7 @@ int cmd_predict_layer(int argc, char **argv)
     return code;
 }
 
-const char cmd_predict_model_help[] =
-    "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"
-    "                              [--seq S] [--train|--inference]\n"
-    "                              [--attention flash|unfused] [--analytical] [--db FILE]\n"
-    "                              [--json|--csv]\n";
+const char cmd_predict_model_help[] = MCLI_PREDICT_MODEL_HELP;
 
 int cmd_predict_model(int argc, char **argv)
 {

@@ -8,8 +8,56 @@
 
 #include "cli.h"
 
-/* The usage texts of `predict attention|layer|model`, for the predict
- * command's --help and the man page. */
+/* The usage texts of `predict attention|layer|model`. They are macros so
+ * that the predict command's help (and so the man page and the bash
+ * completion made from it) can include them by string concatenation. */
+#define MCLI_PREDICT_ATTENTION_HELP                                                        \
+    "Usage: tilecast predict attention --gpu ID --batch B --heads A --seq S --head-dim D\n" \
+    "                                  [--impl flash|unfused] [--kv-heads G] [--seq-kv S]\n" \
+    "                                  [--dtype fp16] [--causal] [--bwd] [--analytical]\n"  \
+    "                                  [--db FILE] [--json|--csv]\n"                        \
+    "  --impl flash|unfused  FlashAttention-2 tile model (default) or the unfused\n"        \
+    "                        scores bmm + softmax + values bmm through the GEMM predictor\n" \
+    "  --batch, --heads, --seq, --head-dim   the shape (seq is the query length)\n"       \
+    "  --kv-heads G          grouped-query attention: G key/value heads (divides A)\n"      \
+    "  --seq-kv S            key/value length (default: --seq)\n"                          \
+    "  --causal              causal mask (half the useful FLOPs)\n"                        \
+    "  --bwd                 the backward pass (about 2.5x the forward for flash)\n"       \
+    "  --dtype T             fp16 (default), bf16, fp8, ...\n"                               \
+    "  --analytical, --db FILE   as for predict gemm\n"                                     \
+    "  --json, --csv         one record as a JSON object or a CSV row\n"
+#define MCLI_PREDICT_LAYER_HELP                                                            \
+    "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"  \
+    "                              [--tp T] [--attention flash|unfused] [--ffn F] [--swiglu]\n" \
+    "                              [--kv-heads G] [--head-dim D] [--rmsnorm] [--no-causal]\n" \
+    "                              [--dtype fp16] [--train] [--analytical] [--db FILE]\n"   \
+    "                              [--json|--csv]\n"                                          \
+    "       tilecast predict layer --measured FILE [--min-time-us 20] [--analytical]\n"     \
+    "                              [--db FILE] [--json|--csv]\n"                              \
+    "  One transformer layer, forward only unless --train (then also the data-grad\n"      \
+    "  (NN) and weight-grad (TN) GEMMs and the attention backward). --ffn defaults to\n"   \
+    "  4h (GeLU) or the Llama rule for --swiglu; --tp splits heads, QKV, projection and\n" \
+    "  MLP by t. --json prints one object: layer_time_us and ops[] with name, kind, m,\n"  \
+    "  n, k, batch, layout, time_us, tflops, share_pct and source.\n"                     \
+    "  --measured FILE  compares the predicted sum of each layer's four GEMMs (QKV,\n"     \
+    "                   output projection, MLP up, MLP down; CSV columns gpu, dtype, m,\n" \
+    "                   n, k, layout, time_us, model, tp, vidur_op) with the measured\n"   \
+    "                   sum, grouped per (gpu, model, tp, tokens); prints count, MAPE,\n"   \
+    "                   median and p90 error per gpu/model and over all\n"               \
+    "  --min-time-us X  ignore layers measured below X us (default 20)\n"
+#define MCLI_PREDICT_MODEL_HELP                                                            \
+    "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"     \
+    "                              [--seq S] [--train|--inference]\n"                      \
+    "                              [--attention flash|unfused] [--analytical] [--db FILE]\n" \
+    "                              [--json|--csv]\n"                                          \
+    "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"  \
+    "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"          \
+    "  micro_batch, tp, dtype, attention flash|unfused, mode training|inference, causal,\n" \
+    "  tied_embeddings; examples in predictor/models/). Prints the per-operation table\n"  \
+    "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"               \
+    "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"     \
+    "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"    \
+    "  --inference and --attention override the file.\n"
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
 extern const char cmd_predict_model_help[];
