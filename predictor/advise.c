@@ -73,35 +73,41 @@ static const char *align_text(enum tc_align a)
     }
 }
 
-/* The op whose time fell the most (per step) and the mechanism its GEMM
- * prediction shows for it. */
+/* The op whose time fell the most (per token and GPU, so that a larger
+ * micro-batch or another tensor-parallel degree compares fairly) and the
+ * mechanism its GEMM prediction shows for it. An op the candidate no
+ * longer has (the all-reduce at t = 1) saves all of its time. */
 static size_t explain_mechanism(const struct search *s, const struct tc_model_config *c,
                                 const struct tc_model_prediction *mp, char *buf, size_t len)
 {
     const struct tc_model_prediction *bp = s->base_pred;
     const struct tc_op_prediction *best = NULL, *best_base = NULL;
     double best_saving = 0;
+    double base_scale = (double)s->base.tp / (double)s->base.micro_batch;
+    double cand_scale = (double)c->tp / (double)c->micro_batch;
 
-    for (size_t i = 0; i < mp->n_ops; i++) {
-        const struct tc_op_prediction *op = &mp->ops[i];
-        for (size_t j = 0; j < bp->n_ops; j++) {
-            const struct tc_op_prediction *bo = &bp->ops[j];
-            double saving;
+    for (size_t j = 0; j < bp->n_ops; j++) {
+        const struct tc_op_prediction *bo = &bp->ops[j], *op = NULL;
+        double saving;
 
-            if (strcmp(op->name, bo->name) != 0)
-                continue;
-            /* Per token, so that a larger micro-batch compares fairly. */
-            saving = (bo->time_us * (bo->in_layer ? (double)s->base.layers : 1.0)) /
-                         (double)(s->base.micro_batch * s->base.tp) -
-                     (op->time_us * (op->in_layer ? (double)c->layers : 1.0)) /
-                         (double)(c->micro_batch * c->tp);
-            if (saving > best_saving) {
-                best_saving = saving;
-                best = op;
-                best_base = bo;
-            }
+        for (size_t i = 0; i < mp->n_ops && !op; i++)
+            if (strcmp(mp->ops[i].name, bo->name) == 0)
+                op = &mp->ops[i];
+        saving = bo->time_us * (bo->in_layer ? (double)s->base.layers : 1.0) * base_scale;
+        if (op)
+            saving -= op->time_us * (op->in_layer ? (double)c->layers : 1.0) * cand_scale;
+        if (saving > best_saving) {
+            best_saving = saving;
+            best = op;
+            best_base = bo;
         }
     }
+    if (best_base && !best)
+        return (size_t)snprintf(buf, len, "mechanism: no %s any more (%s)",
+                                strcmp(best_base->kind, "allreduce") == 0
+                                    ? "tensor-parallel all-reduce"
+                                    : best_base->kind,
+                                best_base->name);
     if (!best)
         return (size_t)snprintf(buf, len, "mechanism: less work per token");
     if (strcmp(best->kind, "gemm") == 0 || strcmp(best->kind, "bmm") == 0) {

@@ -427,6 +427,48 @@ static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, do
     return memory_op(dc, name, in_layer, bytes, 1);
 }
 
+/* Per-direction bandwidth one GPU has to its tensor-parallel peers, in GB/s
+ * (vendor figures; the spec files do not carry the interconnect yet):
+ * NVLink 2/3/4/5 on SXM parts, PCIe 4/5 x16 on PCIe cards, Infinity Fabric
+ * on AMD. */
+static double peer_bw_gbps(const struct tc_gpu *gpu)
+{
+    bool pcie = strstr(gpu->id, "pcie") != NULL || strstr(gpu->name, "PCIe") != NULL;
+
+    switch (gpu->arch) {
+    case TC_ARCH_VOLTA: return pcie ? 16 : 150;
+    case TC_ARCH_TURING: return 16;
+    case TC_ARCH_AMPERE: return pcie ? 32 : 300;
+    case TC_ARCH_ADA: return 32;
+    case TC_ARCH_HOPPER: return pcie ? 64 : 450;
+    case TC_ARCH_BLACKWELL: return pcie ? 64 : 900;
+    case TC_ARCH_CDNA2: return 100;
+    case TC_ARCH_CDNA3: return 448;
+    default: return 32;
+    }
+}
+
+/* The tensor-parallel all-reduce of the b·s×h activations after the
+ * attention and the MLP blocks (and of their input gradients in the
+ * backward pass): a ring moves 2·(t-1)/t of the bytes over each link at
+ * ~80% of its bandwidth, plus ~8 us of NCCL latency. */
+static int allreduce_op(struct decomp *dc, const char *name, double bytes)
+{
+    const struct tc_model_config *c = dc->c;
+    int passes = c->training ? 2 : 1;
+    struct tc_op_prediction *op;
+    double t = (double)c->tp;
+
+    if (c->tp <= 1)
+        return TC_OK;
+    op = op_new(&dc->list, name, "allreduce", true);
+    if (!op)
+        return TC_ERR_NOMEM;
+    op->m = (int64_t)bytes;
+    op->time_us = passes * (8.0 + 2 * (t - 1) / t * bytes / (peer_bw_gbps(dc->gpu) * 1e3 * 0.8));
+    return TC_OK;
+}
+
 static int attention_ops(struct decomp *dc, int64_t b, int64_t s)
 {
     const struct tc_model_config *c = dc->c;
@@ -521,6 +563,8 @@ static int decompose(struct decomp *dc)
     if (err == TC_OK)
         err = linear_ops(dc, "proj", true, tokens, h, c->heads * d / t);
     if (err == TC_OK)
+        err = allreduce_op(dc, "tp_allreduce1", act_bytes);
+    if (err == TC_OK)
         err = elementwise_op(dc, "residual1", true, 3 * act_bytes);
     if (err == TC_OK)
         err = elementwise_op(dc, c->rmsnorm ? "rmsnorm2" : "layernorm2", true, 2 * act_bytes);
@@ -535,6 +579,8 @@ static int decompose(struct decomp *dc)
     }
     if (err == TC_OK)
         err = linear_ops(dc, "mlp_down", true, tokens, h, ffn_t);
+    if (err == TC_OK)
+        err = allreduce_op(dc, "tp_allreduce2", act_bytes);
     if (err == TC_OK)
         err = elementwise_op(dc, "residual2", true, 3 * act_bytes);
     if (err < 0 || c->vocab == 0)

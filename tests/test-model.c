@@ -297,6 +297,13 @@ START_TEST(test_decomposition)
     op = find_op(mp, "attention");
     ck_assert_int_eq(op->batch, 2 * 32 / 2);
     find_op(mp, "attention.bwd");
+    /* t = 2: a ring all-reduce of the b·s×h activations after attention and
+     * MLP, forward and backward, over A100 NVLink (300 GB/s per direction). */
+    op = find_op(mp, "tp_allreduce1");
+    ck_assert_str_eq(op->kind, "allreduce");
+    ck_assert_int_eq(op->m, 4096 * 4096 * 2);
+    ck_assert_double_eq_tol(op->time_us, 2 * (8.0 + 1.0 * 4096 * 4096 * 2 / (300e3 * 0.8)), 1e-6);
+    find_op(mp, "tp_allreduce2");
     for (size_t i = 0; i < mp->n_ops; i++) {
         ck_assert(mp->ops[i].time_us > 0);
         if (mp->ops[i].in_layer) {
@@ -335,6 +342,12 @@ START_TEST(test_decomposition)
     ck_assert_int_eq(find_op(mp, "mlp_down")->k, 11008 / 2);
     find_op(mp, "swiglu");
     find_op(mp, "rmsnorm1");
+    tc_model_prediction_free(mp);
+
+    c.tp = 1;
+    mp = predict("a100-sxm4-80gb", &c);
+    for (size_t i = 0; i < mp->n_ops; i++)
+        ck_assert_str_ne(mp->ops[i].kind, "allreduce");
     tc_model_prediction_free(mp);
 
     c.tp = 3;
