@@ -1,2 +1,891 @@
-/* placeholder until the cuda backend lands */
-typedef int tc_cuda_placeholder_t;
+/* The GPU backend: cuBLASLt on NVIDIA (built with TC_GPU_CUDA) and, through
+ * the name mapping of hip-map.h, hipBLASLt on AMD (TC_GPU_HIP).
+ *
+ * GEMMs and strided batched GEMMs go through the library's heuristic (the
+ * algorithm a framework would get), and the chosen algorithm's tile,
+ * stages, split-K, swizzle and cluster are recorded. Unfused attention is
+ * scores GEMM + a softmax kernel + values GEMM, each part timed with its own
+ * events. The softmax kernel is CUDA C compiled at run time by NVRTC
+ * (hipRTC) for the device at hand; its driver-API entry points come from
+ * dlopen("libcuda.so.1"), so the build machine needs no driver.
+ *
+ * Timing: per repetition an untimed cudaMemsetAsync over a buffer of twice
+ * the L2 size (the flush), then an event pair around the work; one host
+ * synchronisation per batch of repetitions. Row-major problems map to
+ * cuBLASLt's column-major ones as C^T = B^T A^T. Only APIs present in CUDA
+ * 11.8 are named; newer algorithm attributes are queried by number and
+ * simply absent on older libraries. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(TC_GPU_HIP)
+#include "hip-map.h"
+#define BACKEND_NAME "hip"
+#define BACKEND_SYMBOL tc_backend_hip
+#else
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <nvrtc.h>
+#define BACKEND_NAME "cuda"
+#define BACKEND_SYMBOL tc_backend_cuda
+#endif
+
+#include "collector.h"
+#include "tc-internal.h"
+
+#define NBUF 5
+#define MAX_REPS 256 /* the harness's batch limit */
+#define WORKSPACE_BYTES ((size_t)32 << 20)
+#define STAGING_BYTES ((size_t)16 << 20)
+
+/* ------------------------------------------------------------------------ */
+/* Kernel loading                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The softmax of unfused attention: one block per row of scores, scale
+ * 1/sqrt(d) and the causal mask aligned to the last key, in place, in the
+ * scores' type (0 fp32, 1 fp16, 2 bf16). No headers: fp16 conversions use
+ * PTX on NVIDIA and _Float16 on AMD, so the source compiles with any NVRTC
+ * or hipRTC. */
+static const char softmax_src[] =
+    "#if defined(__HIPCC_RTC__) || defined(__HIP_DEVICE_COMPILE__)\n"
+    "__device__ float h2f(unsigned short h) { _Float16 x; __builtin_memcpy(&x, &h, 2);"
+    " return (float)x; }\n"
+    "__device__ unsigned short f2h(float f) { _Float16 x = (_Float16)f; unsigned short h;"
+    " __builtin_memcpy(&h, &x, 2); return h; }\n"
+    "#else\n"
+    "__device__ float h2f(unsigned short h) { float f;"
+    " asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+    "__device__ unsigned short f2h(float f) { unsigned short h;"
+    " asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
+    "#endif\n"
+    "__device__ float ld(const void *p, long long i, int t) {\n"
+    "  if (t == 0) return ((const float *)p)[i];\n"
+    "  if (t == 1) return h2f(((const unsigned short *)p)[i]);\n"
+    "  return __int_as_float(((unsigned int)((const unsigned short *)p)[i]) << 16);\n"
+    "}\n"
+    "__device__ void st(void *p, long long i, int t, float v) {\n"
+    "  if (t == 0) { ((float *)p)[i] = v; return; }\n"
+    "  if (t == 1) { ((unsigned short *)p)[i] = f2h(v); return; }\n"
+    "  unsigned int b = __float_as_uint(v);\n"
+    "  b += 0x7fffu + ((b >> 16) & 1u);\n"
+    "  ((unsigned short *)p)[i] = (unsigned short)(b >> 16);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "tc_softmax(void *p, int cols, int seq_q, int offset, float scale, int causal, int t) {\n"
+    "  __shared__ float red[256];\n"
+    "  long long row = blockIdx.x;\n"
+    "  long long base = row * cols;\n"
+    "  int q = (int)(row % seq_q);\n"
+    "  int valid = causal ? min(cols, max(0, q + 1 + offset)) : cols;\n"
+    "  float mx = __int_as_float(0xff800000);\n"
+    "  for (int j = threadIdx.x; j < valid; j += blockDim.x)\n"
+    "    mx = fmaxf(mx, ld(p, base + j, t) * scale);\n"
+    "  red[threadIdx.x] = mx; __syncthreads();\n"
+    "  for (int s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+    "    if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);\n"
+    "    __syncthreads();\n"
+    "  }\n"
+    "  mx = red[0]; __syncthreads();\n"
+    "  float sum = 0.f;\n"
+    "  for (int j = threadIdx.x; j < valid; j += blockDim.x)\n"
+    "    sum += __expf(ld(p, base + j, t) * scale - mx);\n"
+    "  red[threadIdx.x] = sum; __syncthreads();\n"
+    "  for (int s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+    "    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];\n"
+    "    __syncthreads();\n"
+    "  }\n"
+    "  float inv = valid > 0 ? 1.f / red[0] : 0.f;\n"
+    "  for (int j = threadIdx.x; j < cols; j += blockDim.x)\n"
+    "    st(p, base + j, t, j < valid ? __expf(ld(p, base + j, t) * scale - mx) * inv : 0.f);\n"
+    "}\n";
+
+#if defined(TC_GPU_HIP)
+typedef hipModule_t kmodule;
+typedef hipFunction_t kfunction;
+
+struct driver {
+    int loaded;
+};
+
+static int driver_load(struct driver *d, char *msg, size_t len)
+{
+    d->loaded = 1;
+    return 0;
+}
+
+static int module_load(struct driver *d, const void *image, kmodule *m)
+{
+    return hipModuleLoadData(m, image) == hipSuccess ? 0 : -1;
+}
+
+static int module_function(struct driver *d, kmodule m, const char *name, kfunction *f)
+{
+    return hipModuleGetFunction(f, m, name) == hipSuccess ? 0 : -1;
+}
+
+static int launch(struct driver *d, kfunction f, unsigned grid, unsigned block,
+                  cudaStream_t stream, void **args)
+{
+    return hipModuleLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, args, NULL) ==
+                   hipSuccess
+               ? 0
+               : -1;
+}
+
+static void module_unload(struct driver *d, kmodule m)
+{
+    hipModuleUnload(m);
+}
+
+static void driver_unload(struct driver *d)
+{
+}
+#else
+/* Driver API through dlopen: CUresult is an int enum (0 = success); the
+ * module and function handles are opaque pointers. */
+typedef void *kmodule;
+typedef void *kfunction;
+typedef int (*cu_module_load_fn)(kmodule *, const void *);
+typedef int (*cu_module_get_fn)(kfunction *, kmodule, const char *);
+typedef int (*cu_launch_fn)(kfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, void *, void **, void **);
+typedef int (*cu_module_unload_fn)(kmodule);
+
+struct driver {
+    void *lib;
+    cu_module_load_fn load;
+    cu_module_get_fn get;
+    cu_launch_fn launch;
+    cu_module_unload_fn unload;
+};
+
+#define LOAD_SYM(fn, lib, name)                                                           \
+    do {                                                                                  \
+        void *p_ = dlsym((lib), (name));                                                  \
+        memcpy(&(fn), &p_, sizeof(p_));                                                   \
+    } while (0)
+
+static int driver_load(struct driver *d, char *msg, size_t len)
+{
+    d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!d->lib) {
+        snprintf(msg, len, "cannot load libcuda.so.1: %s", dlerror());
+        return -1;
+    }
+    LOAD_SYM(d->load, d->lib, "cuModuleLoadData");
+    LOAD_SYM(d->get, d->lib, "cuModuleGetFunction");
+    LOAD_SYM(d->launch, d->lib, "cuLaunchKernel");
+    LOAD_SYM(d->unload, d->lib, "cuModuleUnload");
+    if (!d->load || !d->get || !d->launch || !d->unload) {
+        snprintf(msg, len, "libcuda.so.1 lacks the module API");
+        return -1;
+    }
+    return 0;
+}
+
+static int module_load(struct driver *d, const void *image, kmodule *m)
+{
+    return d->load(m, image) == 0 ? 0 : -1;
+}
+
+static int module_function(struct driver *d, kmodule m, const char *name, kfunction *f)
+{
+    return d->get(f, m, name) == 0 ? 0 : -1;
+}
+
+static int launch(struct driver *d, kfunction f, unsigned grid, unsigned block,
+                  cudaStream_t stream, void **args)
+{
+    return d->launch(f, grid, 1, 1, block, 1, 1, 0, (void *)stream, args, NULL) == 0 ? 0 : -1;
+}
+
+static void module_unload(struct driver *d, kmodule m)
+{
+    d->unload(m);
+}
+
+static void driver_unload(struct driver *d)
+{
+    if (d->lib)
+        dlclose(d->lib);
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
+
+/* One cuBLASLt problem, ready to run. */
+struct plan {
+    bool ready;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulAlgo_t algo;
+    size_t workspace;
+    enum tc_dtype dtype;
+    /* device pointers, in cuBLASLt's order: first operand, second, output */
+    const void *x, *y;
+    void *d;
+};
+
+struct tc_backend {
+    int device;
+    cudaStream_t stream;
+    cublasLtHandle_t lt;
+    void *workspace;
+    void *flush;
+    size_t flush_bytes;
+    unsigned flush_round;
+    void *buf[NBUF];
+    size_t cap[NBUF];
+    int filled[NBUF];
+    void *staging;
+    cudaEvent_t ev[MAX_REPS][4];
+    bool events;
+    struct driver drv;
+    kmodule module;
+    kfunction softmax;
+    bool have_softmax;
+    char softmax_error[192];
+    struct tc_shape shape;
+    struct plan gemm, scores, values;
+    int arch_major, arch_minor;
+    char arch_name[64];
+};
+
+static void set_outcome(struct tc_outcome *oc, enum tc_status status, const char *fmt, ...)
+    TC_PRINTF(3, 4);
+
+static void set_outcome(struct tc_outcome *oc, enum tc_status status, const char *fmt, ...)
+{
+    va_list ap;
+
+    oc->status = status;
+    va_start(ap, fmt);
+    vsnprintf(oc->message, sizeof(oc->message), fmt, ap);
+    va_end(ap);
+}
+
+static int cuda_fail(cudaError_t e, const char *what)
+{
+    return tc_error(TC_ERR_DEVICE, BACKEND_NAME " backend: %s: %s", what, cudaGetErrorString(e));
+}
+
+/* Compiles the softmax for this device; failures disable attention only. */
+static void build_softmax(struct tc_backend *b)
+{
+    nvrtcProgram prog;
+    char opt[96];
+    const char *opts[2];
+    size_t size = 0;
+    char *image = NULL;
+
+    b->have_softmax = false;
+#if defined(TC_GPU_HIP)
+    snprintf(opt, sizeof(opt), "--offload-arch=%s", b->arch_name);
+#else
+    snprintf(opt, sizeof(opt), "--gpu-architecture=sm_%d%d", b->arch_major, b->arch_minor);
+#endif
+    opts[0] = opt;
+    opts[1] = "-default-device";
+    if (driver_load(&b->drv, b->softmax_error, sizeof(b->softmax_error)) < 0)
+        return;
+    if (nvrtcCreateProgram(&prog, softmax_src, "tc_softmax.cu", 0, NULL, NULL) !=
+        NVRTC_SUCCESS) {
+        snprintf(b->softmax_error, sizeof(b->softmax_error), "runtime compiler unavailable");
+        return;
+    }
+    if (nvrtcCompileProgram(prog, 2, opts) != NVRTC_SUCCESS) {
+        size_t log_size = 0;
+
+        nvrtcGetProgramLogSize(prog, &log_size);
+        snprintf(b->softmax_error, sizeof(b->softmax_error), "softmax kernel did not compile");
+        if (log_size > 1 && (image = malloc(log_size))) {
+            nvrtcGetProgramLog(prog, image);
+            snprintf(b->softmax_error, sizeof(b->softmax_error), "softmax: %.170s", image);
+        }
+        goto out;
+    }
+    /* a binary for this exact architecture: no driver JIT, and no mismatch
+     * between the compiler's and the driver's PTX versions */
+    if (nvrtcGetCUBINSize(prog, &size) != NVRTC_SUCCESS || !size || !(image = malloc(size)) ||
+        nvrtcGetCUBIN(prog, image) != NVRTC_SUCCESS) {
+        snprintf(b->softmax_error, sizeof(b->softmax_error), "no binary for %s", opt);
+        goto out;
+    }
+    if (module_load(&b->drv, image, &b->module) < 0 ||
+        module_function(&b->drv, b->module, "tc_softmax", &b->softmax) < 0) {
+        snprintf(b->softmax_error, sizeof(b->softmax_error), "cannot load the softmax module");
+        goto out;
+    }
+    b->have_softmax = true;
+out:
+    free(image);
+    nvrtcDestroyProgram(&prog);
+}
+
+static void plan_free(struct plan *p)
+{
+    if (!p->ready)
+        return;
+    cublasLtMatrixLayoutDestroy(p->a);
+    cublasLtMatrixLayoutDestroy(p->b);
+    cublasLtMatrixLayoutDestroy(p->c);
+    cublasLtMatmulDescDestroy(p->desc);
+    p->ready = false;
+}
+
+static void gpu_close(struct tc_backend *b)
+{
+    if (!b)
+        return;
+    plan_free(&b->gemm);
+    plan_free(&b->scores);
+    plan_free(&b->values);
+    if (b->events)
+        for (int r = 0; r < MAX_REPS; r++)
+            for (int e = 0; e < 4; e++)
+                cudaEventDestroy(b->ev[r][e]);
+    for (int i = 0; i < NBUF; i++)
+        if (b->buf[i])
+            cudaFree(b->buf[i]);
+    if (b->flush)
+        cudaFree(b->flush);
+    if (b->workspace)
+        cudaFree(b->workspace);
+    if (b->have_softmax)
+        module_unload(&b->drv, b->module);
+    driver_unload(&b->drv);
+    if (b->lt)
+        cublasLtDestroy(b->lt);
+    if (b->stream)
+        cudaStreamDestroy(b->stream);
+    free(b->staging);
+    free(b);
+}
+
+static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info *info)
+{
+    struct cudaDeviceProp prop;
+    struct tc_backend *b;
+    cudaError_t e;
+    int count = 0, drv = 0, rt = 0, l2 = 0;
+    char clocks[512];
+
+    if ((e = cudaGetDeviceCount(&count)) != cudaSuccess)
+        return cuda_fail(e, "no usable device");
+    if (device < 0 || device >= count)
+        return tc_error(TC_ERR_NOT_FOUND, BACKEND_NAME " backend: device %d of %d does not exist",
+                        device, count);
+    if (!(b = calloc(1, sizeof(*b))))
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    b->device = device;
+    for (int i = 0; i < NBUF; i++)
+        b->filled[i] = -1;
+    if ((e = cudaSetDevice(device)) != cudaSuccess ||
+        (e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess ||
+        (e = cudaStreamCreate(&b->stream)) != cudaSuccess) {
+        gpu_close(b);
+        return cuda_fail(e, "device set-up");
+    }
+    if (cublasLtCreate(&b->lt) != CUBLAS_STATUS_SUCCESS) {
+        gpu_close(b);
+        return tc_error(TC_ERR_DEVICE, BACKEND_NAME " backend: cannot create the BLAS handle");
+    }
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    /* twice the L2 (at least 32 MiB) so no operand line survives the flush */
+    b->flush_bytes = (size_t)(l2 > 0 ? l2 : 0) * 2;
+    if (b->flush_bytes < ((size_t)32 << 20))
+        b->flush_bytes = (size_t)32 << 20;
+    if ((e = cudaMalloc(&b->workspace, WORKSPACE_BYTES)) != cudaSuccess ||
+        (e = cudaMalloc(&b->flush, b->flush_bytes)) != cudaSuccess) {
+        gpu_close(b);
+        return cuda_fail(e, "cannot allocate the workspace and flush buffers");
+    }
+    for (int r = 0; r < MAX_REPS; r++)
+        for (int ev = 0; ev < 4; ev++)
+            if ((e = cudaEventCreate(&b->ev[r][ev])) != cudaSuccess) {
+                /* destroy only what was created */
+                for (int q = 0; q <= r; q++)
+                    for (int w = 0; w < (q < r ? 4 : ev); w++)
+                        cudaEventDestroy(b->ev[q][w]);
+                gpu_close(b);
+                return cuda_fail(e, "cannot create events");
+            }
+    b->events = true;
+    if (!(b->staging = malloc(STAGING_BYTES))) {
+        gpu_close(b);
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    }
+    b->arch_major = prop.major;
+    b->arch_minor = prop.minor;
+#if defined(TC_GPU_HIP)
+    tc_strlcpy(b->arch_name, prop.gcnArchName, sizeof(b->arch_name));
+    /* "gfx90a:sramecc+:xnack-" -> "gfx90a" for --offload-arch */
+    b->arch_name[strcspn(b->arch_name, ":")] = '\0';
+#else
+    snprintf(b->arch_name, sizeof(b->arch_name), "sm_%d%d", prop.major, prop.minor);
+#endif
+    build_softmax(b);
+
+    memset(info, 0, sizeof(*info));
+    info->name = BACKEND_NAME;
+    tc_strlcpy(info->device_name, prop.name, sizeof(info->device_name));
+#if defined(TC_GPU_HIP)
+    tc_strlcpy(info->device_uuid, prop.gcnArchName, sizeof(info->device_uuid));
+#else
+    {
+        const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+
+        snprintf(info->device_uuid, sizeof(info->device_uuid),
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+                 u[12], u[13], u[14], u[15]);
+    }
+#endif
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+#if defined(TC_GPU_HIP)
+    snprintf(info->driver_version, sizeof(info->driver_version), "hip driver %d", drv);
+    snprintf(info->runtime_version, sizeof(info->runtime_version), "hip runtime %d", rt);
+    snprintf(info->blas_version, sizeof(info->blas_version), "hipBLASLt %d",
+             tc_hipblaslt_version(b->lt));
+    tc_strlcpy(info->timing, "hipevent-median-l2flush", sizeof(info->timing));
+#else
+    {
+        size_t lt = cublasLtGetVersion();
+        char nvml_driver[48] = "";
+
+        tc_nvml_query(info->device_uuid, device, clocks, sizeof(clocks), nvml_driver,
+                      sizeof(nvml_driver));
+        snprintf(info->driver_version, sizeof(info->driver_version), "%s (CUDA %d.%d)",
+                 nvml_driver[0] ? nvml_driver : "?", drv / 1000, drv % 1000 / 10);
+        snprintf(info->runtime_version, sizeof(info->runtime_version), "cudart %d.%d",
+                 rt / 1000, rt % 1000 / 10);
+        snprintf(info->blas_version, sizeof(info->blas_version), "cublasLt %zu.%zu.%zu",
+                 lt / 10000, lt / 100 % 100, lt % 100);
+    }
+    tc_strlcpy(info->timing, "cudaevent-median-l2flush", sizeof(info->timing));
+#endif
+    (void)clocks;
+    info->flush_bytes = (int64_t)b->flush_bytes;
+    *out = b;
+    return TC_OK;
+}
+
+/* Data and compute types per input type; false if the library has none. */
+static bool lt_types(enum tc_dtype dt, cudaDataType_t *ab, cudaDataType_t *cd,
+                     cublasComputeType_t *compute, cudaDataType_t *scale)
+{
+    *scale = CUDA_R_32F;
+    *compute = CUBLAS_COMPUTE_32F;
+    switch (dt) {
+    case TC_DTYPE_FP64:
+        *ab = *cd = *scale = CUDA_R_64F;
+        *compute = CUBLAS_COMPUTE_64F;
+        return true;
+    case TC_DTYPE_FP32: *ab = *cd = CUDA_R_32F; return true;
+    case TC_DTYPE_TF32:
+        *ab = *cd = CUDA_R_32F;
+        *compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+        return true;
+    case TC_DTYPE_FP16: *ab = *cd = CUDA_R_16F; return true;
+    case TC_DTYPE_BF16: *ab = *cd = CUDA_R_16BF; return true;
+    case TC_DTYPE_FP8:
+        *ab = CUDA_R_8F_E4M3;
+        *cd = CUDA_R_16BF;
+        return true;
+    case TC_DTYPE_INT8:
+        *ab = CUDA_R_8I;
+        *cd = *scale = CUDA_R_32I;
+        *compute = CUBLAS_COMPUTE_32I;
+        return true;
+    default: return false;
+    }
+}
+
+static int out_bytes(enum tc_dtype dt)
+{
+    switch (dt) {
+    case TC_DTYPE_FP8: return 2;  /* bf16 output */
+    case TC_DTYPE_INT8: return 4; /* int32 output */
+    default: return tc_dtype_bytes(dt);
+    }
+}
+
+/* Builds a plan for row-major C[m x n] = A[m x k] . B[k x n] (batch with
+ * packed strides) as cuBLASLt's column-major C^T = B^T . A^T. */
+static void plan_make(struct tc_backend *bk, struct plan *p, enum tc_dtype dt,
+                      enum tc_layout layout, int64_t m, int64_t n, int64_t k, int64_t batch,
+                      const void *A, const void *B, void *C, struct tc_outcome *oc)
+{
+    bool ta = layout == TC_LAYOUT_TN || layout == TC_LAYOUT_TT;
+    bool tb = layout == TC_LAYOUT_NT || layout == TC_LAYOUT_TT;
+    cublasOperation_t op_x = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t op_y = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cudaDataType_t ab, cd, scale;
+    cublasComputeType_t compute;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res;
+    uint64_t ws = WORKSPACE_BYTES;
+    int32_t nb = (int32_t)batch;
+    int64_t sx = n * k, sy = m * k, sd = m * n;
+    int returned = 0;
+    cublasStatus_t st;
+
+    plan_free(p);
+    memset(&p->algo, 0, sizeof(p->algo));
+    if (!lt_types(dt, &ab, &cd, &compute, &scale)) {
+        set_outcome(oc, TC_STATUS_UNSUPPORTED, "no library type for %s", tc_dtype_name(dt));
+        return;
+    }
+    if ((st = cublasLtMatmulDescCreate(&p->desc, compute, scale)) != CUBLAS_STATUS_SUCCESS) {
+        set_outcome(oc, TC_STATUS_ERROR, "MatmulDescCreate: status %d", (int)st);
+        return;
+    }
+    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_x, sizeof(op_x));
+    cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_y, sizeof(op_y));
+    /* first operand B: stored row-major k x n (N) = column-major n x k */
+    cublasLtMatrixLayoutCreate(&p->a, ab, (uint64_t)(tb ? k : n), (uint64_t)(tb ? n : k),
+                               tb ? k : n);
+    /* second operand A: row-major m x k (N) = column-major k x m */
+    cublasLtMatrixLayoutCreate(&p->b, ab, (uint64_t)(ta ? m : k), (uint64_t)(ta ? k : m),
+                               ta ? m : k);
+    cublasLtMatrixLayoutCreate(&p->c, cd, (uint64_t)n, (uint64_t)m, n);
+    if (batch > 1) {
+        cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
+                                         sizeof(nb));
+        cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
+                                         sizeof(nb));
+        cublasLtMatrixLayoutSetAttribute(p->c, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
+                                         sizeof(nb));
+        cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx,
+                                         sizeof(sx));
+        cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy,
+                                         sizeof(sy));
+        cublasLtMatrixLayoutSetAttribute(p->c, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sd,
+                                         sizeof(sd));
+    }
+    p->ready = true;
+    if (cublasLtMatmulPreferenceCreate(&pref) != CUBLAS_STATUS_SUCCESS) {
+        set_outcome(oc, TC_STATUS_ERROR, "MatmulPreferenceCreate failed");
+        return;
+    }
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                         sizeof(ws));
+    st = cublasLtMatmulAlgoGetHeuristic(bk->lt, p->desc, p->a, p->b, p->c, p->c, pref, 1, &res,
+                                        &returned);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || returned < 1) {
+        set_outcome(oc, TC_STATUS_UNSUPPORTED,
+                    "no %s algorithm for %s %s (heuristic status %d)", BACKEND_NAME,
+                    tc_dtype_name(dt), tc_layout_name(layout), (int)st);
+        return;
+    }
+    p->algo = res.algo;
+    p->workspace = res.workspaceSize;
+    p->dtype = dt;
+    p->x = B;
+    p->y = A;
+    p->d = C;
+}
+
+static cublasStatus_t plan_run(struct tc_backend *b, struct plan *p)
+{
+    /* alpha = 1, beta = 0 in the scale type */
+    double one_d = 1.0, zero_d = 0.0;
+    float one_f = 1.0f, zero_f = 0.0f;
+    int32_t one_i = 1, zero_i = 0;
+    const void *alpha = &one_f, *beta = &zero_f;
+
+    if (p->dtype == TC_DTYPE_FP64) {
+        alpha = &one_d;
+        beta = &zero_d;
+    } else if (p->dtype == TC_DTYPE_INT8) {
+        alpha = &one_i;
+        beta = &zero_i;
+    }
+    return cublasLtMatmul(b->lt, p->desc, alpha, p->x, p->a, p->y, p->b, beta, p->d, p->c, p->d,
+                          p->c, &p->algo, b->workspace, p->workspace, b->stream);
+}
+
+/* Grows device buffer i and fills it with random data of dtype (from a host
+ * staging buffer, copied over the whole buffer) when grown or retyped. */
+static int ensure(struct tc_backend *b, int i, size_t bytes, enum tc_dtype dt,
+                  struct tc_outcome *oc)
+{
+    cudaError_t e;
+
+    if (bytes > b->cap[i]) {
+        if (b->buf[i])
+            cudaFree(b->buf[i]);
+        b->buf[i] = NULL;
+        b->cap[i] = 0;
+        b->filled[i] = -1;
+        if ((e = cudaMalloc(&b->buf[i], bytes)) != cudaSuccess) {
+            b->buf[i] = NULL;
+            cudaGetLastError(); /* not sticky: clear it */
+            set_outcome(oc, e == cudaErrorMemoryAllocation ? TC_STATUS_OOM : TC_STATUS_ERROR,
+                        "cudaMalloc(%.1f MiB): %s", (double)bytes / 1048576.0,
+                        cudaGetErrorString(e));
+            return TC_OK;
+        }
+        b->cap[i] = bytes;
+    }
+    if (b->filled[i] != (int)dt) {
+        tc_random_fill(b->staging, STAGING_BYTES / (size_t)tc_dtype_bytes(dt), dt,
+                       0x74696c65ULL + (uint64_t)i);
+        for (size_t off = 0; off < b->cap[i]; off += STAGING_BYTES) {
+            size_t len = b->cap[i] - off < STAGING_BYTES ? b->cap[i] - off : STAGING_BYTES;
+
+            if ((e = cudaMemcpy((char *)b->buf[i] + off, b->staging, len,
+                                cudaMemcpyHostToDevice)) != cudaSuccess)
+                return cuda_fail(e, "filling inputs");
+        }
+        b->filled[i] = (int)dt;
+    }
+    return TC_OK;
+}
+
+static size_t bytes_of(int64_t a, int64_t b, int64_t c, int64_t d, int eb)
+{
+    double e = (double)a * (double)b * (double)c * (double)d * eb;
+
+    return e < 0x1p62 ? (size_t)a * (size_t)b * (size_t)c * (size_t)d * (size_t)eb : 0;
+}
+
+static int gpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc_outcome *oc)
+{
+    int eb = tc_dtype_bytes(s->dtype), err;
+
+    set_outcome(oc, TC_STATUS_OK, "%s", "");
+    b->shape = *s;
+    if (s->kind == TC_SHAPE_ATTENTION) {
+        /* GQA runs with K and V expanded to every query head, as repeat_kv
+         * does before unfused attention: a strided batch cannot share them */
+        int64_t bh = s->batch * s->heads;
+        size_t q = bytes_of(bh, s->seq_q, s->head_dim, 1, eb);
+        size_t kv = bytes_of(bh, s->seq_kv, s->head_dim, 1, eb);
+        size_t p = bytes_of(bh, s->seq_q, s->seq_kv, 1, eb);
+
+        if (s->dtype != TC_DTYPE_FP32 && s->dtype != TC_DTYPE_FP16 && s->dtype != TC_DTYPE_BF16) {
+            set_outcome(oc, TC_STATUS_UNSUPPORTED,
+                        "unfused attention is measured in fp32, fp16 and bf16, not %s",
+                        tc_dtype_name(s->dtype));
+            return TC_OK;
+        }
+        if (!b->have_softmax) {
+            set_outcome(oc, TC_STATUS_ERROR, "%s", b->softmax_error);
+            return TC_OK;
+        }
+        if (!q || !kv || !p || s->seq_q > INT32_MAX || s->seq_kv > INT32_MAX ||
+            bh * s->seq_q > UINT32_MAX / 2) {
+            set_outcome(oc, TC_STATUS_OOM, "shape too large");
+            return TC_OK;
+        }
+        if ((err = ensure(b, 0, q, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
+            (err = ensure(b, 1, kv, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
+            (err = ensure(b, 2, kv, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
+            (err = ensure(b, 3, p, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
+            (err = ensure(b, 4, q, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK)
+            return err;
+        /* scores P = Q . K^T (K stored seq_kv x d: layout NT), then O = P . V */
+        plan_make(b, &b->scores, s->dtype, TC_LAYOUT_NT, s->seq_q, s->seq_kv, s->head_dim, bh,
+                  b->buf[0], b->buf[1], b->buf[3], oc);
+        if (oc->status != TC_STATUS_OK)
+            return TC_OK;
+        plan_make(b, &b->values, s->dtype, TC_LAYOUT_NN, s->seq_q, s->head_dim, s->seq_kv, bh,
+                  b->buf[3], b->buf[2], b->buf[4], oc);
+        return TC_OK;
+    }
+    {
+        size_t a = bytes_of(s->m, s->k, s->batch, 1, eb);
+        size_t bb = bytes_of(s->k, s->n, s->batch, 1, eb);
+        size_t c = bytes_of(s->m, s->n, s->batch, 1, out_bytes(s->dtype));
+
+        if (!a || !bb || !c) {
+            set_outcome(oc, TC_STATUS_OOM, "shape too large");
+            return TC_OK;
+        }
+        if ((err = ensure(b, 0, a, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
+            (err = ensure(b, 1, bb, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK)
+            return err;
+        /* the output is never read: any contents do */
+        if ((err = ensure(b, 2, c, TC_DTYPE_INT8, oc)) < 0 || oc->status != TC_STATUS_OK)
+            return err;
+        plan_make(b, &b->gemm, s->dtype, s->layout, s->m, s->n, s->k, s->batch, b->buf[0],
+                  b->buf[1], b->buf[2], oc);
+    }
+    return TC_OK;
+}
+
+static int gpu_run(struct tc_backend *b, int reps, struct tc_rep_times *t, struct tc_outcome *oc)
+{
+    const struct tc_shape *s = &b->shape;
+    bool attn = s->kind == TC_SHAPE_ATTENTION;
+    cudaError_t e;
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+    int lerr = 0;
+
+    if (reps > MAX_REPS)
+        reps = MAX_REPS;
+    set_outcome(oc, TC_STATUS_OK, "%s", "");
+    for (int r = 0; r < reps && st == CUBLAS_STATUS_SUCCESS && !lerr; r++) {
+        /* the flush is queued before the start event: not timed, but the
+         * work waits for it, so it starts with a cold L2 */
+        cudaMemsetAsync(b->flush, (int)(++b->flush_round & 0xff), b->flush_bytes, b->stream);
+        cudaEventRecord(b->ev[r][0], b->stream);
+        if (!attn) {
+            st = plan_run(b, &b->gemm);
+        } else {
+            void *p = b->buf[3];
+            int cols = (int)s->seq_kv, sq = (int)s->seq_q, off = (int)(s->seq_kv - s->seq_q);
+            float scale = 1.0f / sqrtf((float)s->head_dim);
+            int causal = s->causal, ty = s->dtype == TC_DTYPE_FP32 ? 0
+                                         : s->dtype == TC_DTYPE_FP16 ? 1
+                                                                     : 2;
+            void *args[] = {&p, &cols, &sq, &off, &scale, &causal, &ty};
+
+            st = plan_run(b, &b->scores);
+            cudaEventRecord(b->ev[r][1], b->stream);
+            lerr = launch(&b->drv, b->softmax, (unsigned)(s->batch * s->heads * s->seq_q), 256,
+                          b->stream, args);
+            cudaEventRecord(b->ev[r][2], b->stream);
+            if (st == CUBLAS_STATUS_SUCCESS)
+                st = plan_run(b, &b->values);
+        }
+        cudaEventRecord(b->ev[r][3], b->stream);
+    }
+    e = cudaStreamSynchronize(b->stream);
+    if (e != cudaSuccess)
+        return cuda_fail(e, "running the shape"); /* sticky: the context is gone */
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        set_outcome(oc, TC_STATUS_ERROR, "%s matmul failed: status %d", BACKEND_NAME, (int)st);
+        return TC_OK;
+    }
+    if (lerr) {
+        set_outcome(oc, TC_STATUS_ERROR, "softmax kernel launch failed");
+        return TC_OK;
+    }
+    for (int r = 0; r < reps; r++) {
+        float ms = 0;
+
+        cudaEventElapsedTime(&ms, b->ev[r][0], b->ev[r][3]);
+        t->total_us[r] = ms * 1e3;
+        if (attn)
+            for (int part = 0; part < 3; part++) {
+                cudaEventElapsedTime(&ms, b->ev[r][part], b->ev[r][part + 1]);
+                t->part_us[part][r] = ms * 1e3;
+            }
+    }
+    return TC_OK;
+}
+
+/* cuBLASLt algorithm attributes, queried by number: INNER_SHAPE_ID (7) and
+ * CLUSTER_SHAPE_ID (8) are newer than some supported libraries, which then
+ * just report an error we ignore. Enum values are ABI-stable. */
+static uint32_t algo_attr(const cublasLtMatmulAlgo_t *algo, int attr)
+{
+    uint32_t v = 0;
+    size_t written = 0;
+
+#if defined(TC_GPU_HIP)
+    (void)algo;
+    (void)attr;
+    (void)written;
+#else
+    if (cublasLtMatmulAlgoConfigGetAttribute(algo, (cublasLtMatmulAlgoConfigAttributes_t)attr,
+                                             &v, sizeof(v), &written) != CUBLAS_STATUS_SUCCESS)
+        return 0;
+    /* 16-bit attributes fill only the low bytes (little endian) */
+    if (written == 2)
+        v &= 0xffff;
+#endif
+    return v;
+}
+
+#if !defined(TC_GPU_HIP)
+/* CUBLASLT_MATMUL_TILE_*, _STAGES_* and CLUSTER_SHAPE_* by value, from
+ * cublasLt.h (CUDA 13.0); the enums only ever grew at the end. */
+#include "cublaslt-enums.h"
+#endif
+
+static void gpu_algo(struct tc_backend *b, struct tc_gemm_row *row)
+{
+    const cublasLtMatmulAlgo_t *algo = &b->gemm.algo;
+#if defined(TC_GPU_HIP)
+    int index = 0;
+
+    /* hipBLASLt keeps the solution index in the first bytes of the opaque
+     * algo (what hipblaslt_ext::getIndexFromAlgo reads) */
+    memcpy(&index, algo->data, sizeof(index));
+    snprintf(row->algo, sizeof(row->algo), "hipblaslt solution %d", index);
+#else
+    uint32_t id = algo_attr(algo, CUBLASLT_ALGO_CONFIG_ID);
+    uint32_t tile = algo_attr(algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
+    uint32_t stages = algo_attr(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
+    uint32_t split = algo_attr(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+    uint32_t swizzle = algo_attr(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING);
+    uint32_t reduction = algo_attr(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
+    uint32_t custom = algo_attr(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION);
+    uint32_t inner = algo_attr(algo, 7);
+    uint32_t cluster = algo_attr(algo, 8);
+
+    if (tile < TC_ARRAY_SIZE(tile_dims)) {
+        row->tile_m = tile_dims[tile][0];
+        row->tile_n = tile_dims[tile][1];
+    }
+    if (stages < TC_ARRAY_SIZE(stage_dims)) {
+        row->tile_k = stage_dims[stages][0];
+        row->stages = stage_dims[stages][1];
+    }
+    if (cluster < TC_ARRAY_SIZE(cluster_dims)) {
+        row->cluster_m = cluster_dims[cluster][0];
+        row->cluster_n = cluster_dims[cluster][1];
+    }
+    row->split_k = split > 1 ? (int)split : 1;
+    row->swizzle = (int)swizzle;
+    /* the library's names are in cuBLASLt's column-major view: its tile
+     * m x n covers our n x m of the row-major problem */
+    snprintf(row->algo, sizeof(row->algo),
+             "cublasLt algo %u tile_id %u stages_id %u splitk %u reduction %u swizzle %u "
+             "custom %u inner %u cluster_id %u (column-major view)",
+             id, tile, stages, split, reduction, swizzle, custom, inner, cluster);
+#endif
+}
+
+static void gpu_clocks(struct tc_backend *b, char *json, size_t len)
+{
+#if defined(TC_GPU_HIP)
+    tc_rocm_smi_query(b->device, json, len);
+#else
+    struct cudaDeviceProp prop;
+    char uuid[64] = "";
+
+    if (cudaGetDeviceProperties(&prop, b->device) == cudaSuccess) {
+        const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+
+        snprintf(uuid, sizeof(uuid),
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+                 u[12], u[13], u[14], u[15]);
+    }
+    tc_nvml_query(uuid, b->device, json, len, NULL, 0);
+#endif
+}
+
+const struct tc_backend_ops BACKEND_SYMBOL = {
+    .name = BACKEND_NAME,
+    .open = gpu_open,
+    .prepare = gpu_prepare,
+    .run = gpu_run,
+    .algo = gpu_algo,
+    .clocks = gpu_clocks,
+    .close = gpu_close,
+};

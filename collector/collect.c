@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -60,6 +61,31 @@ static void row_types(enum tc_dtype in, struct tc_gemm_row *row)
     case TC_DTYPE_INT8: row->compute = TC_DTYPE_INT8; break;
     default: break;
     }
+}
+
+/* Creates the database under a temporary name and links it into place
+ * once complete, so that a kill during creation never leaves a
+ * half-initialised file at `path` (which every later open would refuse).
+ * Closing the fresh file first also checkpoints its write-ahead log, so
+ * its header is final before anything else is written. */
+static int create_atomically(const char *path)
+{
+    char tmp[4096];
+    struct tc_db *db;
+    int err = TC_OK;
+
+    if (access(path, F_OK) == 0)
+        return TC_OK;
+    if (snprintf(tmp, sizeof(tmp), "%s.creating-%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+        return tc_error(TC_ERR_RANGE, "%s: path too long", path);
+    if (!(db = tc_db_open(tmp, TC_DB_CREATE)))
+        return tc_error_prefix(TC_ERR_DB, "creating %s", path);
+    tc_db_close(db);
+    /* link() never replaces a file another shard created meanwhile */
+    if (link(tmp, path) != 0 && errno != EEXIST && rename(tmp, path) != 0)
+        err = tc_error(TC_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    unlink(tmp);
+    return err;
 }
 
 static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_backend *b,
@@ -180,7 +206,9 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     snprintf(cfg_hash, sizeof(cfg_hash), "fnv1a64:%016" PRIx64,
              tc_fnv1a64(cfg, strlen(cfg), TC_FNV1A64_SEED));
 
-    if (!(db = tc_db_open(o->db_path, TC_DB_CREATE))) {
+    if ((err = create_atomically(o->db_path)) < 0)
+        goto out;
+    if (!(db = tc_db_open(o->db_path, TC_DB_READWRITE))) {
         err = tc_error_prefix(TC_ERR_DB, "%s", o->db_path);
         goto out;
     }

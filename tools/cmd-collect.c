@@ -1,18 +1,621 @@
-/* STUB: tilecast collect, to be implemented. */
+/* tilecast collect: measure a sweep into a database; and
+ * tilecast bench collector: the harness overhead and insert throughput. */
 #include "config.h"
 
-#include "cli.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-const char cmd_collect_help[] = "Usage: tilecast collect ...\n";
+#include "cli.h"
+#include "collector.h"
+#include "tc-internal.h"
+
+#if defined(TC_HAVE_CUDA_BACKEND)
+extern const struct tc_backend_ops tc_backend_cuda;
+#endif
+#if defined(TC_HAVE_HIP_BACKEND)
+extern const struct tc_backend_ops tc_backend_hip;
+#endif
+
+const char cmd_collect_help[] =
+    "Usage: tilecast collect --backend cuda|hip|cpu --sweep FILE --db OUT.db [OPTIONS]\n"
+    "\n"
+    "Measures every shape of a sweep (GEMMs, batched GEMMs, unfused attention) with the\n"
+    "vendor library and stores each measurement with the run's provenance in a SQLite\n"
+    "database. Shipped sweeps: collector/sweeps/{quick,paper,exhaustive}.yaml; the format\n"
+    "is described in collector/sweeps/README.md.\n"
+    "\n"
+    "Each repetition is timed alone (device events on GPUs, CLOCK_MONOTONIC on the cpu\n"
+    "backend) after an untimed flush of the last-level cache; repetitions continue until\n"
+    "the 95% confidence interval of the median is within --rel-ci of it or the per-shape\n"
+    "budget is spent. Library failures (out of memory, unsupported type or layout) are\n"
+    "stored as rows with a status and the sweep continues.\n"
+    "\n"
+    "Re-running the same command skips shapes the same run configuration (backend, GPU,\n"
+    "device name, sweep content, harness settings) already stored: a killed collection\n"
+    "resumes where it stopped. Rows are committed in small batches. SIGINT or SIGTERM\n"
+    "stops after the current shape, commits, and exits with status 3.\n"
+    "\n"
+    "Options:\n"
+    "  --backend NAME        cuda (cuBLASLt), hip (hipBLASLt) or cpu (CBLAS); required\n"
+    "  --sweep FILE          the sweep spec (YAML); required\n"
+    "  --db FILE             the database to write (created if missing); required\n"
+    "                        unless --dry-run\n"
+    "  --gpu ID              GPU spec id (see 'tilecast specs list'): stored as the\n"
+    "                        spec snapshot, used for --dry-run estimates and for sharding\n"
+    "                        by predicted time; default: derived from the device name\n"
+    "  --device N            device index (default 0)\n"
+    "  --shard I/N           measure shard I of N (0 <= I < N); shards are balanced by\n"
+    "                        predicted time (FLOPs without --gpu) and deterministic. In a\n"
+    "                        SLURM array job the default is\n"
+    "                        SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT\n"
+    "  --resume              continue an earlier run of the same configuration (re-running\n"
+    "                        does the same; --resume also says so when nothing is found)\n"
+    "  --dry-run             print the number of shapes and, with --gpu, the predicted\n"
+    "                        collection time; measures nothing\n"
+    "  --rel-ci X            target relative CI half-width of the median (default 0.01)\n"
+    "  --max-time-per-shape-ms MS\n"
+    "                        budget of repetitions per shape (default 2000)\n"
+    "  --min-reps N          repetitions at least (default 5)\n"
+    "  --max-reps N          repetitions at most (default 1000)\n"
+    "  --warmup N            untimed warm-up repetitions (default 2)\n"
+    "  --commit-rows N       commit after N rows (default 32) or 5 seconds\n"
+    "  --progress-interval S seconds between progress lines when stderr is not a\n"
+    "                        terminal (default 30); on a terminal a bar shows shapes\n"
+    "                        done, rate and ETA\n"
+    "  --quiet               no progress output\n"
+    "  --help                this text\n"
+    "\n"
+    "Merging shard files: tilecast db merge OUT.db shard-*.db\n"
+    "\n"
+    "Example:\n"
+    "  tilecast collect --backend cuda --gpu h100-sxm5-80gb \\\n"
+    "      --sweep collector/sweeps/paper.yaml --db h100-paper.db\n";
+
+static volatile int stop_requested;
+
+static void on_signal(int sig)
+{
+    stop_requested = 1;
+    /* a second signal ends the process the default way */
+    signal(sig, SIG_DFL);
+}
+
+static void register_gpu_backends(void)
+{
+#if defined(TC_HAVE_CUDA_BACKEND)
+    tc_backend_register(&tc_backend_cuda);
+#endif
+#if defined(TC_HAVE_HIP_BACKEND)
+    tc_backend_register(&tc_backend_hip);
+#endif
+}
+
+struct progress {
+    bool tty, quiet;
+    double interval_s, start_s, last_s;
+    size_t last_done;
+};
+
+static void fmt_duration(double s, char *buf, size_t len)
+{
+    long t = isfinite(s) && s >= 0 ? (long)(s + 0.5) : -1;
+
+    if (t < 0)
+        snprintf(buf, len, "?");
+    else if (t >= 3600)
+        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void on_progress(void *ud, const struct tc_collect_summary *sum, const struct tc_shape *s,
+                        const struct tc_measurement *m)
+{
+    struct progress *p = ud;
+    double now = tc_now_s(), elapsed = now - p->start_s;
+    size_t done = sum->skipped + sum->measured;
+    double rate = elapsed > 0 ? sum->measured / elapsed : 0;
+    double eta = rate > 0 ? (double)(sum->in_shard - done) / rate : NAN;
+    char eta_s[32], shape[160];
+
+    if (p->quiet)
+        return;
+    fmt_duration(eta, eta_s, sizeof(eta_s));
+    if (p->tty) {
+        const int width = 30;
+        int fill = sum->in_shard ? (int)(width * done / sum->in_shard) : width;
+
+        if (now - p->last_s < 0.2 && done != sum->in_shard)
+            return;
+        p->last_s = now;
+        fprintf(stderr, "\r[%.*s%*s] %zu/%zu shapes  %.2f/s  ETA %s  ", fill,
+                "##############################", width - fill, "", done, sum->in_shard, rate,
+                eta_s);
+        if (done == sum->in_shard)
+            fputc('\n', stderr);
+        fflush(stderr);
+        return;
+    }
+    if (now - p->last_s < p->interval_s && done != sum->in_shard)
+        return;
+    p->last_s = now;
+    tc_shape_format(s, shape, sizeof(shape));
+    fprintf(stderr,
+            "tilecast collect: %zu/%zu shapes (%zu skipped, %zu failed), %.2f/s, ETA %s; "
+            "last: %s%s%s\n",
+            done, sum->in_shard, sum->skipped, sum->failed, rate, eta_s, shape,
+            m && m->outcome.status != TC_STATUS_OK ? " -> " : "",
+            m && m->outcome.status != TC_STATUS_OK ? tc_status_name(m->outcome.status) : "");
+    fflush(stderr);
+}
+
+/* Predicted time of each shape on gpu (microseconds), or NULL (message in
+ * *why) when the predictor cannot give one for every shape: a partial set
+ * would make shards disagree on costs. Caller frees. */
+static double *predict_costs(const struct tc_gpu *gpu, const struct tc_specs *specs,
+                             const struct tc_sweep *sw, char *why, size_t why_len)
+{
+    struct tc_predictor *p = tc_predictor_new(specs);
+    size_t n = tc_sweep_count(sw);
+    double *cost = p ? malloc((n ? n : 1) * sizeof(*cost)) : NULL;
+
+    if (!cost) {
+        snprintf(why, why_len, "%s", p ? "out of memory" : tc_last_error());
+        tc_predictor_free(p);
+        return NULL;
+    }
+    /* the analytical model: identical on every node, with or without
+     * databases at hand */
+    tc_predictor_set_analytical(p, true);
+    for (size_t i = 0; i < n; i++) {
+        const struct tc_shape *s = &tc_sweep_shapes(sw)[i];
+        int err;
+
+        if (s->kind == TC_SHAPE_ATTENTION) {
+            struct tc_attention_query q = {.impl = s->impl, .dtype = s->dtype,
+                                           .batch = s->batch, .heads = s->heads,
+                                           .kv_heads = s->kv_heads, .seq_q = s->seq_q,
+                                           .seq_kv = s->seq_kv, .head_dim = s->head_dim,
+                                           .causal = s->causal};
+            struct tc_attention_prediction out;
+
+            err = tc_predict_attention(p, gpu, &q, &out);
+            cost[i] = out.time_us;
+        } else {
+            struct tc_gemm_query q = {.m = s->m, .n = s->n, .k = s->k, .batch = s->batch,
+                                      .dtype = s->dtype, .layout = s->layout};
+            struct tc_gemm_prediction out;
+
+            err = tc_predict_gemm(p, gpu, &q, &out);
+            cost[i] = out.time_us;
+        }
+        if (err < 0 || !isfinite(cost[i]) || cost[i] <= 0) {
+            char shape[160];
+
+            tc_shape_format(s, shape, sizeof(shape));
+            snprintf(why, why_len, "%s: %s", shape,
+                     err < 0 ? tc_last_error() : "no positive prediction");
+            free(cost);
+            tc_predictor_free(p);
+            return NULL;
+        }
+    }
+    tc_predictor_free(p);
+    return cost;
+}
+
+static int dry_run(const struct tc_sweep *sw, const struct tc_collect_opts *o,
+                   const double *costs, const char *why)
+{
+    size_t idx_n = 0, kinds[3] = {0}, *idx = malloc((tc_sweep_count(sw) + 1) * sizeof(*idx));
+    double flops = 0, predicted_us = 0;
+    int err;
+
+    if (!idx)
+        return cli_fail("collect", tc_error(TC_ERR_NOMEM, "out of memory"));
+    if ((err = tc_collect_select(sw, costs, o->shard_index, o->shard_count, idx, &idx_n)) < 0) {
+        free(idx);
+        return cli_fail("collect", err);
+    }
+    for (size_t i = 0; i < idx_n; i++) {
+        const struct tc_shape *s = &tc_sweep_shapes(sw)[idx[i]];
+
+        kinds[s->kind]++;
+        flops += tc_shape_flops(s);
+        if (costs)
+            predicted_us += costs[idx[i]];
+    }
+    printf("sweep: %s (%s)\n", tc_sweep_name(sw), tc_sweep_hash(sw));
+    printf("shapes: %zu in the sweep, %zu in shard %d/%d (%zu gemm, %zu bmm, %zu attention)\n",
+           tc_sweep_count(sw), idx_n, o->shard_index, o->shard_count, kinds[TC_SHAPE_GEMM],
+           kinds[TC_SHAPE_BMM], kinds[TC_SHAPE_ATTENTION]);
+    printf("work: %.3g TFLOP per repetition of every shape\n", flops / 1e12);
+    if (costs) {
+        /* each shape runs warm-up plus at least min_reps repetitions; the
+         * harness stops at min_reps when timings are stable */
+        double reps = o->harness.warmup_reps + o->harness.min_reps;
+        char t1[32], t2[32];
+
+        fmt_duration(predicted_us * 1e-6, t1, sizeof(t1));
+        fmt_duration(predicted_us * 1e-6 * reps, t2, sizeof(t2));
+        printf("predicted (model, not measured) on %s: %s of kernel time per repetition of "
+               "every shape; ~%s at %.0f repetitions per shape, plus cache flushes and "
+               "set-up\n",
+               o->gpu->id, t1, t2, reps);
+    } else if (why && *why) {
+        printf("no time estimate: %s\n", why);
+    } else {
+        printf("no time estimate: give --gpu ID for a prediction\n");
+    }
+    free(idx);
+    return CLI_EXIT_OK;
+}
+
+static bool parse_flag_value(int argc, char **argv, int *i, const char *flag, const char **out)
+{
+    size_t len = strlen(flag);
+
+    if (strncmp(argv[*i], flag, len))
+        return false;
+    if (argv[*i][len] == '=') {
+        *out = argv[*i] + len + 1;
+        return true;
+    }
+    if (argv[*i][len])
+        return false;
+    if (*i + 1 >= argc) {
+        *out = NULL;
+        return true;
+    }
+    *out = argv[++*i];
+    return true;
+}
 
 int cmd_collect(int argc, char **argv)
 {
-    cli_error("collect", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    const char *backend = NULL, *sweep_path = NULL, *db_path = NULL, *gpu_id = NULL;
+    const char *shard = NULL, *v;
+    struct tc_collect_opts o;
+    struct tc_collect_summary sum;
+    struct tc_sweep *sw = NULL;
+    struct tc_specs *specs = NULL;
+    struct progress prog = {0};
+    double *costs = NULL;
+    char why[512] = "";
+    bool dry = false, resume = false;
+    long long ll;
+    double d;
+    int rc = CLI_EXIT_OK, err;
+
+    tc_collect_defaults(&o);
+    prog.interval_s = 30;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(cmd_collect_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "--dry-run")) {
+            dry = true;
+        } else if (!strcmp(argv[i], "--resume")) {
+            resume = true;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            prog.quiet = true;
+        } else if (parse_flag_value(argc, argv, &i, "--backend", &v)) {
+            if (!(backend = v))
+                goto missing;
+        } else if (parse_flag_value(argc, argv, &i, "--sweep", &v)) {
+            if (!(sweep_path = v))
+                goto missing;
+        } else if (parse_flag_value(argc, argv, &i, "--db", &v)) {
+            if (!(db_path = v))
+                goto missing;
+        } else if (parse_flag_value(argc, argv, &i, "--gpu", &v)) {
+            if (!(gpu_id = v))
+                goto missing;
+        } else if (parse_flag_value(argc, argv, &i, "--shard", &v)) {
+            if (!(shard = v))
+                goto missing;
+        } else if (parse_flag_value(argc, argv, &i, "--device", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_int("collect", "--device", v, 0, 1024, &ll))
+                return CLI_EXIT_USAGE;
+            o.device = (int)ll;
+        } else if (parse_flag_value(argc, argv, &i, "--rel-ci", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_double("collect", "--rel-ci", v, 1e-6, 1.0, &d))
+                return CLI_EXIT_USAGE;
+            o.harness.rel_ci = d;
+        } else if (parse_flag_value(argc, argv, &i, "--max-time-per-shape-ms", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_double("collect", "--max-time-per-shape-ms", v, 0, 3.6e6, &d))
+                return CLI_EXIT_USAGE;
+            o.harness.max_time_ms = d;
+        } else if (parse_flag_value(argc, argv, &i, "--min-reps", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_int("collect", "--min-reps", v, 1, 1000000, &ll))
+                return CLI_EXIT_USAGE;
+            o.harness.min_reps = (int)ll;
+        } else if (parse_flag_value(argc, argv, &i, "--max-reps", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_int("collect", "--max-reps", v, 1, 1000000, &ll))
+                return CLI_EXIT_USAGE;
+            o.harness.max_reps = (int)ll;
+        } else if (parse_flag_value(argc, argv, &i, "--warmup", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_int("collect", "--warmup", v, 0, 1000000, &ll))
+                return CLI_EXIT_USAGE;
+            o.harness.warmup_reps = (int)ll;
+        } else if (parse_flag_value(argc, argv, &i, "--commit-rows", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_int("collect", "--commit-rows", v, 1, 1000000, &ll))
+                return CLI_EXIT_USAGE;
+            o.commit_rows = (int)ll;
+        } else if (parse_flag_value(argc, argv, &i, "--progress-interval", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_double("collect", "--progress-interval", v, 0, 86400, &d))
+                return CLI_EXIT_USAGE;
+            prog.interval_s = d;
+        } else {
+            cli_error("collect", "unknown argument '%s' (see 'tilecast collect --help')",
+                      argv[i]);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!backend || !sweep_path || (!db_path && !dry)) {
+        cli_error("collect", "%s is required (see 'tilecast collect --help')",
+                  !backend ? "--backend" : !sweep_path ? "--sweep" : "--db");
+        return CLI_EXIT_USAGE;
+    }
+    if (o.harness.min_reps > o.harness.max_reps) {
+        cli_error("collect", "--min-reps %d exceeds --max-reps %d", o.harness.min_reps,
+                  o.harness.max_reps);
+        return CLI_EXIT_USAGE;
+    }
+    register_gpu_backends();
+    if (!(o.backend = tc_backend_find(backend))) {
+        if (strcmp(backend, "cuda") && strcmp(backend, "hip") && strcmp(backend, "cpu")) {
+            cli_error("collect", "unknown backend '%s' (cuda, hip or cpu)", backend);
+            return CLI_EXIT_USAGE;
+        }
+        if (!dry) {
+            cli_error("collect", "this tilecast was built without the %s backend", backend);
+            return CLI_EXIT_RUNTIME;
+        }
+    }
+    if (shard) {
+        if ((err = tc_shard_parse(shard, &o.shard_index, &o.shard_count)) < 0)
+            return cli_error("collect", "--shard: %s", tc_last_error()), CLI_EXIT_USAGE;
+    } else if (getenv("SLURM_ARRAY_TASK_ID") && getenv("SLURM_ARRAY_TASK_COUNT")) {
+        long long id, count, min = 0;
+        char text[64];
+
+        if (tc_parse_i64(getenv("SLURM_ARRAY_TASK_ID"), &id) < 0 ||
+            tc_parse_i64(getenv("SLURM_ARRAY_TASK_COUNT"), &count) < 0 ||
+            (getenv("SLURM_ARRAY_TASK_MIN") &&
+             tc_parse_i64(getenv("SLURM_ARRAY_TASK_MIN"), &min) < 0)) {
+            cli_error("collect", "SLURM_ARRAY_TASK_ID/COUNT/MIN are not integers");
+            return CLI_EXIT_INPUT;
+        }
+        /* arrays may start at any index (--array=1-4) */
+        snprintf(text, sizeof(text), "%lld/%lld", id - min, count);
+        if ((err = tc_shard_parse(text, &o.shard_index, &o.shard_count)) < 0) {
+            cli_error("collect", "shard from SLURM_ARRAY_TASK_*: %s", tc_last_error());
+            return CLI_EXIT_INPUT;
+        }
+    }
+
+    if (!(sw = tc_sweep_load(sweep_path))) {
+        rc = cli_fail("collect", TC_ERR_PARSE);
+        goto out;
+    }
+    if (gpu_id) {
+        if (!(specs = cli_load_specs("collect"))) {
+            rc = CLI_EXIT_INPUT;
+            goto out;
+        }
+        if (!(o.gpu = cli_find_gpu("collect", specs, gpu_id))) {
+            rc = CLI_EXIT_INPUT;
+            goto out;
+        }
+        o.gpu_id = gpu_id;
+        costs = predict_costs(o.gpu, specs, sw, why, sizeof(why));
+        if (!costs && !dry && o.shard_count > 1 && !prog.quiet)
+            fprintf(stderr, "tilecast collect: sharding by FLOPs (no prediction: %s)\n", why);
+    }
+    o.costs = costs;
+    if (dry) {
+        rc = dry_run(sw, &o, costs, why);
+        goto out;
+    }
+
+    o.db_path = db_path;
+    prog.tty = cli_isatty(stderr);
+    prog.start_s = tc_now_s();
+    o.progress = on_progress;
+    o.progress_ud = &prog;
+    o.stop = &stop_requested;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    err = tc_collect_run(&o, sw, &sum);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (err < 0) {
+        rc = cli_fail("collect", err);
+        goto out;
+    }
+    if (resume && !sum.resumed && !prog.quiet)
+        fprintf(stderr, "tilecast collect: --resume: no earlier run of this configuration in "
+                        "%s; started a new one\n",
+                db_path);
+    printf("run %" PRId64 "%s: %zu shapes in shard %d/%d of %zu; %zu already stored, %zu "
+           "measured (%zu ok, %zu failed) in %.1f s -> %s\n",
+           sum.run_id, sum.resumed ? " (resumed)" : "", sum.in_shard, o.shard_index,
+           o.shard_count, sum.total, sum.skipped, sum.measured, sum.ok, sum.failed, sum.wall_s,
+           db_path);
+    if (sum.interrupted) {
+        cli_error("collect", "interrupted; re-run the same command to resume");
+        rc = CLI_EXIT_RUNTIME;
+    }
+out:
+    free(costs);
+    tc_sweep_free(sw);
+    tc_specs_free(specs);
+    return rc;
+missing:
+    /* only the last argument can lack its value */
+    cli_error("collect", "%s needs a value", argv[argc - 1]);
+    return CLI_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* Shapes of >= 1 ms on a laptop-class CPU, so the target applies. */
+static const char bench_sweep[] = "name: bench-collector\n"
+                                  "dtypes: [fp32]\n"
+                                  "layouts: [NN]\n"
+                                  "sets:\n"
+                                  "  - square: {range: [512, 1024, 128]}\n";
+
+static int bench_inserts(const char *path, int64_t rows, double *rate)
+{
+    struct tc_db *db = tc_db_open(path, TC_DB_CREATE);
+    struct tc_run_info ri = {.gpu_id = "bench-cpu", .kind = "collected", .backend = "cpu",
+                             .config_hash = "bench", .sweep_name = "bench"};
+    struct tc_gpu gpu = {.id = "bench-cpu", .name = "bench"};
+    struct tc_gemm_row row = {0};
+    int64_t run_id;
+    double t0;
+    int err;
+
+    if (!db)
+        return TC_ERR_DB;
+    if ((err = tc_db_put_gpu(db, &gpu)) < 0 || (err = tc_db_add_run(db, &ri, &run_id)) < 0)
+        goto out;
+    row.run_id = run_id;
+    row.dtype = row.dtype_c = TC_DTYPE_FP16;
+    row.compute = TC_DTYPE_FP32;
+    row.layout = TC_LAYOUT_NT;
+    row.n = 4096;
+    row.k = 4096;
+    row.batch = 1;
+    row.reps = 10;
+    row.status = TC_STATUS_OK;
+    snprintf(row.algo, sizeof(row.algo), "bench");
+    t0 = tc_now_s();
+    /* batches of 10k rows per transaction, as a collector at full speed */
+    for (int64_t i = 0; i < rows; i++) {
+        if (i % 10000 == 0 && (err = tc_db_begin(db)) < 0)
+            goto out;
+        row.m = i + 1;
+        row.time_us = 100.0 + (double)i;
+        row.min_us = row.time_us;
+        if ((err = tc_db_insert_gemm(db, &row)) < 0)
+            goto out;
+        if ((i % 10000 == 9999 || i == rows - 1) && (err = tc_db_commit(db)) < 0)
+            goto out;
+    }
+    *rate = (double)rows / (tc_now_s() - t0);
+out:
+    tc_db_close(db);
+    return err;
 }
 
 int cmd_bench_collector(int argc, char **argv)
 {
-    cli_error("bench collector", "not implemented yet");
-    return CLI_EXIT_RUNTIME;
+    struct tc_collect_opts o;
+    struct tc_collect_summary sum;
+    struct tc_sweep *sw;
+    char dir[] = "/tmp/tilecast-bench-XXXXXX", path[64], path2[64];
+    long long rows = 100000;
+    double rate = 0;
+    int err, rc = CLI_EXIT_OK;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("Usage: tilecast bench collector [--rows N]\n"
+                   "Runs the cpu backend over square fp32 GEMMs of 512..1024 (>= 1 ms each) and\n"
+                   "prints wall time / sum of measured kernel times (target <= 1.15), then\n"
+                   "inserts N GEMM rows (default 100000) in batches of 10000 and prints the\n"
+                   "rate (target >= 100000 rows/s). Figures only; nothing is asserted.\n");
+            return CLI_EXIT_OK;
+        }
+        if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
+            if (!cli_parse_int("bench collector", "--rows", argv[++i], 1, 100000000, &rows))
+                return CLI_EXIT_USAGE;
+        } else {
+            cli_error("bench collector", "unknown argument '%s'", argv[i]);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!mkdtemp(dir)) {
+        cli_error("bench collector", "cannot create a temporary directory: %s", strerror(errno));
+        return CLI_EXIT_RUNTIME;
+    }
+    snprintf(path, sizeof(path), "%s/harness.db", dir);
+    snprintf(path2, sizeof(path2), "%s/inserts.db", dir);
+    register_gpu_backends();
+    tc_collect_defaults(&o);
+    o.backend = tc_backend_find("cpu");
+    o.db_path = path;
+    if (!o.backend) {
+        printf("harness overhead: skipped (built without the cpu backend)\n");
+    } else if (!(sw = tc_sweep_parse(bench_sweep, sizeof(bench_sweep) - 1, "bench"))) {
+        rc = cli_fail("bench collector", TC_ERR_PARSE);
+        goto out;
+    } else {
+        err = tc_collect_run(&o, sw, &sum);
+        tc_sweep_free(sw);
+        if (err < 0) {
+            rc = cli_fail("bench collector", err);
+            goto out;
+        }
+        printf("harness: %zu shapes (fp32 512..1024 square), %zu ok\n", sum.measured, sum.ok);
+        printf("  wall time              %8.3f s\n", sum.wall_s);
+        printf("  measured kernel time   %8.3f s (sum of median x repetitions)\n", sum.kernel_s);
+        printf("  inside the harness     %8.3f s (incl. set-up, warm-up, cache flushes)\n",
+               sum.harness_s);
+        printf("  database inserts       %8.3f s\n", sum.insert_s);
+        printf("  overhead (wall/kernel) %8.3f (target <= 1.15)\n",
+               sum.kernel_s > 0 ? sum.wall_s / sum.kernel_s : NAN);
+    }
+    if ((err = bench_inserts(path2, rows, &rate)) < 0) {
+        rc = cli_fail("bench collector", err);
+        goto out;
+    }
+    printf("database: %lld GEMM rows in batches of 10000: %.0f rows/s (target >= 100000)\n",
+           rows, rate);
+out:
+    unlink(path);
+    unlink(path2);
+    {
+        char side[80];
+
+        snprintf(side, sizeof(side), "%s-wal", path);
+        unlink(side);
+        snprintf(side, sizeof(side), "%s-shm", path);
+        unlink(side);
+        snprintf(side, sizeof(side), "%s-wal", path2);
+        unlink(side);
+        snprintf(side, sizeof(side), "%s-shm", path2);
+        unlink(side);
+        snprintf(side, sizeof(side), "%s-journal", path);
+        unlink(side);
+        snprintf(side, sizeof(side), "%s-journal", path2);
+        unlink(side);
+    }
+    rmdir(dir);
+    return rc;
 }
