@@ -572,6 +572,10 @@ struct tc_attention_prediction {
     enum tc_bound bound;
 };
 
+/* Predicts one attention call: unfused through the GEMM predictor (scores
+ * bmm, softmax from bytes and bandwidth, values bmm), flash from a
+ * FlashAttention-2 tile model of the GPU (labelled analytical). seq_kv 0
+ * means seq_q, kv_heads 0 means heads. p may be NULL (analytical). */
 TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu,
                                 const struct tc_attention_query *q,
                                 struct tc_attention_prediction *out);
@@ -610,8 +614,8 @@ TC_API double tc_model_params(const struct tc_model_config *cfg);
 
 struct tc_op_prediction {
     char name[TC_OP_NAME_MAX]; /* "qkv", "scores", "mlp_up.wgrad", ... */
-    char kind[16];             /* "gemm", "bmm", "attention", "elementwise" */
-    int64_t m, n, k, batch;    /* GEMM shape, or bytes in m for elementwise */
+    char kind[16];             /* "gemm", "bmm", "attention", "elementwise", "allreduce" */
+    int64_t m, n, k, batch;    /* GEMM shape, or bytes moved in m (elementwise, allreduce) */
     enum tc_layout layout;
     double time_us, tflops, flops;
     enum tc_source source;
@@ -637,7 +641,8 @@ struct tc_model_prediction {
     enum tc_source source; /* the least certain source of any op */
 };
 
-/* Predicts a whole model; *out is owned by the caller (tc_model_prediction_free). */
+/* Predicts a whole model (cfg is resolved on a copy; p may be NULL for the
+ * analytical model). *out is owned by the caller (tc_model_prediction_free). */
 TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                             const struct tc_model_config *cfg, struct tc_model_prediction **out);
 TC_API void tc_model_prediction_free(struct tc_model_prediction *mp);
@@ -663,7 +668,9 @@ struct tc_advice {
     size_t n_evaluated;
 };
 
-/* Searches nearby shapes within params_tolerance (e.g. 0.05). Caller owns *out. */
+/* Searches nearby shapes within params_tolerance (e.g. 0.05) and keeps the
+ * best max_candidates that are predicted faster (p may be NULL for the
+ * analytical model). Caller owns *out (tc_advice_free). */
 TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
                      const struct tc_model_config *cfg, double params_tolerance,
                      size_t max_candidates, struct tc_advice **out);
