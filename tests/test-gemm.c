@@ -1,0 +1,849 @@
+/* The kernel catalogue and the analytical GEMM model: catalogue loading and
+ * its errors, occupancy / tile / wave arithmetic on hand-computed cases,
+ * monotonicity and sanity properties, the alignment cliffs of the paper, bad
+ * inputs, thread safety, and an accuracy regression on a fixed subset of the
+ * measured data (via $TILECAST_SHARED_DATA). Fixtures: tests/data/gemm/. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "gemm-internal.h"
+#include "tc-internal.h"
+#include "tilecast/tilecast.h"
+
+static char path_buf[4][4096];
+
+static const char *src_path(const char *rel)
+{
+    static int next;
+    const char *root = getenv("TILECAST_SOURCE_ROOT");
+    char *buf = path_buf[next++ % 4];
+
+    ck_assert_msg(root && *root, "TILECAST_SOURCE_ROOT is not set (run through meson test)");
+    snprintf(buf, sizeof(path_buf[0]), "%s/%s", root, rel);
+    return buf;
+}
+
+#define ck_assert_error_has(needle)                                                                \
+    ck_assert_msg(strstr(tc_last_error(), (needle)) != NULL, "error message '%s' lacks '%s'",      \
+                  tc_last_error(), (needle))
+
+static struct tc_specs *specs;
+
+static void specs_setup(void)
+{
+    specs = tc_specs_load(src_path("gpu_specs"));
+    ck_assert_msg(specs != NULL, "loading gpu_specs failed: %s", tc_last_error());
+}
+
+static void specs_teardown(void)
+{
+    tc_specs_free(specs);
+    specs = NULL;
+}
+
+static const struct tc_gpu *gpu(const char *id)
+{
+    const struct tc_gpu *g = tc_specs_find(specs, id);
+
+    ck_assert_msg(g != NULL, "GPU %s missing from gpu_specs", id);
+    return g;
+}
+
+static struct tc_gemm_prediction predict(const char *id, enum tc_dtype dtype,
+                                         enum tc_layout layout, int64_t m, int64_t n,
+                                         int64_t k, int64_t batch)
+{
+    struct tc_gemm_query q = {.m = m, .n = n, .k = k, .batch = batch, .dtype = dtype,
+                              .layout = layout};
+    struct tc_gemm_prediction pr;
+    int err = tc_predict_gemm_analytical(gpu(id), &q, &pr);
+
+    ck_assert_msg(err == TC_OK, "%s %lldx%lldx%lld: %s", id, (long long)m, (long long)n,
+                  (long long)k, tc_last_error());
+    return pr;
+}
+
+/* An A100-like SM filled in by hand, so that the occupancy arithmetic is
+ * checked against numbers computed here and not against the spec files. */
+static struct tc_gpu hand_a100(void)
+{
+    struct tc_gpu g;
+
+    memset(&g, 0, sizeof(g));
+    snprintf(g.id, sizeof(g.id), "hand-a100");
+    g.vendor = TC_VENDOR_NVIDIA;
+    g.arch = TC_ARCH_AMPERE;
+    g.units = 108;
+    g.clock_tensor_mhz = g.clock_vector_mhz = 1410;
+    g.peak_tflops[TC_DTYPE_FP16] = g.peak_tflops[TC_DTYPE_BF16] = 312;
+    g.peak_tflops[TC_DTYPE_FP32] = 19.5;
+    g.mem_bw_gbps = 2039;
+    g.l2_bytes = 40 << 20;
+    g.warp_size = 32;
+    g.max_threads_per_sm = 2048;
+    g.max_warps_per_sm = 64;
+    g.max_blocks_per_sm = 32;
+    g.max_threads_per_block = 1024;
+    g.regs_per_sm = 65536;
+    g.max_regs_per_block = 65536;
+    g.max_regs_per_thread = 255;
+    g.reg_alloc_unit = 256;
+    g.smem_per_sm_bytes = 167936;
+    g.smem_per_block_max_bytes = 166912;
+    g.reserved_smem_per_block_bytes = 1024;
+    g.smem_alloc_unit_bytes = 128;
+    return g;
+}
+
+static struct tc_kernel kernel(int tm, int tn, int tk, int stages, int threads, int regs)
+{
+    struct tc_kernel k;
+
+    memset(&k, 0, sizeof(k));
+    snprintf(k.name, sizeof(k.name), "k%dx%dx%d", tm, tn, tk);
+    k.tile_m = tm;
+    k.tile_n = tn;
+    k.tile_k = tk;
+    k.warp_m = tm >= 64 ? 64 : tm;
+    k.warp_n = tn >= 64 ? 64 : tn;
+    k.stages = stages;
+    k.threads = threads;
+    k.regs_per_thread = regs;
+    k.cluster_m = k.cluster_n = 1;
+    k.mma_rate = 1.0;
+    return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Catalogue                                                                */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(catalogue_loads_every_family)
+{
+    struct tc_catalogue *cat = NULL;
+    const struct tc_kernel *const *ks;
+    int err = tc_catalogue_load_dir(src_path("gpu_specs/kernels"), &cat);
+
+    ck_assert_msg(err == TC_OK, "%s", tc_last_error());
+    ck_assert_uint_ge(tc_catalogue_count(cat), 40);
+    for (int a = 0; a < TC_ARCH_COUNT; a++) {
+        ck_assert_msg(tc_catalogue_kernels(cat, (enum tc_arch)a, TC_DTYPE_FP16, &ks) > 0,
+                      "no fp16 kernel for %s", tc_arch_name((enum tc_arch)a));
+        ck_assert_msg(tc_catalogue_kernels(cat, (enum tc_arch)a, TC_DTYPE_FP32, &ks) > 0,
+                      "no fp32 kernel for %s", tc_arch_name((enum tc_arch)a));
+    }
+    ck_assert_uint_gt(tc_catalogue_kernels(cat, TC_ARCH_HOPPER, TC_DTYPE_FP8, &ks), 0);
+    ck_assert_uint_gt(tc_catalogue_kernels(cat, TC_ARCH_AMPERE, TC_DTYPE_TF32, &ks), 0);
+    ck_assert_uint_eq(tc_catalogue_kernels(cat, TC_ARCH_VOLTA, TC_DTYPE_BF16, &ks), 0);
+    /* Every entry is self-consistent and fits at least one shipped family's
+     * limits: names, sources, geometry. */
+    for (size_t i = 0; i < tc_catalogue_count(cat); i++) {
+        const struct tc_kernel *k = tc_catalogue_at(cat, i);
+
+        ck_assert_msg(k->name[0] && k->source[0], "kernel %zu lacks a name or source", i);
+        ck_assert_int_eq(k->tile_m % k->warp_m, 0);
+        ck_assert_int_eq(k->tile_n % k->warp_n, 0);
+        ck_assert_int_gt(k->dtype_mask, 0);
+        ck_assert_int_gt(k->arch_mask, 0);
+    }
+    tc_catalogue_free(cat);
+    tc_catalogue_free(NULL);
+}
+END_TEST
+
+START_TEST(catalogue_smem_formula)
+{
+    struct tc_catalogue *cat = NULL;
+    const struct tc_kernel *const *ks;
+    size_t n;
+    bool found = false;
+
+    ck_assert_int_eq(tc_catalogue_load_dir(src_path("gpu_specs/kernels"), &cat), TC_OK);
+    n = tc_catalogue_kernels(cat, TC_ARCH_AMPERE, TC_DTYPE_FP16, &ks);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(ks[i]->name, "ampere_h16816gemm_256x128_64x3") == 0) {
+            /* 3 stages x (256 + 128) x 64 x 2 bytes */
+            ck_assert_int_eq(tc_kernel_smem_bytes(ks[i], TC_DTYPE_FP16), 147456);
+            found = true;
+        }
+    }
+    ck_assert(found);
+    /* A measured value in the file wins over the formula. */
+    n = tc_catalogue_kernels(cat, TC_ARCH_AMPERE, TC_DTYPE_TF32, &ks);
+    ck_assert_uint_gt(n, 0);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ks[i]->name, "cutlass_80_tensorop_s1688gemm_64x64_16x6") == 0)
+            ck_assert_int_eq(tc_kernel_smem_bytes(ks[i], TC_DTYPE_TF32), 49152);
+    tc_catalogue_free(cat);
+}
+END_TEST
+
+static void expect_file_error(const char *rel, const char *where, const char *what)
+{
+    struct tc_catalogue *cat = tc_catalogue_new();
+    int err = tc_catalogue_load_file(cat, src_path(rel));
+
+    ck_assert_msg(err == TC_ERR_PARSE, "%s: expected a parse error, got %d", rel, err);
+    ck_assert_error_has(where);
+    ck_assert_error_has(what);
+    ck_assert_uint_eq(tc_catalogue_count(cat), 0);
+    tc_catalogue_free(cat);
+}
+
+START_TEST(catalogue_errors_name_file_line_column)
+{
+    expect_file_error("tests/data/gemm/bad-field.yaml", "bad-field.yaml:7:5:", "unknown field 'colour'");
+    expect_file_error("tests/data/gemm/bad-tile.yaml", "bad-tile.yaml:6:11:", "expected 3 integers, got 2");
+    expect_file_error("tests/data/gemm/missing-field.yaml", "missing-field.yaml:4:5:",
+                      "missing field 'regs_per_thread'");
+    expect_file_error("tests/data/gemm/bad-dtype.yaml", "bad-dtype.yaml:5:20:", "'fp12'");
+    expect_file_error("tests/data/gemm/bad-syntax.yaml", "bad-syntax.yaml:3:", "");
+}
+END_TEST
+
+START_TEST(catalogue_duplicate_family_across_files)
+{
+    struct tc_catalogue *cat = NULL;
+    int err = tc_catalogue_load_dir(src_path("tests/data/gemm/dup"), &cat);
+
+    ck_assert_int_eq(err, TC_ERR_PARSE);
+    ck_assert_ptr_null(cat);
+    ck_assert_error_has("b.yaml:2:25:");
+    ck_assert_error_has("'ampere' is already covered");
+
+    err = tc_catalogue_load_dir(src_path("tests/data/gemm/no-such-dir"), &cat);
+    ck_assert_int_eq(err, TC_ERR_IO);
+    ck_assert_error_has("no-such-dir");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Occupancy, tiles, waves                                                  */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(occupancy_hand_computed)
+{
+    struct tc_gpu g = hand_a100();
+    const char *why = NULL;
+    struct tc_kernel k;
+
+    /* 128x128x32, 5 stages, 4 warps at 232 registers: 232 x 32 = 7424
+     * registers per warp (already a multiple of 256), 29,696 per block ->
+     * 2 by registers; smem 5 x 256 x 32 x 2 = 81,920 + 1,024 reserved ->
+     * 167,936 / 82,944 = 2 by shared memory. */
+    k = kernel(128, 128, 32, 5, 128, 232);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, &why), 2);
+    /* 256x128x64, 3 stages, 8 warps: 147,456 + 1,024 bytes -> 1. */
+    k = kernel(256, 128, 64, 3, 256, 232);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, &why), 1);
+    /* 64x64x32, 2 stages, 4 warps at 100 registers: 100 x 32 = 3,200 ->
+     * 3,328 (13 x 256) per warp, 13,312 per block -> 4 by registers;
+     * smem 16,384 + 1,024 -> 9; threads 2048 / 128 = 16. */
+    k = kernel(64, 64, 32, 2, 128, 100);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, &why), 4);
+    ck_assert_str_eq(why, "registers");
+    /* Small blocks run into the 32-block limit: 32 threads, 32 registers,
+     * 2 x 96 x 8 x 2 = 3,072 bytes + 1,024 -> 41 by smem, 64 by threads. */
+    k = kernel(32, 64, 8, 2, 32, 32);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, &why), 32);
+    ck_assert_str_eq(why, "blocks");
+    /* 1024 threads at 255 registers: 8,160 -> 8,192 per warp x 32 warps is
+     * above the 65,536 registers of a block: it cannot run. */
+    k = kernel(128, 128, 32, 2, 1024, 255);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, NULL), 0);
+    /* More shared memory than the opt-in maximum of a block. */
+    k = kernel(256, 256, 64, 4, 256, 128);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, NULL), 0);
+}
+END_TEST
+
+START_TEST(occupancy_amd_vgpr_granules)
+{
+    struct tc_gpu g = hand_a100();
+    struct tc_kernel k;
+    const char *why = NULL;
+
+    g.vendor = TC_VENDOR_AMD;
+    g.arch = TC_ARCH_CDNA2;
+    g.warp_size = 64;
+    g.max_warps_per_sm = 32;
+    g.max_blocks_per_sm = 16;
+    g.regs_per_sm = 131072;
+    g.max_regs_per_block = 131072;
+    g.max_regs_per_thread = 512;
+    g.reg_alloc_unit = 8;
+    g.smem_per_sm_bytes = 65536;
+    g.smem_per_block_max_bytes = 65536;
+    g.reserved_smem_per_block_bytes = 0;
+    g.smem_alloc_unit_bytes = 512;
+    /* 256 threads = 4 waves, 100 VGPRs -> 104 allocated: 512 / 104 = 4
+     * waves per SIMD, 16 per CU -> 4 blocks; LDS 2 x 128 x 32 x 2 = 16 KiB
+     * -> 4; waves 32 / 4 = 8. */
+    k = kernel(64, 64, 32, 2, 256, 100);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, &why), 4);
+    /* 256 VGPRs: 2 waves per SIMD -> 2 blocks; LDS 2 x 384 x 32 x 2 =
+     * 48 KiB -> 1 block. */
+    k = kernel(128, 256, 32, 2, 256, 256);
+    ck_assert_int_eq(tc_kernel_blocks_per_sm(&g, &k, TC_DTYPE_FP16, &why), 1);
+    ck_assert_str_eq(why, "smem");
+}
+END_TEST
+
+START_TEST(tiles_and_waves_arithmetic)
+{
+    struct tc_gemm_prediction pr = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 4000,
+                                           8192, 8192, 1);
+    int64_t tiles_m = (4000 + pr.tile_m - 1) / pr.tile_m;
+    int64_t tiles_n = (8192 + pr.tile_n - 1) / pr.tile_n;
+    double slots = 108.0 * pr.blocks_per_sm;
+
+    ck_assert_int_eq(pr.split_k, 1);
+    ck_assert_int_eq(pr.tiles, tiles_m * tiles_n);
+    ck_assert_double_eq_tol(pr.waves, (double)pr.tiles / slots, 1e-9);
+    ck_assert_double_eq_tol(pr.wave_eff, pr.waves / ceil(pr.waves), 1e-9);
+    ck_assert_double_eq_tol(pr.tile_eff,
+                            4000.0 * 8192.0 / ((double)tiles_m * pr.tile_m * tiles_n * pr.tile_n),
+                            1e-9);
+    ck_assert_double_eq_tol(pr.tflops, 2.0 * 4000 * 8192 * 8192 / pr.time_us / 1e6, 1e-6);
+    ck_assert_double_eq_tol(pr.frac_peak, pr.tflops / 312.0, 1e-9);
+    ck_assert_int_eq(pr.source, TC_SOURCE_ANALYTICAL);
+    ck_assert_int_eq(pr.align, TC_ALIGN_128B);
+    ck_assert_int_eq(pr.bound, TC_BOUND_COMPUTE);
+    ck_assert_double_eq_tol(pr.occupancy, pr.blocks_per_sm * pr.warps / 64.0, 1e-9);
+    ck_assert(pr.compute_us > 0 && pr.memory_us > 0 && pr.overhead_us > 0);
+    ck_assert(pr.time_us >= pr.compute_us && pr.time_us >= pr.memory_us);
+
+    /* Batched: tiles multiply by the batch. */
+    pr = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 1024, 1024, 1024, 16);
+    ck_assert_int_eq(pr.tiles, ((1024 + pr.tile_m - 1) / pr.tile_m) *
+                                   ((1024 + pr.tile_n - 1) / pr.tile_n) * 16 * pr.split_k);
+}
+END_TEST
+
+START_TEST(alignment_classes)
+{
+    struct tc_gemm_query q = {.m = 100, .n = 4096, .k = 4096, .dtype = TC_DTYPE_FP16};
+
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_128B);
+    q.k = 4104; /* x 2 bytes = 8,208: a multiple of 16, not of 128 */
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_16B);
+    q.k = 4098; /* = 2 mod 4 */
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_4B);
+    q.k = 4097;
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_ELEM);
+    /* m is a leading dimension only when A is transposed. */
+    q.k = 4096;
+    q.m = 101;
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_128B);
+    q.layout = TC_LAYOUT_TN;
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_ELEM);
+    /* An explicit leading dimension decides. */
+    q.layout = TC_LAYOUT_NN;
+    q.m = 100;
+    q.lda = 4160;
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_128B);
+    q.lda = 4100;
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_4B);
+    /* fp32: an odd dimension is still 4-byte aligned. */
+    q.lda = 0;
+    q.k = 4097;
+    q.dtype = TC_DTYPE_FP32;
+    ck_assert_int_eq(tc_gemm_align_class(&q), TC_ALIGN_4B);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Properties                                                               */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(time_grows_with_k)
+{
+    static const char *const ids[] = {"a100-sxm4-80gb", "h100-sxm5-80gb", "v100-sxm2-32gb",
+                                      "mi250x", "mi300x", "l40s", "b200", "h200-sxm-141gb"};
+
+    for (size_t g = 0; g < sizeof(ids) / sizeof(ids[0]); g++) {
+        for (int64_t mn = 256; mn <= 8192; mn *= 4) {
+            double prev = 0;
+
+            for (int64_t k = 256; k <= 32768; k *= 2) {
+                struct tc_gemm_prediction pr = predict(ids[g], TC_DTYPE_FP16, TC_LAYOUT_NT,
+                                                       mn, mn, k, 1);
+
+                ck_assert_msg(pr.time_us > prev, "%s %lld^2 x %lld: %g us not above %g us",
+                              ids[g], (long long)mn, (long long)k, pr.time_us, prev);
+                prev = pr.time_us;
+            }
+        }
+    }
+}
+END_TEST
+
+START_TEST(never_above_peak)
+{
+    static const char *const ids[] = {"a100-sxm4-80gb", "h100-sxm5-80gb", "v100-sxm2-32gb",
+                                      "mi250x", "mi300x", "l40s", "b200"};
+    static const enum tc_dtype dts[] = {TC_DTYPE_FP16, TC_DTYPE_FP32};
+
+    for (size_t g = 0; g < sizeof(ids) / sizeof(ids[0]); g++)
+        for (size_t d = 0; d < 2; d++)
+            for (int64_t m = 1; m <= 65536; m *= 4)
+                for (int64_t k = 16; k <= 65536; k *= 8) {
+                    struct tc_gemm_prediction pr =
+                        predict(ids[g], dts[d], TC_LAYOUT_NN, m, 8192, k, 1);
+
+                    ck_assert_msg(pr.frac_peak > 0 && pr.frac_peak <= 1.0,
+                                  "%s %s %lldx8192x%lld: %.3f of peak", ids[g],
+                                  tc_dtype_name(dts[d]), (long long)m, (long long)k,
+                                  pr.frac_peak);
+                    ck_assert(pr.tile_eff > 0 && pr.tile_eff <= 1.0);
+                    ck_assert(pr.wave_eff > 0 && pr.wave_eff <= 1.0);
+                    ck_assert(isfinite(pr.time_us) && pr.time_us > 1.0);
+                }
+}
+END_TEST
+
+START_TEST(tile_choice_follows_shape)
+{
+    struct tc_gemm_prediction big = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192,
+                                            8192, 8192, 1);
+    struct tc_gemm_prediction small = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 64,
+                                              128, 16384, 1);
+    struct tc_gemm_prediction h_big = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT,
+                                              8192, 8192, 8192, 1);
+
+    ck_assert_int_ge(big.tile_m * big.tile_n, 128 * 256);
+    ck_assert_int_eq(big.split_k, 1);
+    /* 64x128 with a long K: one tile cannot fill 108 SMs, so the model
+     * shrinks the tile and splits K. */
+    ck_assert_int_le(small.tile_m * small.tile_n, 64 * 128);
+    ck_assert_int_gt(small.split_k, 1);
+    ck_assert_int_ge(h_big.tile_m * h_big.tile_n, 128 * 256);
+    ck_assert_int_eq(h_big.cluster_m * h_big.cluster_n, 2);
+    /* Decode-like GEMMs are memory-bound; big square ones compute-bound. */
+    ck_assert_int_eq(big.bound, TC_BOUND_COMPUTE);
+    ck_assert_int_eq(predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).bound,
+                     TC_BOUND_MEMORY);
+    ck_assert_int_eq(predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 8, 64, 64, 1).bound,
+                     TC_BOUND_LATENCY);
+}
+END_TEST
+
+START_TEST(newer_gpus_are_faster)
+{
+    double v100 = predict("v100-sxm2-32gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
+    double a100 = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
+    double h100 = predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
+    double h200 = predict("h200-sxm-141gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).time_us;
+    double h100_mem = predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).time_us;
+
+    ck_assert(a100 < v100 && h100 < a100);
+    /* Same compute, 4.8 vs 3.35 TB/s: a memory-bound GEMM gains on H200. */
+    ck_assert(h200 < 0.8 * h100_mem);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* The paper's cliffs                                                       */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(a100_alignment_cliffs)
+{
+    /* Vocabulary sweep as the cookbook ran it: 8192 x h x v, v the
+     * reduction dimension. Paper: odd ~74, x2 ~138, x8 ~226, x64 ~256. */
+    double v64 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51200, 1).tflops;
+    double v1 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51201, 1).tflops;
+    double v2 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51202, 1).tflops;
+    double v8 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51208, 1).tflops;
+    double k128, k2mod4, k8;
+    struct tc_gemm_prediction odd;
+
+    ck_assert_msg(v1 < 0.4 * v64, "odd %g vs x64 %g", v1, v64);
+    ck_assert_msg(v2 > 1.5 * v1 && v2 < 0.7 * v64, "x2 %g", v2);
+    ck_assert_msg(v8 > 0.8 * v64 && v8 < v64, "x8 %g", v8);
+    ck_assert_msg(v64 > 230 && v64 < 280, "x64 %g TFLOP/s", v64);
+    odd = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51201, 1);
+    ck_assert_int_eq(odd.align, TC_ALIGN_ELEM);
+
+    /* 27648 x 4096 x k: = 2 mod 4 ~127, x8 ~181-186, x128 ~202. */
+    k128 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 27648, 4096, 256, 1).tflops;
+    k2mod4 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 27648, 4096, 258, 1).tflops;
+    k8 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 27648, 4096, 264, 1).tflops;
+    ck_assert_msg(k2mod4 < 0.75 * k128, "2 mod 4: %g vs %g", k2mod4, k128);
+    ck_assert_msg(k8 > k2mod4 && k8 <= k128 * 1.01, "x8: %g", k8);
+}
+END_TEST
+
+START_TEST(mi250x_is_flat)
+{
+    double v64 = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51200, 1).tflops;
+    double v1 = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51201, 1).tflops;
+    double v2 = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51202, 1).tflops;
+
+    ck_assert_msg(v1 > 0.95 * v64 && v2 > 0.95 * v64, "MI250X: %g %g %g", v64, v2, v1);
+}
+END_TEST
+
+START_TEST(hopper_unaligned_leaves_tma)
+{
+    struct tc_gemm_prediction al = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192,
+                                           10944, 4096, 1);
+    struct tc_gemm_prediction un = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192,
+                                           10922, 4096, 1);
+
+    /* d_ff 10922 vs 10944 (paper: 272.7 vs 398.4 TFLOP/s for the layer):
+     * n = 10922 is C's leading dimension, = 2 mod 4 elements. */
+    ck_assert_int_eq(un.align, TC_ALIGN_4B);
+    ck_assert_msg(strstr(un.kernel, "sm80") != NULL, "kernel %s", un.kernel);
+    ck_assert_msg(un.tflops < 0.75 * al.tflops, "%g vs %g", un.tflops, al.tflops);
+    /* The down projection: k = 10922 is the row length of A and B. */
+    un = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192, 4096, 10922, 1);
+    ck_assert_int_eq(un.align, TC_ALIGN_4B);
+    ck_assert_msg(strstr(un.kernel, "sm80") != NULL, "kernel %s", un.kernel);
+    al = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192, 4096, 10944, 1);
+    ck_assert_msg(un.tflops < 0.75 * al.tflops, "%g vs %g", un.tflops, al.tflops);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Bad input                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int try_predict(const char *id, enum tc_dtype dtype, int64_t m, int64_t n, int64_t k,
+                       int64_t batch)
+{
+    struct tc_gemm_query q = {.m = m, .n = n, .k = k, .batch = batch, .dtype = dtype};
+    struct tc_gemm_prediction pr;
+
+    return tc_predict_gemm_analytical(gpu(id), &q, &pr);
+}
+
+START_TEST(bad_inputs)
+{
+    struct tc_gemm_query q = {.m = 64, .n = 64, .k = 64, .dtype = TC_DTYPE_FP16};
+    struct tc_gemm_prediction pr;
+
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 0, 64, 64, 1), TC_ERR_RANGE);
+    ck_assert_error_has("m = 0");
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 64, 64, -5, 1), TC_ERR_RANGE);
+    ck_assert_error_has("k = -5");
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 64, 64, 64, -2), TC_ERR_RANGE);
+    ck_assert_error_has("batch = -2");
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 1 << 21, 1 << 21, 1 << 21,
+                                 1 << 21), TC_ERR_RANGE);
+    ck_assert_error_has("overflows");
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, INT64_MAX, 2, 1, 1),
+                     TC_ERR_RANGE);
+    ck_assert_int_eq(try_predict("v100-sxm2-32gb", TC_DTYPE_BF16, 64, 64, 64, 1),
+                     TC_ERR_UNSUPPORTED);
+    ck_assert_error_has("bf16");
+    ck_assert_error_has("v100-sxm2-32gb");
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP8, 64, 64, 64, 1),
+                     TC_ERR_UNSUPPORTED);
+    ck_assert_error_has("fp8");
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP64, 64, 64, 64, 1),
+                     TC_ERR_UNSUPPORTED);
+    /* fp8 where the hardware has it. */
+    ck_assert_int_eq(try_predict("h100-sxm5-80gb", TC_DTYPE_FP8, 4096, 4096, 4096, 1), TC_OK);
+
+    q.lda = 32; /* NN: A is m x k, row length k = 64 */
+    ck_assert_int_eq(tc_predict_gemm_analytical(gpu("a100-sxm4-80gb"), &q, &pr), TC_ERR_RANGE);
+    ck_assert_error_has("lda = 32");
+    q.lda = 0;
+    q.dtype = (enum tc_dtype)99;
+    ck_assert_int_eq(tc_predict_gemm_analytical(gpu("a100-sxm4-80gb"), &q, &pr), TC_ERR_INVALID);
+    q.dtype = TC_DTYPE_FP16;
+    q.layout = (enum tc_layout)7;
+    ck_assert_int_eq(tc_predict_gemm_analytical(gpu("a100-sxm4-80gb"), &q, &pr), TC_ERR_INVALID);
+    ck_assert_int_eq(tc_predict_gemm_analytical(NULL, &q, &pr), TC_ERR_INVALID);
+    ck_assert_int_eq(tc_predict_gemm_analytical(gpu("a100-sxm4-80gb"), NULL, &pr), TC_ERR_INVALID);
+    /* batch 0 is taken as 1 */
+    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 64, 64, 64, 0), TC_OK);
+}
+END_TEST
+
+/* A spec changed in place (same address) must not be served from the
+ * candidate cache. */
+START_TEST(cache_sees_changed_spec)
+{
+    struct tc_gpu g = *gpu("a100-sxm4-80gb");
+    struct tc_gemm_query q = {.m = 8192, .n = 8192, .k = 8192, .dtype = TC_DTYPE_FP16};
+    struct tc_gemm_prediction a, b;
+
+    ck_assert_int_eq(tc_predict_gemm_analytical(&g, &q, &a), TC_OK);
+    g.peak_tflops[TC_DTYPE_FP16] *= 2;
+    ck_assert_int_eq(tc_predict_gemm_analytical(&g, &q, &b), TC_OK);
+    ck_assert_msg(b.time_us < 0.8 * a.time_us, "%g vs %g", b.time_us, a.time_us);
+}
+END_TEST
+
+struct thread_job {
+    const struct tc_gpu *gpu;
+    double sum;
+    int errors;
+};
+
+static void *thread_main(void *arg)
+{
+    struct thread_job *job = arg;
+
+    for (int i = 1; i <= 2000; i++) {
+        struct tc_gemm_query q = {.m = i * 3, .n = 4096 + (i % 7), .k = 1024 + 64 * (i % 50),
+                                  .dtype = TC_DTYPE_FP16};
+        struct tc_gemm_prediction pr;
+
+        if (tc_predict_gemm_analytical(job->gpu, &q, &pr) != TC_OK)
+            job->errors++;
+        else
+            job->sum += pr.time_us;
+    }
+    return NULL;
+}
+
+START_TEST(thread_safe)
+{
+    struct thread_job single = {gpu("h100-sxm5-80gb"), 0, 0}, jobs[4];
+    pthread_t th[4];
+
+    thread_main(&single);
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (struct thread_job){gpu("h100-sxm5-80gb"), 0, 0};
+        ck_assert_int_eq(pthread_create(&th[t], NULL, thread_main, &jobs[t]), 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        ck_assert_int_eq(jobs[t].errors, 0);
+        ck_assert_double_eq_tol(jobs[t].sum, single.sum, 1e-6 * single.sum);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Accuracy regression on a fixed subset of the measured data               */
+/* ------------------------------------------------------------------------ */
+
+struct acc {
+    double ape_sum;
+    int n;
+    double *meas, *pred; /* TFLOP/s */
+    int cap;
+};
+
+static void acc_add(struct acc *a, double meas_us, double pred_us, double flops)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 256;
+        a->meas = realloc(a->meas, (size_t)a->cap * sizeof(double));
+        a->pred = realloc(a->pred, (size_t)a->cap * sizeof(double));
+        ck_assert(a->meas && a->pred);
+    }
+    a->ape_sum += fabs(pred_us - meas_us) / meas_us * 100.0;
+    a->meas[a->n] = flops / meas_us;
+    a->pred[a->n] = flops / pred_us;
+    a->n++;
+}
+
+static const double *cmp_vals; /* qsort has no context argument */
+
+static int cmp_idx(const void *x, const void *y)
+{
+    double a = cmp_vals[*(const int *)x], b = cmp_vals[*(const int *)y];
+
+    return a < b ? -1 : a > b;
+}
+
+static void rank_of(const double *v, int n, double *r)
+{
+    int *idx = malloc((size_t)n * sizeof(int));
+
+    ck_assert(idx);
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    cmp_vals = v;
+    qsort(idx, (size_t)n, sizeof(int), cmp_idx);
+    for (int i = 0; i < n;) {
+        int j = i;
+
+        while (j + 1 < n && v[idx[j + 1]] == v[idx[i]])
+            j++;
+        for (int t = i; t <= j; t++)
+            r[idx[t]] = 0.5 * (i + j) + 1;
+        i = j + 1;
+    }
+    free(idx);
+}
+
+static double spearman_of(const struct acc *a)
+{
+    double *rx = malloc((size_t)a->n * sizeof(double)), *ry = malloc((size_t)a->n * sizeof(double));
+    double mx = (a->n + 1) / 2.0, sxy = 0, sxx = 0, syy = 0;
+
+    ck_assert(rx && ry);
+    rank_of(a->meas, a->n, rx);
+    rank_of(a->pred, a->n, ry);
+    for (int i = 0; i < a->n; i++) {
+        sxy += (rx[i] - mx) * (ry[i] - mx);
+        sxx += (rx[i] - mx) * (rx[i] - mx);
+        syy += (ry[i] - mx) * (ry[i] - mx);
+    }
+    free(rx);
+    free(ry);
+    return sxy / sqrt(sxx * syy);
+}
+
+/* Every `stride`-th row of a measured file whose time is at least 20 us,
+ * for rows of gpu_id; host time per timing method as `tilecast eval`. */
+static struct acc accuracy_of(const char *file, const char *gpu_id, const char *sweep,
+                              int stride, double host_us)
+{
+    const char *dir = getenv("TILECAST_SHARED_DATA");
+    char path[4096];
+    FILE *f;
+    struct tc_csv *csv;
+    char **fields;
+    int nf, r, cg, cm, cn, ck, cb, cl, ct, cs;
+    long row = 0;
+    struct acc a = {0};
+
+    ck_assert_msg(dir && *dir, "TILECAST_SHARED_DATA is not set (run through meson test)");
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    csv = tc_csv_new(f, path);
+    ck_assert_int_eq(tc_csv_next(csv, &nf, &fields), 1);
+    cg = tc_csv_find(nf, fields, "gpu");
+    cm = tc_csv_find(nf, fields, "m");
+    cn = tc_csv_find(nf, fields, "n");
+    ck = tc_csv_find(nf, fields, "k");
+    cb = tc_csv_find(nf, fields, "batch");
+    cl = tc_csv_find(nf, fields, "layout");
+    ct = tc_csv_find(nf, fields, "time_us");
+    cs = tc_csv_find(nf, fields, "sweep");
+    ck_assert(cg >= 0 && cm >= 0 && cn >= 0 && ck >= 0 && cb >= 0 && cl >= 0 && ct >= 0);
+    while ((r = tc_csv_next(csv, &nf, &fields)) > 0) {
+        struct tc_gemm_query q = {.dtype = TC_DTYPE_FP16};
+        struct tc_gemm_prediction pr;
+        long long v;
+        double t;
+
+        if (strcmp(fields[cg], gpu_id) != 0 || (sweep && cs >= 0 && strcmp(fields[cs], sweep)))
+            continue;
+        if (row++ % stride)
+            continue;
+        ck_assert_int_eq(tc_parse_double(fields[ct], &t), TC_OK);
+        if (t < 20.0)
+            continue;
+        ck_assert_int_eq(tc_parse_i64(fields[cm], &v), TC_OK);
+        q.m = v;
+        ck_assert_int_eq(tc_parse_i64(fields[cn], &v), TC_OK);
+        q.n = v;
+        ck_assert_int_eq(tc_parse_i64(fields[ck], &v), TC_OK);
+        q.k = v;
+        ck_assert_int_eq(tc_parse_i64(fields[cb], &v), TC_OK);
+        q.batch = v;
+        ck_assert_int_eq(tc_layout_parse(fields[cl], &q.layout), TC_OK);
+        ck_assert_int_eq(tc_predict_gemm_analytical(gpu(gpu_id), &q, &pr), TC_OK);
+        acc_add(&a, t, pr.time_us + host_us, 2.0 * (double)q.m * q.n * q.k * q.batch);
+    }
+    ck_assert_int_eq(r, 0);
+    tc_csv_free(csv);
+    fclose(f);
+    return a;
+}
+
+static void check_accuracy(const char *file, const char *gpu_id, const char *sweep, int stride,
+                           double host_us, int min_rows, double max_mape, double min_rho)
+{
+    struct acc a = accuracy_of(file, gpu_id, sweep, stride, host_us);
+    double mape, rho;
+
+    ck_assert_int_ge(a.n, min_rows);
+    mape = a.ape_sum / a.n;
+    rho = spearman_of(&a);
+    fprintf(stderr, "accuracy %s %s%s%s: %d rows, MAPE %.2f%%, Spearman %.3f\n", file, gpu_id,
+            sweep ? " " : "", sweep ? sweep : "", a.n, mape, rho);
+    ck_assert_msg(mape <= max_mape, "%s %s: MAPE %.2f%% above %.2f%%", file, gpu_id, mape,
+                  max_mape);
+    ck_assert_msg(rho >= min_rho, "%s %s: Spearman %.3f below %.3f", file, gpu_id, rho, min_rho);
+    free(a.meas);
+    free(a.pred);
+}
+
+START_TEST(accuracy_vidur)
+{
+    /* Every 5th row (kernel time, profiler): thresholds a little looser
+     * than measured when they were set. */
+    check_accuracy("vidur_gemm.csv", "a100-sxm4-80gb", NULL, 5, 0.0, 1500, 8.5, 0.72);
+    check_accuracy("vidur_gemm.csv", "h100-sxm5-80gb", NULL, 5, 0.0, 1400, 10.5, 0.80);
+}
+END_TEST
+
+START_TEST(accuracy_cookbook_bsweep)
+{
+    /* wall-slowest: 25 us of host time per call (as tilecast eval). */
+    check_accuracy("cookbook_gemm.csv", "mi250x", "bsweep", 1, 25.0, 28, 8.0, 0.90);
+    check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", "bsweep", 1, 25.0, 28, 11.0, 0.25);
+}
+END_TEST
+
+Suite *gemm_suite(void);
+
+Suite *gemm_suite(void)
+{
+    Suite *s = suite_create("gemm");
+    TCase *tc;
+
+    tc = tcase_create("catalogue");
+    tcase_add_test(tc, catalogue_loads_every_family);
+    tcase_add_test(tc, catalogue_smem_formula);
+    tcase_add_test(tc, catalogue_errors_name_file_line_column);
+    tcase_add_test(tc, catalogue_duplicate_family_across_files);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("arithmetic");
+    tcase_add_checked_fixture(tc, specs_setup, specs_teardown);
+    tcase_add_test(tc, occupancy_hand_computed);
+    tcase_add_test(tc, occupancy_amd_vgpr_granules);
+    tcase_add_test(tc, tiles_and_waves_arithmetic);
+    tcase_add_test(tc, alignment_classes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("properties");
+    tcase_add_checked_fixture(tc, specs_setup, specs_teardown);
+    tcase_add_test(tc, time_grows_with_k);
+    tcase_add_test(tc, never_above_peak);
+    tcase_add_test(tc, tile_choice_follows_shape);
+    tcase_add_test(tc, newer_gpus_are_faster);
+    tcase_add_test(tc, a100_alignment_cliffs);
+    tcase_add_test(tc, mi250x_is_flat);
+    tcase_add_test(tc, hopper_unaligned_leaves_tma);
+    tcase_add_test(tc, bad_inputs);
+    tcase_add_test(tc, cache_sees_changed_spec);
+    tcase_add_test(tc, thread_safe);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("accuracy");
+    tcase_add_checked_fixture(tc, specs_setup, specs_teardown);
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, accuracy_vidur);
+    tcase_add_test(tc, accuracy_cookbook_bsweep);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(gemm_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
