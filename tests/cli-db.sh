@@ -1,0 +1,144 @@
+#!/bin/bash
+# tilecast db info/check/import/export/merge/migrate/compact/bench: output,
+# exit codes, and refused files left untouched.
+set -u
+: "${TILECAST_BIN:?TILECAST_BIN is not set}" "${TILECAST_SOURCE_ROOT:?TILECAST_SOURCE_ROOT is not set}"
+TC=$TILECAST_BIN
+DATA=$TILECAST_SOURCE_ROOT/tests/data/db
+unset TILECAST_SPECS_PATH
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+# run EXPECTED_RC CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
+run() {
+    local want=$1 rc
+    shift
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want; stderr: $(head -c 600 "$TMP/err")"
+}
+
+has() { # has FILE TEXT
+    grep -qF -- "$2" "$TMP/$1" || fail "$1 of the last command lacks '$2'"
+}
+
+# --- help and usage ----------------------------------------------------------
+run 0 "$TC" db --help
+for opt in --format --into --gpu --dtype --timing --source --licence --skip-untimed --output \
+    --json --rows --batch; do
+    has out "$opt"
+done
+for sub in info check import export merge bench; do
+    run 0 "$TC" db "$sub" --help
+    has out "Usage: tilecast db"
+done
+run 1 "$TC" db
+run 1 "$TC" db frobnicate
+run 1 "$TC" db import --format csv "$DATA/vidur-small.csv"
+has err "--into"
+run 1 "$TC" db import --format xml "$DATA/vidur-small.csv" --into "$TMP/x.db"
+run 1 "$TC" db import --format cookbook "$DATA/cookbook-a100-mm.log" --into "$TMP/x.db"
+has err "give --gpu"
+run 1 "$TC" db export "$TMP/x.db"
+[ -e "$TMP/x.db" ] && fail "a usage error created a database"
+
+# --- import, info, check -----------------------------------------------------
+run 0 "$TC" db import --format csv "$DATA/vidur-small.csv" "$DATA/neusight-small.csv" --into "$TMP/a.db"
+has out "imported 12 rows"
+has out "1 rows repeated a shape"
+run 0 "$TC" db import --format cookbook --gpu a100-sxm4-40gb "$DATA/cookbook-a100-mm.log" \
+    "$DATA/cookbook-a100-bmm.log" --into "$TMP/a.db"
+has out "imported 13 rows"
+run 0 "$TC" db import --format mamf --gpu h100-sxm5-80gb "$DATA/mamf-v2-summary.log" --into "$TMP/a.db"
+has out "imported 1 rows"
+run 0 "$TC" db info "$TMP/a.db"
+has out "schema v1"
+has out "a100-pcie-40gb"
+has out "profiler-median"
+has out "imported"
+run 0 "$TC" db info "$TMP/a.db" --json
+python3 - "$TMP/out" <<'EOF' || fail "db info --json is not the expected JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == 1
+assert {g["id"] for g in d["gpus"]} == {"a100-sxm4-80gb", "h100-sxm5-80gb", "a100-pcie-40gb", "a100-sxm4-40gb"}
+assert all(r["kind"] == "imported" for r in d["runs"])
+rows = sum(c["rows"] for c in d["counts"] if c["table"] == "gemm")
+assert rows == 26, rows
+assert any(r["licence"] == "MIT" and "vidur" in r["source"] for r in d["runs"])
+EOF
+run 0 "$TC" db check "$TMP/a.db"
+has out "ok"
+
+# a failed import names file:line:column and changes nothing
+cp "$TMP/a.db" "$TMP/before.db"
+run 2 "$TC" db import --format csv "$DATA/vidur-small.csv" "$DATA/bad-dtype.csv" --into "$TMP/a.db"
+has err "bad-dtype.csv:4:2: unknown dtype 'fp17'"
+has err "unchanged"
+cmp -s "$TMP/a.db" "$TMP/before.db" || fail "a failed import changed the database"
+run 2 "$TC" db import --format csv "$DATA/rocblas-small.csv" --into "$TMP/a.db"
+has err "efficiency_pct"
+run 0 "$TC" db import --format csv --skip-untimed "$DATA/rocblas-small.csv" --into "$TMP/a.db"
+has out "3 rows without a time skipped"
+run 2 "$TC" db import --format csv "$DATA/vidur-small.csv" --gpu no-such-gpu --into "$TMP/a.db"
+
+# --- export round trip --------------------------------------------------------
+run 0 "$TC" db export "$TMP/a.db" --format csv --output "$TMP/a.csv"
+has out "exported 26 rows"
+head -1 "$TMP/a.csv" | grep -q '^gpu,dtype,op,batch,m,n,k,layout,time_us,tflops,timing,source,' ||
+    fail "export header differs from the shared format"
+run 0 "$TC" db import --format csv "$TMP/a.csv" --into "$TMP/b.db"
+has out "imported 26 rows"
+run 0 "$TC" db export "$TMP/b.db" --format csv --output "$TMP/b.csv"
+cmp -s "$TMP/a.csv" "$TMP/b.csv" || fail "export -> import -> export differs"
+run 0 "$TC" db export "$TMP/a.db" --format json --gpu a100-pcie-40gb
+python3 -c 'import json,sys; d=json.load(sys.stdin); assert len(d["gemm"]) == 5 and d["gpus"][0]["id"] == "a100-pcie-40gb"' \
+    <"$TMP/out" || fail "json export"
+run 2 "$TC" db export "$TMP/a.db" --format csv --gpu nope
+
+# --- merge ---------------------------------------------------------------------
+run 0 "$TC" db merge "$TMP/m.db" "$TMP/a.db" "$TMP/b.db"
+has out "integrity check ok"
+has out "12 duplicates dropped" # csv-imported runs join; runs from other formats differ in provenance
+run 0 "$TC" db check "$TMP/m.db"
+run 1 "$TC" db merge "$TMP/m.db" "$TMP/m.db"
+has err "also input"
+run 1 "$TC" db merge "$TMP/m.db"
+
+# --- refused files ---------------------------------------------------------------
+head -c 5000 /dev/urandom >"$TMP/noise.db"
+: >"$TMP/empty.db"
+head -c 1000 "$TMP/a.db" >"$TMP/cut.db"
+for f in noise empty cut; do
+    sum=$(cksum <"$TMP/$f.db")
+    run 2 "$TC" db info "$TMP/$f.db"
+    has err "$f.db"
+    run 2 "$TC" db check "$TMP/$f.db"
+    run 2 "$TC" db import --format csv "$DATA/vidur-small.csv" --into "$TMP/$f.db"
+    run 2 "$TC" db merge "$TMP/out-$f.db" "$TMP/$f.db"
+    [ "$(cksum <"$TMP/$f.db")" = "$sum" ] || fail "$f.db was modified"
+    [ -e "$TMP/$f.db-wal" ] && fail "$f.db-wal created"
+    [ -e "$TMP/out-$f.db" ] && fail "merge of a refused file created its output"
+done
+run 2 "$TC" db info "$TMP/does-not-exist.db"
+
+# --- migrate, compact, bench -----------------------------------------------------
+run 0 "$TC" db compact "$TMP/b.db"
+has out "compacted"
+run 0 "$TC" db check "$TMP/b.db"
+run 0 "$TC" db migrate "$TMP/b.db"
+run 0 "$TC" db bench --rows 20000 --batch 5000
+has out "rows/s"
+run 1 "$TC" db bench --rows 0
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures failure(s)" >&2
+    exit 1
+fi
+echo "cli-db: all checks passed"
