@@ -423,6 +423,57 @@ static int predict_flash(const struct tc_gpu *gpu, const struct tc_attention_que
     return TC_OK;
 }
 
+/* Decode (a few queries over a long KV cache): FlashAttention's split-KV
+ * path packs the query heads of one kv head into one 16-row MMA tile and
+ * splits the keys over enough blocks to fill the GPU, then combines the
+ * partial results in a second small kernel. It is bound by reading the
+ * cache: K and V of every kv head once. */
+static int predict_flash_decode(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                int64_t seq_kv, struct tc_attention_prediction *out)
+{
+    double e = tc_dtype_bytes(q->dtype);
+    int64_t d = (q->head_dim + 31) / 32 * 32;
+    int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads;
+    int64_t group_rows = q->seq_q * (q->heads / kv_heads);
+    int64_t rows = (group_rows + 15) / 16 * 16;
+    int units = gpu->units > 0 ? gpu->units : 1;
+    int64_t base_blocks = q->batch * kv_heads;
+    int64_t splits = (2 * units + base_blocks - 1) / base_blocks;
+    int64_t max_splits = (seq_kv + 255) / 256;
+
+    if (splits > max_splits)
+        splits = max_splits;
+    if (splits < 1)
+        splits = 1;
+
+    double sm_tensor_flops_per_us =
+        gpu->peak_tflops[q->dtype] * 1e6 / units * flash_mma_eff(gpu);
+    double vector_tflops = gpu->peak_tflops[TC_DTYPE_FP32] > 0 ? gpu->peak_tflops[TC_DTYPE_FP32]
+                                                               : gpu->peak_tflops[q->dtype] / 16;
+    double us_per_elem = 4.0 * (double)d / sm_tensor_flops_per_us + 8.0 * 1e-6 / vector_tflops * units;
+    double elems = (double)base_blocks * (double)rows * (double)seq_kv;
+    int64_t blocks = base_blocks * splits;
+    double active = fmin((double)blocks, (double)units);
+    double compute_us = elems * us_per_elem / active;
+    double bytes = (double)q->batch * (double)kv_heads * (double)seq_kv * (double)d * e * 2 +
+                   (double)q->batch * (double)q->heads * (double)q->seq_q * (double)d * e * 2;
+    /* Too few blocks cannot keep the memory system busy either. */
+    double bw_share = fmin(1.0, (double)blocks / units);
+    double memory_us = bytes / (gpu->mem_bw_gbps * 1e3 * 0.85 * bw_share);
+
+    out->time_us = fmax(compute_us, memory_us) + TC_KERNEL_FLOOR_US +
+                   (splits > 1 ? TC_KERNEL_FLOOR_US : 0);
+    out->bound = compute_us >= memory_us ? TC_BOUND_COMPUTE : TC_BOUND_MEMORY;
+    out->block_m = (int)rows;
+    out->block_n = (int)((seq_kv + splits - 1) / splits);
+    out->blocks_per_sm = 1;
+    out->blocks = blocks;
+    out->waves = (double)blocks / units;
+    out->occupancy = 0;
+    out->source = TC_SOURCE_ANALYTICAL;
+    return TC_OK;
+}
+
 /* Hook for calibration from the database's attention table: once the
  * predictor exposes measured attention rows, an exact match returns the
  * measurement and nearby rows rescale the tile model. Until then every
@@ -465,7 +516,11 @@ int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
         out->flops = attention_fwd_flops(&full, seq_kv) * (q->backward ? 2.0 : 1.0);
         err = predict_unfused(p, gpu, memo, q, seq_kv, out);
     } else {
-        err = predict_flash(gpu, q, seq_kv, out);
+        int64_t group = q->kv_heads ? q->heads / q->kv_heads : 1;
+        if (!q->backward && q->seq_q * group <= 64 && seq_kv >= 4 * q->seq_q)
+            err = predict_flash_decode(gpu, q, seq_kv, out);
+        else
+            err = predict_flash(gpu, q, seq_kv, out);
         if (err == TC_OK && p)
             attention_calibrate(p, gpu, q, out);
     }

@@ -353,6 +353,7 @@ struct decomp {
     const struct tc_gpu *gpu;
     struct tc_gemm_memo *memo;
     const struct tc_model_config *c;
+    int64_t decode_ctx; /* > 0: one decode step over a KV cache this long */
     struct op_list list;
 };
 
@@ -469,15 +470,17 @@ static int allreduce_op(struct decomp *dc, const char *name, double bytes)
     return TC_OK;
 }
 
-static int attention_ops(struct decomp *dc, int64_t b, int64_t s)
+/* Attention of b sequences: sq queries over skv keys (sq = skv in
+ * training and prefill; sq = 1 over the cache in a decode step). */
+static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
 {
     const struct tc_model_config *c = dc->c;
     int64_t heads = c->heads / c->tp;
     int64_t kv_heads = c->kv_heads >= c->tp ? c->kv_heads / c->tp : 1;
     struct tc_attention_query q = {
         .impl = c->attention, .dtype = c->dtype, .batch = b, .heads = heads,
-        .kv_heads = kv_heads, .seq_q = s, .seq_kv = s, .head_dim = c->head_dim,
-        .causal = c->causal,
+        .kv_heads = kv_heads, .seq_q = sq, .seq_kv = skv, .head_dim = c->head_dim,
+        .causal = c->causal && sq > 1,
     };
     struct tc_attention_prediction pred;
     struct tc_op_prediction *op;
@@ -485,21 +488,21 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t s)
 
     if (c->attention == TC_ATTN_UNFUSED) {
         double e = tc_dtype_bytes(c->dtype);
-        double scores_bytes = (double)b * (double)heads * (double)s * (double)s * e;
-        int64_t bh = b * heads;
+        double scores_bytes = (double)b * (double)heads * (double)sq * (double)skv * e;
+        int64_t bh = b * heads, s = sq;
 
         if (kv_heads < heads) {
-            double kv_bytes = (double)b * (double)s * (double)c->head_dim * e *
+            double kv_bytes = (double)b * (double)skv * (double)c->head_dim * e *
                               (double)(heads + kv_heads) * 2;
             err = elementwise_op(dc, "kv_expand", true, kv_bytes);
             if (err < 0)
                 return err;
         }
-        err = gemm_op(dc, "scores", true, s, s, c->head_dim, bh, TC_LAYOUT_NT);
+        err = gemm_op(dc, "scores", true, sq, skv, c->head_dim, bh, TC_LAYOUT_NT);
         if (err == TC_OK)
             err = elementwise_op(dc, "softmax", true, 2 * scores_bytes);
         if (err == TC_OK)
-            err = gemm_op(dc, "values", true, s, c->head_dim, s, bh, TC_LAYOUT_NN);
+            err = gemm_op(dc, "values", true, sq, c->head_dim, skv, bh, TC_LAYOUT_NN);
         if (err == TC_OK && c->training) {
             err = gemm_op(dc, "scores.dgrad_q", true, s, c->head_dim, s, bh, TC_LAYOUT_NN);
             if (err == TC_OK)
@@ -517,7 +520,7 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t s)
     op = op_new(&dc->list, "attention", "attention", true);
     if (!op)
         return TC_ERR_NOMEM;
-    op->m = s, op->n = s, op->k = c->head_dim, op->batch = b * heads;
+    op->m = sq, op->n = skv, op->k = c->head_dim, op->batch = b * heads;
     op->time_us = pred.time_us;
     op->flops = pred.flops;
     op->source = pred.source;
@@ -532,7 +535,7 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t s)
         op = op_new(&dc->list, "attention.bwd", "attention", true);
         if (!op)
             return TC_ERR_NOMEM;
-        op->m = s, op->n = s, op->k = c->head_dim, op->batch = b * heads;
+        op->m = sq, op->n = skv, op->k = c->head_dim, op->batch = b * heads;
         op->time_us = pred.time_us;
         op->flops = pred.flops;
         op->source = pred.source;
@@ -547,7 +550,8 @@ static int decompose(struct decomp *dc)
 {
     const struct tc_model_config *c = dc->c;
     int64_t t = c->tp, h = c->hidden, d = c->head_dim;
-    int64_t tokens = c->micro_batch * c->seq;
+    /* A decode step runs one new token per sequence. */
+    int64_t tokens = dc->decode_ctx ? c->micro_batch : c->micro_batch * c->seq;
     double e = tc_dtype_bytes(c->dtype);
     double act_bytes = (double)tokens * (double)h * e;
     int64_t qkv_n = (c->heads + 2 * c->kv_heads) * d / t;
@@ -558,8 +562,14 @@ static int decompose(struct decomp *dc)
     err = elementwise_op(dc, c->rmsnorm ? "rmsnorm1" : "layernorm1", true, 2 * act_bytes);
     if (err == TC_OK)
         err = linear_ops(dc, "qkv", true, tokens, qkv_n, h);
+    if (err == TC_OK && dc->decode_ctx) {
+        /* append this token's K and V to the cache */
+        double kv_bytes = (double)c->micro_batch * 2.0 * (double)(c->kv_heads * d / t) * e;
+        err = memory_op(dc, "kv_cache_append", true, 2 * kv_bytes, 1);
+    }
     if (err == TC_OK)
-        err = attention_ops(dc, c->micro_batch, c->seq);
+        err = attention_ops(dc, c->micro_batch, dc->decode_ctx ? 1 : c->seq,
+                            dc->decode_ctx ? dc->decode_ctx + 1 : c->seq);
     if (err == TC_OK)
         err = linear_ops(dc, "proj", true, tokens, h, c->heads * d / t);
     if (err == TC_OK)
@@ -608,12 +618,12 @@ TC_API void tc_model_prediction_free(struct tc_model_prediction *mp)
     free(mp);
 }
 
-int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
+static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
                           struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
-                          struct tc_model_prediction **out)
+                          int64_t decode_ctx, struct tc_model_prediction **out)
 {
     struct tc_model_config c;
-    struct decomp dc = {.p = p, .gpu = gpu, .memo = memo, .c = &c};
+    struct decomp dc = {.p = p, .gpu = gpu, .memo = memo, .c = &c, .decode_ctx = decode_ctx};
     struct tc_model_prediction *mp = NULL;
     double layer_flops = 0, head_flops = 0;
     int err;
@@ -625,6 +635,8 @@ int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
     err = tc_model_config_resolve(&c);
     if (err < 0)
         return err;
+    if (decode_ctx)
+        c.training = false;
     if (gpu->peak_tflops[c.dtype] <= 0)
         return tc_error(TC_ERR_UNSUPPORTED, "%s does not support %s", gpu->id,
                         tc_dtype_name(c.dtype));
@@ -659,7 +671,8 @@ int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
     }
     /* Each of the t GPUs does 1/t of a layer but the whole logits GEMM. */
     mp->step_flops = (double)c.tp * (double)c.layers * layer_flops + head_flops;
-    mp->tokens_per_s = (double)(c.micro_batch * c.seq) / (mp->step_time_us * 1e-6);
+    mp->tokens_per_s = (double)(c.micro_batch * (decode_ctx ? 1 : c.seq)) /
+                       (mp->step_time_us * 1e-6);
     mp->model_tflops = mp->step_flops / (double)c.tp / mp->step_time_us / 1e6;
     mp->mfu = mp->model_tflops / gpu->peak_tflops[c.dtype];
     mp->params = tc_model_params(&c);
@@ -672,6 +685,23 @@ cleanup:
     free(dc.list.ops);
     tc_model_prediction_free(mp);
     return err;
+}
+
+int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
+                          struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
+                          struct tc_model_prediction **out)
+{
+    return predict_common(p, gpu, memo, cfg, 0, out);
+}
+
+TC_API int tc_predict_decode(struct tc_predictor *p, const struct tc_gpu *gpu,
+                             const struct tc_model_config *cfg, int64_t context,
+                             struct tc_model_prediction **out)
+{
+    if (context <= 0 || context > (1 << 24))
+        return tc_error(TC_ERR_RANGE, "decode: context %lld is outside [1, 16777216] tokens",
+                        (long long)context);
+    return predict_common(p, gpu, NULL, cfg, context, out);
 }
 
 TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,

@@ -91,6 +91,10 @@ done
 expect 0 "$bin" predict model --gpu h100-sxm5-80gb --config "$root/predictor/models/llama-3-8b.yaml" \
     --tp 2 --micro-batch 2 --seq 4096 --inference --json
 json_check "$tmp/out" 'd["tp"] == 2 and d["micro_batch"] == 2 and d["seq"] == 4096 and d["mode"] == "inference" and not any(o["name"].endswith("wgrad") for o in d["ops"])'
+expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --json
+json_check "$tmp/out" 'd["decode_context"] == 2048 and d["mode"] == "inference" and [o["m"] for o in d["ops"] if o["name"] == "qkv"] == [1] and abs(d["tokens_per_s"] * d["step_time_us"] / 1e6 - 1) < 1e-6'
+expect 1 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --train
+expect 1 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 0
 printf 'hidden: 4096\nheads: 32\nseq: 2048\nlayerz: 3\n' >"$tmp/bad.yaml"
 expect 2 "$bin" predict model --gpu $gpu --config "$tmp/bad.yaml"
 grep -q "bad.yaml:4:1" "$tmp/err" || fail "model config error names file:line:col"

@@ -356,6 +356,49 @@ START_TEST(test_decomposition)
 }
 END_TEST
 
+START_TEST(test_decode)
+{
+    struct tc_model_config c;
+    struct tc_model_prediction *mp = NULL;
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+    char path[4096];
+    const struct tc_op_prediction *op;
+
+    model_path("llama-2-7b.yaml", path, sizeof(path));
+    ck_assert_int_eq(tc_model_config_load(path, &c), TC_OK);
+    ck_assert_msg(tc_predict_decode(pred, a100, &c, 2048, &mp) == TC_OK, "%s", tc_last_error());
+    /* One token reads every weight once: 2 bytes x 6.74e9 parameters over
+     * 2039 GB/s is the floor of 6.6 ms; real decoders reach 7-13 ms. */
+    double floor_ms = 2 * tc_model_params(&c) / (a100->mem_bw_gbps * 1e9) * 1e3;
+    ck_assert_msg(mp->step_time_us / 1e3 > floor_ms && mp->step_time_us / 1e3 < 2 * floor_ms,
+                  "decode step %.2f ms, floor %.2f", mp->step_time_us / 1e3, floor_ms);
+    ck_assert_double_eq_tol(mp->tokens_per_s, 1 / (mp->step_time_us * 1e-6), 1e-9);
+    op = find_op(mp, "qkv");
+    ck_assert_int_eq(op->m, 1);
+    op = find_op(mp, "attention");
+    ck_assert_int_eq(op->m, 1);
+    ck_assert_int_eq(op->n, 2049);
+    find_op(mp, "kv_cache_append");
+    for (size_t i = 0; i < mp->n_ops; i++)
+        ck_assert(strstr(mp->ops[i].name, "grad") == NULL);
+    tc_model_prediction_free(mp);
+
+    /* Attention of a decode step is bound by reading the cache. */
+    struct tc_attention_query q = {
+        .impl = TC_ATTN_FLASH, .dtype = TC_DTYPE_BF16, .batch = 16, .heads = 32, .kv_heads = 8,
+        .seq_q = 1, .seq_kv = 8192, .head_dim = 128,
+    };
+    struct tc_attention_prediction ap;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ap), TC_OK);
+    double kv_us = 16.0 * 8 * 8192 * 128 * 2 * 2 / (a100->mem_bw_gbps * 1e3);
+    ck_assert_msg(ap.time_us > kv_us && ap.time_us < 1.6 * kv_us, "decode attention %.1f us, "
+                  "cache read %.1f us", ap.time_us, kv_us);
+    ck_assert_int_eq(ap.bound, TC_BOUND_MEMORY);
+
+    ck_assert_int_eq(tc_predict_decode(pred, a100, &c, 0, &mp), TC_ERR_RANGE);
+}
+END_TEST
+
 /* Paper: vocabulary 51200 ~255 TFLOP/s vs 51201 ~74 on A100. */
 START_TEST(test_paper_vocab)
 {
@@ -514,6 +557,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_flash_attention);
     tcase_add_test(tc, test_unfused_attention);
     tcase_add_test(tc, test_decomposition);
+    tcase_add_test(tc, test_decode);
     tcase_add_test(tc, test_paper_vocab);
     tcase_add_test(tc, test_paper_head_dim);
     tcase_add_test(tc, test_paper_swiglu);

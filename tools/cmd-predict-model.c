@@ -818,7 +818,8 @@ static void config_json(json_t *o, const struct tc_model_config *c)
 
 /* Prints a layer or model prediction. whole: model summary too. */
 static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_config *c,
-                            const struct tc_model_prediction *mp, bool whole, enum cli_format fmt)
+                            const struct tc_model_prediction *mp, bool whole, long long decode,
+                            enum cli_format fmt)
 {
     struct cli_table *t;
 
@@ -829,6 +830,8 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
         json_object_set_new(o, "gpu", json_string(gpu->id));
         config_json(o, c);
         json_object_set_new(o, "layer_time_us", json_real(mp->layer_time_us));
+        if (decode)
+            json_object_set_new(o, "decode_context", json_integer(decode));
         if (whole) {
             json_object_set_new(o, "layers", json_integer(c->layers));
             json_object_set_new(o, "vocab", json_integer(c->vocab));
@@ -853,6 +856,14 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
         cli_table_free(t);
         return CLI_EXIT_OK;
     }
+    if (decode)
+        printf("Predicted decode step (one new token per sequence, %lld tokens cached) on %s "
+               "(%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s b=%lld t=%lld, %s attention\n",
+               decode, gpu->name, gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden,
+               (long long)c->heads, (long long)c->kv_heads, (long long)c->head_dim,
+               (long long)c->ffn, c->swiglu ? " (swiglu)" : "", (long long)c->micro_batch,
+               (long long)c->tp, tc_attn_impl_name(c->attention));
+    else
     printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
            "t=%lld, %s attention\n",
            c->training ? "training (forward + backward)" : "inference (forward)", gpu->name,
@@ -867,7 +878,8 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
         printf("layers          %lld\n", (long long)c->layers);
         printf("head_time_us    %.1f (embedding, logits%s)\n", mp->head_time_us,
                c->training ? ", loss" : "");
-        printf("step_time_ms    %.2f\n", mp->step_time_us / 1e3);
+        printf("step_time_ms    %.2f%s\n", mp->step_time_us / 1e3,
+               decode ? " (per generated token)" : "");
         printf("tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
                (long long)c->tp, c->tp > 1 ? "s" : "");
         printf("model_tflops    %.1f per GPU\n", mp->model_tflops);
@@ -942,7 +954,7 @@ int cmd_predict_layer(int argc, char **argv)
     if (err < 0)
         code = cli_fail(cmd, err);
     else
-        code = print_prediction(gpu, &c, mp, false, fmt);
+        code = print_prediction(gpu, &c, mp, false, 0, fmt);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);
@@ -959,6 +971,7 @@ int cmd_predict_model(int argc, char **argv)
     const char *gpu_id = NULL, *db = NULL, *config = NULL, *v;
     bool analytical = false, bad = false;
     int train = -1, attention = -1;
+    long long decode = 0;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
@@ -1009,12 +1022,19 @@ int cmd_predict_model(int argc, char **argv)
             if (bad || !cli_parse_int(cmd, "--seq", v, 1, 1 << 24, &x))
                 return CLI_EXIT_USAGE;
             over.seq = x;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--decode", &v, &bad)) {
+            if (bad || !cli_parse_int(cmd, "--decode", v, 1, 1 << 24, &decode))
+                return CLI_EXIT_USAGE;
         } else {
             cli_error(cmd, "unknown argument '%s' (see --help)", arg);
             return CLI_EXIT_USAGE;
         }
         if (bad)
             return CLI_EXIT_USAGE;
+    }
+    if (decode && train == 1) {
+        cli_error(cmd, "--decode is inference; it cannot be combined with --train");
+        return CLI_EXIT_USAGE;
     }
     if (!config) {
         cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
@@ -1038,13 +1058,15 @@ int cmd_predict_model(int argc, char **argv)
     code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
     if (code)
         return code;
+    if (decode)
+        c.training = false;
     err = tc_model_config_resolve(&c);
     if (err == TC_OK)
-        err = tc_predict_model(p, gpu, &c, &mp);
+        err = decode ? tc_predict_decode(p, gpu, &c, decode, &mp) : tc_predict_model(p, gpu, &c, &mp);
     if (err < 0)
         code = cli_fail(cmd, err);
     else
-        code = print_prediction(gpu, &c, mp, true, fmt);
+        code = print_prediction(gpu, &c, mp, true, decode, fmt);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);

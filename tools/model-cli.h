@@ -47,7 +47,7 @@
     "  --min-time-us X  ignore layers measured below X us (default 20)\n"
 #define MCLI_PREDICT_MODEL_HELP                                                            \
     "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"     \
-    "                              [--seq S] [--train|--inference]\n"                      \
+    "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"   \
     "                              [--attention flash|unfused] [--analytical] [--db FILE]\n" \
     "                              [--json|--csv]\n"                                          \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"  \
@@ -57,7 +57,9 @@
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"               \
     "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"     \
     "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"    \
-    "  --inference and --attention override the file.\n"
+    "  --inference and --attention override the file. --decode CONTEXT predicts one\n"  \
+    "  decode step instead: each of the micro-batch sequences adds a token to a KV\n"     \
+    "  cache of CONTEXT tokens; the step time is the per-token latency.\n"
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
 extern const char cmd_predict_model_help[];

@@ -646,6 +646,14 @@ struct tc_model_prediction {
 TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                             const struct tc_model_config *cfg, struct tc_model_prediction **out);
 TC_API void tc_model_prediction_free(struct tc_model_prediction *mp);
+/* Predicts one decode step of inference: micro_batch sequences each add one
+ * token to a KV cache already holding `context` tokens (GEMMs with m = b,
+ * attention of one query over context + 1 keys, the cache append). The
+ * step time is the per-token latency; tokens_per_s = micro_batch / step.
+ * cfg->training and cfg->seq are ignored. Caller owns *out. */
+TC_API int tc_predict_decode(struct tc_predictor *p, const struct tc_gpu *gpu,
+                             const struct tc_model_config *cfg, int64_t context,
+                             struct tc_model_prediction **out);
 
 struct tc_advice_candidate {
     struct tc_model_config cfg;
