@@ -36,17 +36,19 @@ fail() {
 
 host=$(hostname -s)
 ncpu=$(nproc)
-mkdir -p "$tmp/munge" "$tmp/log" "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/work"
+mkdir -p "$tmp/munge" "$tmp/munge-run" "$tmp/log" "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/work"
 
 # munge: its own key and socket, as the munge user (it refuses root-owned keys)
 dd if=/dev/urandom of="$tmp/munge/munge.key" bs=1024 count=1 status=none
-chown -R munge:munge "$tmp/munge"
+chown -R munge:munge "$tmp/munge" "$tmp/munge-run"
 chmod 0700 "$tmp/munge"
 chmod 0400 "$tmp/munge/munge.key"
-sock="$tmp/munge/munge.socket"
+# the socket's directory must be searchable by every client
+chmod 0755 "$tmp/munge-run"
+sock="$tmp/munge-run/munge.socket"
 runuser -u munge -- munged --foreground --key-file="$tmp/munge/munge.key" --socket="$sock" \
-    --pid-file="$tmp/munge/munged.pid" --log-file="$tmp/munge/munged.log" \
-    --seed-file="$tmp/munge/munged.seed" --origin=127.0.0.1 &
+    --pid-file="$tmp/munge-run/munged.pid" --log-file="$tmp/munge/munged.log" \
+    --seed-file="$tmp/munge/munged.seed" --origin=127.0.0.1 > "$tmp/log/munged.out" 2>&1 &
 munged_pid=$!
 for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "munged did not start"
