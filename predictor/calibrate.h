@@ -143,9 +143,10 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
                       struct tc_gemm_prediction *pred);
 
 /* Parameters moved from a GPU of architecture `from` to one of `to`:
- * within a family the efficiency scales transfer as they are; across
- * families they shrink halfway (in log) towards 1. Host costs transfer
- * as they are (they belong to the software stack, not the chip). */
+ * within a family every scale transfers as fitted; across families the
+ * compute and bandwidth efficiencies keep a quarter of their log distance
+ * from 1, while the overhead scale, alignment penalties and host costs
+ * (library and software stack, not the chip) transfer as fitted. */
 void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
                               enum tc_arch to, struct tc_calib_params *out);
 

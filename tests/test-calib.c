@@ -277,6 +277,8 @@ static struct score evaluate(struct tc_predictor *p, const char *gpu_id, const s
 
         if (keep && keep(r) != keep_value)
             continue;
+        /* compare like with like: a wall-clock row with a wall-clock prediction */
+        ck_assert_int_eq(tc_predictor_set_timing(p, r->timing), TC_OK);
         ck_assert_msg(tc_predict_gemm(p, gpu, &q, &pr) == TC_OK, "%s", tc_last_error());
         ck_assert(pr.lo_us <= pr.time_us && pr.time_us <= pr.hi_us);
         s.n++;
@@ -400,15 +402,440 @@ START_TEST(holdout_vidur_h100)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------------ */
+/* The fit on synthetic rows with known parameters                           */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(fit_recovers_known_scales)
+{
+    enum { N = 600 };
+    struct tc_calib_sample *s = calloc(N, sizeof(*s));
+    struct tc_calib_params truth;
+    struct tc_calib *c;
+    const struct tc_calib_params *cp;
+    uint64_t state = 12345;
+
+    ck_assert_ptr_nonnull(s);
+    memset(&truth, 0, sizeof(truth));
+    truth.c_compute = 0.8;
+    truth.c_memory = 1.3;
+    truth.c_overhead = 1.5;
+    truth.align_factor[0] = 1;
+    truth.align_factor[1] = 1.2;
+    truth.align_factor[2] = truth.align_factor[3] = 1;
+    truth.host_us[TC_TIMING_WALL] = 18;
+    for (int i = 0; i < N; i++) {
+        double noise;
+
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        s[i].m = 64 + (int64_t)((state >> 33) % 8000);
+        s[i].n = 256 << (i % 6);
+        s[i].k = 512 << (i % 4);
+        s[i].batch = 1;
+        s[i].layout = TC_LAYOUT_NT;
+        s[i].align = i % 3 == 0 ? TC_ALIGN_16B : TC_ALIGN_128B;
+        s[i].timing = i % 4 == 0 ? TC_TIMING_WALL : TC_TIMING_KERNEL;
+        /* compute- and memory-bound rows both present */
+        /* 300 TFLOP/s and 1.5 TB/s (or a third of it for odd rows) */
+        s[i].compute_us = 2.0 * (double)s[i].m * (double)s[i].n * (double)s[i].k / 3e8;
+        s[i].memory_us = (i % 2 ? 3.0 : 1.0) * 2.0 *
+                         (double)(s[i].m * s[i].k + s[i].n * s[i].k + s[i].m * s[i].n) / 1.5e6;
+        s[i].overhead_us = 4;
+        noise = 1 + 0.01 * ((double)((state >> 11) % 2001) / 1000.0 - 1);
+        s[i].time_us = tc_calib_model_us(&truth, &s[i], s[i].timing) * noise;
+    }
+    c = tc_calib_build(s, N, NULL);
+    ck_assert_msg(c != NULL, "%s", tc_last_error());
+    cp = tc_calib_params(c);
+    ck_assert_double_eq_tol(cp->c_compute, 0.8, 0.8 * 0.03);
+    ck_assert_double_eq_tol(cp->c_memory, 1.3, 1.3 * 0.03);
+    ck_assert_double_eq_tol(cp->c_overhead, 1.5, 1.5 * 0.15);
+    ck_assert_double_eq_tol(cp->align_factor[TC_ALIGN_16B], 1.2, 1.2 * 0.03);
+    ck_assert_double_eq_tol(cp->host_us[TC_TIMING_WALL], 18, 2);
+    ck_assert_uint_eq(tc_calib_rows(c), N);
+    ck_assert_double_lt(cp->fit_p50_ape, 1.0);
+    /* an exact lookup answers only for the timing class it was measured in */
+    ck_assert_ptr_nonnull(tc_calib_find(c, s[0].layout, s[0].m, s[0].n, s[0].k, 1, s[0].timing));
+    ck_assert_ptr_null(tc_calib_find(c, s[0].layout, s[0].m, s[0].n, s[0].k, 1, TC_TIMING_EVENT));
+    tc_calib_free(c);
+    tc_calib_free(NULL);
+    /* bad rows are refused with the row named */
+    s[7].time_us = -1;
+    ck_assert_ptr_null(tc_calib_build(s, N, NULL));
+    ck_assert_msg(strstr(tc_last_error(), "row 7"), "%s", tc_last_error());
+    ck_assert_ptr_null(tc_calib_build(s, 0, NULL));
+    free(s);
+}
+END_TEST
+
+START_TEST(params_roundtrip_and_errors)
+{
+    struct tc_calib_params a, b;
+    char text[TC_CALIB_PARAMS_MAX];
+
+    memset(&a, 0, sizeof(a));
+    a.format = TC_CALIB_FORMAT;
+    snprintf(a.model_version, sizeof(a.model_version), "%s", tc_version());
+    a.c_compute = 0.93;
+    a.c_memory = 1.07;
+    a.c_overhead = 2.5;
+    a.align_factor[0] = 1;
+    a.align_factor[1] = 1.1;
+    a.align_factor[2] = 1.4;
+    a.align_factor[3] = 2.0;
+    a.host_us[TC_TIMING_WALL] = 21.5;
+    a.nb_length = 0.05;
+    a.nb_prior = 0.1;
+    a.nb_k = 16;
+    a.nb_scale_nk = 4;
+    a.nb_beta = 1;
+    a.interval_level = 0.8;
+    a.q_lo[2] = -0.03;
+    a.q_hi[2] = 0.04;
+    a.n_rows = 8288;
+    snprintf(a.runs, sizeof(a.runs), "1:0,2:2");
+    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
+    ck_assert_int_eq(text[0], '{');
+    ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_OK);
+    ck_assert_double_eq(b.c_compute, 0.93);
+    ck_assert_double_eq(b.align_factor[3], 2.0);
+    ck_assert_double_eq(b.host_us[TC_TIMING_WALL], 21.5);
+    ck_assert_double_eq(b.q_hi[2], 0.04);
+    ck_assert_int_eq(b.nb_k, 16);
+    ck_assert_int_eq(b.n_rows, 8288);
+    ck_assert_str_eq(b.runs, "1:0,2:2");
+    ck_assert_str_eq(b.model_version, tc_version());
+
+    ck_assert_int_eq(tc_calib_params_parse("not json", &b), TC_ERR_PARSE);
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 1}", &b), TC_ERR_PARSE);
+    ck_assert_msg(strstr(tc_last_error(), "model"), "%s", tc_last_error());
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 1, \"model\": \"0.1.0\"}", &b),
+                     TC_ERR_PARSE);
+    ck_assert_msg(strstr(tc_last_error(), "missing"), "%s", tc_last_error());
+    /* a later format parses (so the caller can say it recomputes) */
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": \"9.9\"}", &b), TC_OK);
+    ck_assert_int_eq(b.format, 99);
+    /* out-of-range values are refused */
+    a.c_memory = -1;
+    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
+    ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_RANGE);
+    ck_assert_int_eq(tc_calib_params_format(&a, text, 16), TC_ERR_RANGE);
+}
+END_TEST
+
+START_TEST(timing_classes)
+{
+    ck_assert_int_eq(tc_timing_classify(NULL), TC_TIMING_KERNEL);
+    ck_assert_int_eq(tc_timing_classify("profiler-median"), TC_TIMING_KERNEL);
+    ck_assert_int_eq(tc_timing_classify("event-median-l2flush"), TC_TIMING_KERNEL);
+    ck_assert_int_eq(tc_timing_classify("event-fastest5-mean"), TC_TIMING_EVENT);
+    ck_assert_int_eq(tc_timing_classify("wall-avg-incl-launch"), TC_TIMING_WALL);
+    ck_assert_int_eq(tc_timing_classify("wall-slowest"), TC_TIMING_WALL_MAX);
+    ck_assert_str_eq(tc_timing_class_name(TC_TIMING_WALL), "wall");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Sources, notes and stored calibrations on the measured data               */
+/* ------------------------------------------------------------------------ */
+
+static struct tc_gemm_query query_of(const struct mrow *r)
+{
+    struct tc_gemm_query q = {r->m, r->n, r->k, r->batch, r->dtype, r->layout, 0, 0, 0};
+
+    return q;
+}
+
+START_TEST(exact_measured_and_labels)
+{
+    struct mset set = load_rows("vidur_gemm.csv", "a100-sxm4-80gb");
+    const struct tc_gpu *a100 = tc_specs_find(specs, "a100-sxm4-80gb");
+    const struct tc_gpu *h100 = tc_specs_find(specs, "h100-sxm5-80gb");
+    struct tc_predictor *p = tc_predictor_new(specs);
+    struct tc_gemm_prediction pr, one[3], many[3];
+    struct tc_gemm_query q, qs[3];
+    const struct mrow *train = NULL, *test = NULL;
+    int errs[3];
+
+    ck_assert_ptr_nonnull(p);
+    make_db(tmp_path(0), &set, in_train, true);
+    for (size_t i = 0; i < set.n && (!train || !test); i++) {
+        if (set.rows[i].time_us < 50)
+            continue;
+        if (in_train(&set.rows[i]) && !train)
+            train = &set.rows[i];
+        if (!in_train(&set.rows[i]) && !test)
+            test = &set.rows[i];
+    }
+    ck_assert(train && test);
+    ck_assert_int_eq(tc_predictor_add_db(p, tmp_path(0)), TC_OK);
+
+    /* a measured shape returns its measurement */
+    q = query_of(train);
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_MEASURED);
+    ck_assert_double_eq(pr.time_us, train->time_us);
+    ck_assert(pr.lo_us < pr.time_us && pr.hi_us > pr.time_us);
+    ck_assert_str_eq(tc_source_name(pr.source), "measured");
+
+    /* a shape not in the database is calibrated, with its neighbours */
+    q = query_of(test);
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_CALIBRATED);
+    ck_assert_int_gt(pr.neighbours, 0);
+    ck_assert_double_gt(pr.neighbour_dist, 0);
+    ck_assert_double_eq_tol(pr.interval_level, 0.8, 1e-9);
+    ck_assert(pr.lo_us < pr.time_us && pr.time_us < pr.hi_us);
+    ck_assert_double_lt(fabs(pr.time_us / test->time_us - 1), 0.25);
+    ck_assert_str_eq(tc_predictor_note(p), "");
+
+    /* a dtype of the same class on the same GPU transfers, labelled */
+    q.dtype = TC_DTYPE_BF16;
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_str_eq(pr.calib_gpu, "a100-sxm4-80gb");
+
+    /* another GPU: transferred from the A100 rows, and said so */
+    q = query_of(test);
+    ck_assert_int_eq(tc_predict_gemm(p, h100, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_str_eq(pr.calib_gpu, "a100-sxm4-80gb");
+    ck_assert_msg(strstr(tc_predictor_note(p), "transferred from a100-sxm4-80gb"), "%s",
+                  tc_predictor_note(p));
+
+    /* ... unless transfer is not allowed: analytical, and the note says why */
+    tc_predictor_allow_transfer(p, false);
+    ck_assert_int_eq(tc_predict_gemm(p, h100, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_ANALYTICAL);
+    ck_assert_str_eq(pr.calib_gpu, "");
+    ck_assert_msg(strstr(tc_predictor_note(p), "a100-sxm4-80gb") &&
+                      strstr(tc_predictor_note(p), "not h100-sxm5-80gb") &&
+                      strstr(tc_predictor_note(p), "transfer not allowed"),
+                  "%s", tc_predictor_note(p));
+    ck_assert(pr.lo_us < pr.time_us && pr.time_us < pr.hi_us);
+
+    /* --analytical ignores every database */
+    tc_predictor_set_analytical(p, true);
+    q = query_of(train);
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_ANALYTICAL);
+    ck_assert_double_ne(pr.time_us, train->time_us);
+    tc_predictor_set_analytical(p, false);
+
+    /* batch mode gives the single predictions */
+    qs[0] = query_of(train);
+    qs[1] = query_of(test);
+    qs[2] = query_of(test);
+    qs[2].m = 0; /* a bad row fails alone */
+    ck_assert_int_eq(tc_predict_gemm_batch(p, a100, 3, qs, many, errs), 1);
+    ck_assert_int_eq(errs[0], TC_OK);
+    ck_assert_int_lt(errs[2], 0);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(tc_predict_gemm(p, a100, &qs[i], &one[i]), TC_OK);
+        ck_assert_double_eq(one[i].time_us, many[i].time_us);
+        ck_assert_int_eq(one[i].source, many[i].source);
+    }
+    tc_predictor_free(p);
+    tc_predictor_free(NULL);
+    free(set.rows);
+}
+END_TEST
+
+START_TEST(empty_and_bad_databases)
+{
+    struct mset none = {NULL, 0};
+    const struct tc_gpu *a100 = tc_specs_find(specs, "a100-sxm4-80gb");
+    struct tc_gemm_query q = {4096, 4096, 4096, 1, TC_DTYPE_FP16, TC_LAYOUT_NT, 0, 0, 0};
+    struct tc_gemm_prediction pr;
+    struct tc_predictor *p = tc_predictor_new(specs);
+    FILE *f;
+
+    make_db(tmp_path(1), &none, NULL, true);
+    ck_assert_int_eq(tc_predictor_add_db(p, tmp_path(1)), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_ANALYTICAL);
+    ck_assert_msg(strstr(tc_predictor_note(p), "no measured rows"), "%s", tc_predictor_note(p));
+    ck_assert(pr.lo_us < pr.time_us && pr.time_us < pr.hi_us);
+
+    /* missing files and files that are not databases are refused */
+    ck_assert_int_lt(tc_predictor_add_db(p, "no-such-file.db"), 0);
+    ck_assert_msg(strstr(tc_last_error(), "no-such-file.db"), "%s", tc_last_error());
+    f = fopen(tmp_path(2), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("gpu,dtype\nnot,a database\n", f);
+    fclose(f);
+    ck_assert_int_lt(tc_predictor_add_db(p, tmp_path(2)), 0);
+    ck_assert_int_lt(tc_predictor_add_db(p, NULL), 0);
+    ck_assert_int_lt(tc_predictor_add_db(NULL, tmp_path(1)), 0);
+    ck_assert_int_lt(tc_predict_gemm(p, NULL, &q, &pr), 0);
+    ck_assert_ptr_null(tc_predictor_new(NULL));
+    tc_predictor_free(p);
+}
+END_TEST
+
+static double predict_one(const char *db, const struct tc_gpu *gpu, const struct mrow *r,
+                          char *note, size_t len)
+{
+    struct tc_predictor *p = tc_predictor_new(specs);
+    struct tc_gemm_query q = query_of(r);
+    struct tc_gemm_prediction pr;
+
+    ck_assert_int_eq(tc_predictor_add_db(p, db), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, gpu, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_CALIBRATED);
+    snprintf(note, len, "%s", tc_predictor_note(p));
+    tc_predictor_free(p);
+    return pr.time_us;
+}
+
+START_TEST(stored_calibration_reuse_and_versions)
+{
+    struct mset set = load_rows("vidur_gemm.csv", "h100-sxm5-80gb");
+    const struct tc_gpu *h100 = tc_specs_find(specs, "h100-sxm5-80gb");
+    const struct mrow *test = NULL;
+    struct tc_calibration_row row;
+    struct tc_calib_params cp;
+    struct tc_calib *c = NULL;
+    struct tc_db *db;
+    char note[512];
+    double fresh, reused, old;
+
+    make_db(tmp_path(0), &set, in_train, true);
+    for (size_t i = 0; i < set.n && !test; i++)
+        if (!in_train(&set.rows[i]) && set.rows[i].time_us > 100)
+            test = &set.rows[i];
+    ck_assert_ptr_nonnull(test);
+    fresh = predict_one(tmp_path(0), h100, test, note, sizeof(note));
+
+    /* fit once and store: the same prediction, now without refitting */
+    db = tc_db_open(tmp_path(0), TC_DB_READWRITE);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_calib_from_db(specs, db, "h100-sxm5-80gb", TC_DTYPE_FP16, false, &c,
+                                      NULL, 0), TC_OK);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(tc_calib_to_row(c, "h100-sxm5-80gb", TC_DTYPE_FP16, &row), TC_OK);
+    ck_assert_int_eq(row.model_version, TC_CALIB_MODEL_VERSION);
+    ck_assert_int_eq(row.n_rows, (int64_t)tc_calib_rows(c));
+    ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
+    tc_calib_free(c);
+    reused = predict_one(tmp_path(0), h100, test, note, sizeof(note));
+    ck_assert_double_eq_tol(reused, fresh, fresh * 1e-9);
+
+    /* proof that the stored parameters are used as they are, not refitted:
+     * doctor the stored interval and see it in the prediction */
+    ck_assert_int_eq(tc_calib_params_parse(row.params_json, &cp), TC_OK);
+    cp.q_hi[2] = 0.5;
+    ck_assert_int_eq(tc_calib_params_format(&cp, row.params_json, sizeof(row.params_json)),
+                     TC_OK);
+    ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
+    tc_db_close(db);
+    {
+        struct tc_predictor *p = tc_predictor_new(specs);
+        struct tc_gemm_query q = query_of(test);
+        struct tc_gemm_prediction pr;
+
+        ck_assert_int_eq(tc_predictor_add_db(p, tmp_path(0)), TC_OK);
+        ck_assert_int_eq(tc_predict_gemm(p, h100, &q, &pr), TC_OK);
+        ck_assert_double_eq_tol(pr.time_us, fresh, fresh * 1e-9);
+        ck_assert_double_eq_tol(pr.hi_us, pr.time_us * exp(0.5), pr.time_us * 1e-9);
+        tc_predictor_free(p);
+    }
+
+    /* a calibration of another model version is never used: recomputed in
+     * memory, and the note says so */
+    make_db(tmp_path(0), &set, in_train, true);
+    row.model_version = TC_CALIB_MODEL_VERSION + 1;
+    db = tc_db_open(tmp_path(0), TC_DB_READWRITE);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
+    tc_db_close(db);
+    old = predict_one(tmp_path(0), h100, test, note, sizeof(note));
+    ck_assert_double_eq_tol(old, fresh, fresh * 1e-9);
+    ck_assert_msg(strstr(note, "model version") && strstr(note, "recomputed"), "%s", note);
+    free(set.rows);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Transfer across GPUs: better than the analytical model alone              */
+/* ------------------------------------------------------------------------ */
+
+static bool all_rows(const struct mrow *r)
+{
+    (void)r;
+    return true;
+}
+
+static void transfer_pair(const char *file_from, const char *from, const char *file_to,
+                          const char *to, double *mape_transfer, double *mape_analytical)
+{
+    struct mset src = load_rows(file_from, from), dst = load_rows(file_to, to);
+    struct tc_predictor *p = tc_predictor_new(specs);
+    struct score t, a;
+    char what[160];
+
+    make_db(tmp_path(3), &src, NULL, true);
+    ck_assert_int_eq(tc_predictor_add_db(p, tmp_path(3)), TC_OK);
+    t = evaluate(p, to, &dst, all_rows, true);
+    ck_assert_uint_eq(t.by_source[TC_SOURCE_TRANSFERRED], t.n);
+    tc_predictor_set_analytical(p, true);
+    a = evaluate(p, to, &dst, all_rows, true);
+    snprintf(what, sizeof(what), "transferred %s -> %s", from, to);
+    print_score(what, &t);
+    snprintf(what, sizeof(what), "analytical  %s", to);
+    print_score(what, &a);
+    *mape_transfer = t.mape_big;
+    *mape_analytical = a.mape_big;
+    tc_predictor_free(p);
+    free(src.rows);
+    free(dst.rows);
+}
+
+START_TEST(transfer_a100_h100)
+{
+    double t, a;
+
+    transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "vidur_gemm.csv", "h100-sxm5-80gb", &t, &a);
+    ck_assert_double_lt(t, a);
+    transfer_pair("vidur_gemm.csv", "h100-sxm5-80gb", "vidur_gemm.csv", "a100-sxm4-80gb", &t, &a);
+    ck_assert_double_lt(t, a);
+}
+END_TEST
+
+START_TEST(transfer_cookbook)
+{
+    double t, a;
+
+    transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "cookbook_gemm.csv", "v100-sxm2-32gb",
+                  &t, &a);
+    ck_assert_double_lt(t, a);
+    transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "cookbook_gemm.csv", "a100-sxm4-40gb", &t,
+                  &a);
+    ck_assert_double_lt(t, a);
+}
+END_TEST
+
 static Suite *calib_suite(void)
 {
     Suite *s = suite_create("calib");
+    TCase *fit = tcase_create("fit");
     TCase *tc = tcase_create("measured");
+
+    tcase_add_test(fit, fit_recovers_known_scales);
+    tcase_add_test(fit, params_roundtrip_and_errors);
+    tcase_add_test(fit, timing_classes);
+    suite_add_tcase(s, fit);
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, holdout_vidur_a100);
     tcase_add_test(tc, holdout_vidur_h100);
+    tcase_add_test(tc, exact_measured_and_labels);
+    tcase_add_test(tc, empty_and_bad_databases);
+    tcase_add_test(tc, stored_calibration_reuse_and_versions);
+    tcase_add_test(tc, transfer_a100_h100);
+    tcase_add_test(tc, transfer_cookbook);
     suite_add_tcase(s, tc);
     return s;
 }
