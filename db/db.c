@@ -20,9 +20,13 @@
 
 #include "db-internal.h"
 
-/* Files larger than this skip quick_check on open (tc_db_integrity_check
- * still checks everything); smaller ones are checked in a few ms. */
+/* quick_check reads every page. Before a file is opened for writing it
+ * runs up to 256 MiB. A read-only opening cannot damage the file and SQLite
+ * reports corrupt pages as they are read (TC_ERR_SCHEMA), so there it runs
+ * only on small files: opening a prebuilt database stays within a few ms.
+ * tc_db_integrity_check (tilecast db check) always checks everything. */
 #define QUICK_CHECK_MAX_BYTES (256LL << 20)
+#define QUICK_CHECK_MAX_BYTES_READONLY (1LL << 20)
 
 /* ------------------------------------------------------------------------ */
 /* Schema and migrations                                                     */
@@ -774,7 +778,7 @@ char *db_file_uri(const char *path, const char *query)
 
 /* Opens path read-only and immutable (no locks, no -wal/-shm created),
  * runs quick_check and checks the schema. */
-static int validate(const char *path, const struct stat *sb, int version)
+static int validate(const char *path, const struct stat *sb, int version, bool readonly)
 {
     sqlite3 *sql = NULL;
     sqlite3_stmt *st = NULL;
@@ -790,7 +794,7 @@ static int validate(const char *path, const struct stat *sb, int version)
                        sql ? sqlite3_errmsg(sql) : sqlite3_errstr(rc));
         goto out;
     }
-    if (sb->st_size <= QUICK_CHECK_MAX_BYTES) {
+    if (sb->st_size <= (readonly ? QUICK_CHECK_MAX_BYTES_READONLY : QUICK_CHECK_MAX_BYTES)) {
         rc = sqlite3_prepare_v2(sql, "PRAGMA quick_check(1)", -1, &st, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);
@@ -981,7 +985,7 @@ TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode)
     } else {
         err = check_header(path, &sb, &version);
         if (err == TC_OK)
-            err = validate(path, &sb, version);
+            err = validate(path, &sb, version, mode == TC_DB_READONLY);
         if (err < 0)
             return NULL;
         if (mode == TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION) {

@@ -202,7 +202,11 @@ static void info_text(const char *path, const struct tc_db_info *info)
     for (size_t i = 0; i < info->n_counts; i++) {
         const struct tc_db_info_count *c = &info->counts[i];
 
-        cli_table_add(t, c->gpu_id, c->table, c->kind, c->dtype, c->status, "");
+        cli_table_addf(t, 0, "%s", c->gpu_id);
+        cli_table_addf(t, 1, "%s", c->table);
+        cli_table_addf(t, 2, "%s", c->kind);
+        cli_table_addf(t, 3, "%s", c->dtype);
+        cli_table_addf(t, 4, "%s", c->status);
         cli_table_addf(t, 5, "%lld", (long long)c->rows);
         cli_table_end_row(t);
     }
