@@ -286,7 +286,9 @@ static void fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
      * alignment penalty needs both its class and the reference class. */
     w.active[P_LOG_CC] = compute_rows >= 3;
     w.active[P_LOG_CM] = memory_rows >= 3;
-    w.active[P_LOG_CO] = overhead_rows >= 3;
+    /* With host-timed rows only, the launch cost cannot be told apart from
+     * the host cost a timing method adds: the host term takes both. */
+    w.active[P_LOG_CO] = overhead_rows >= 3 && timing_rows[TC_TIMING_KERNEL] >= 3;
     for (int j = 1; j < TC_CALIB_ALIGN_CLASSES; j++)
         w.active[P_LOG_A1 + j - 1] = align_rows[j] >= 5 && align_rows[0] >= 5;
     for (int t = 1; t < TC_TIMING_COUNT; t++)
