@@ -514,7 +514,7 @@ static int db_bench(int argc, char **argv)
     const char *tmpdir = getenv("TMPDIR");
     char pathbuf[4096];
     struct tc_db *db;
-    int64_t run_id;
+    int64_t run_id = 0;
     double t0, t1;
     int fd, err = TC_OK;
 
