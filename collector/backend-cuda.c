@@ -283,6 +283,7 @@ static void build_softmax(struct tc_backend *b)
     nvrtcProgram prog;
     char opt[96];
     const char *opts[2];
+    int nopts = 2;
     size_t size = 0;
     char *image = NULL;
 
@@ -293,6 +294,8 @@ static void build_softmax(struct tc_backend *b)
     snprintf(opt, sizeof(opt), "--gpu-architecture=sm_%d%d", b->arch_major, b->arch_minor);
 #endif
     opts[0] = opt;
+    /* NVRTC: functions without __device__ are device code (none here, but
+     * keeps helpers simple); hipRTC has no such option */
     opts[1] = "-default-device";
     if (driver_load(&b->drv, b->softmax_error, sizeof(b->softmax_error)) < 0)
         return;
@@ -301,7 +304,10 @@ static void build_softmax(struct tc_backend *b)
         snprintf(b->softmax_error, sizeof(b->softmax_error), "runtime compiler unavailable");
         return;
     }
-    if (nvrtcCompileProgram(prog, 2, opts) != NVRTC_SUCCESS) {
+#if defined(TC_GPU_HIP)
+    nopts = 1;
+#endif
+    if (nvrtcCompileProgram(prog, nopts, opts) != NVRTC_SUCCESS) {
         size_t log_size = 0;
 
         nvrtcGetProgramLogSize(prog, &log_size);
