@@ -108,6 +108,8 @@ static void fmt_duration(double s, char *buf, size_t len)
 
     if (t < 0)
         snprintf(buf, len, "?");
+    else if (s < 60)
+        snprintf(buf, len, "%.3g s", s);
     else if (t >= 3600)
         snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
     else
@@ -237,16 +239,22 @@ static int dry_run(const struct tc_sweep *sw, const struct tc_collect_opts *o,
            kinds[TC_SHAPE_BMM], kinds[TC_SHAPE_ATTENTION]);
     printf("work: %.3g TFLOP per repetition of every shape\n", flops / 1e12);
     if (costs) {
-        /* each shape runs warm-up plus at least min_reps repetitions; the
-         * harness stops at min_reps when timings are stable */
+        /* each shape runs warm-up plus at least min_reps repetitions (the
+         * harness stops there when timings are stable); each repetition
+         * also writes the flush buffer (2x L2, at least 32 MiB) at the
+         * memory bandwidth and pays ~10 us of launch and event overhead;
+         * each shape ~2 ms of allocation and algorithm selection */
         double reps = o->harness.warmup_reps + o->harness.min_reps;
+        double flush_bytes = fmax(2.0 * (double)o->gpu->l2_bytes, 32.0 * 1048576.0);
+        double flush_us = o->gpu->mem_bw_gbps > 0 ? flush_bytes / (o->gpu->mem_bw_gbps * 1e3) : 0;
+        double total_us = predicted_us * reps + (double)idx_n * (reps * (flush_us + 10.0) + 2000.0);
         char t1[32], t2[32];
 
         fmt_duration(predicted_us * 1e-6, t1, sizeof(t1));
-        fmt_duration(predicted_us * 1e-6 * reps, t2, sizeof(t2));
-        printf("predicted (model, not measured) on %s: %s of kernel time per repetition of "
-               "every shape; ~%s at %.0f repetitions per shape, plus cache flushes and "
-               "set-up\n",
+        fmt_duration(total_us * 1e-6, t2, sizeof(t2));
+        printf("predicted (model, not measured) on %s: %s of kernel time for one repetition "
+               "of every shape; about %s in all at %.0f repetitions per shape with flushes and "
+               "set-up (noisy shapes repeat more, up to --max-time-per-shape-ms)\n",
                o->gpu->id, t1, t2, reps);
     } else if (why && *why) {
         printf("no time estimate: %s\n", why);
