@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model-cli.h"
 
 #define TC_ARRAY_SIZE_CLI(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -78,6 +79,17 @@ static void man_text(FILE *out, const char *text)
     }
 }
 
+/* Targets that print a --help of their own (tilecast predict attention
+ * --help): the man page and the completion carry their texts too. */
+static const struct {
+    const char *command;
+    const char *help;
+} sub_helps[] = {
+    {"predict", cmd_predict_attention_help},
+    {"predict", cmd_predict_layer_help},
+    {"predict", cmd_predict_model_help},
+};
+
 /* The man page is made from the same texts as --help, so they cannot drift. */
 static void print_man(FILE *out)
 {
@@ -92,6 +104,12 @@ static void print_man(FILE *out)
     for (size_t i = 0; i < TC_ARRAY_SIZE_CLI(commands); i++) {
         fprintf(out, ".SH \"TILECAST %s\"\n.nf\n", commands[i].name);
         man_text(out, commands[i].help);
+        for (size_t j = 0; j < TC_ARRAY_SIZE_CLI(sub_helps); j++) {
+            if (strcmp(sub_helps[j].command, commands[i].name) == 0) {
+                fputc('\n', out);
+                man_text(out, sub_helps[j].help);
+            }
+        }
         fputs(".fi\n", out);
     }
     fputs(".SH \"EXIT STATUS\"\n.nf\n", out);
@@ -100,6 +118,21 @@ static void print_man(FILE *out)
           "spec files, colon-separated.\n.TP\n.B TILECAST_DATA_DIR\nOverrides where the "
           "shipped gpu_specs/ and db/prebuilt/ are read from.\n",
           out);
+}
+
+/* The long options a help text mentions, as " --opt" words. */
+static void print_options(FILE *out, const char *p)
+{
+    while ((p = strstr(p, "--"))) {
+        size_t n = 2;
+
+        while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z') ||
+                        (p[n] >= '0' && p[n] <= '9')))
+            n++;
+        if (n > 2 && strncmp(p, "--help", n) != 0)
+            fprintf(out, " %.*s", (int)n, p);
+        p += n;
+    }
 }
 
 /* Bash completion: subcommands, then the long options found in each help text. */
@@ -115,26 +148,18 @@ static void print_completion(FILE *out)
           "    case $cmd in\n",
           out);
     for (size_t i = 0; i < TC_ARRAY_SIZE_CLI(commands); i++) {
-        const char *p = commands[i].help;
-
         fprintf(out, "    %s) opts=\"--help", commands[i].name);
-        while ((p = strstr(p, "--"))) {
-            size_t n = 2;
-
-            while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z') ||
-                            (p[n] >= '0' && p[n] <= '9')))
-                n++;
-            if (n > 2 && strncmp(p, "--help", n) != 0)
-                fprintf(out, " %.*s", (int)n, p);
-            p += n;
-        }
+        print_options(out, commands[i].help);
+        for (size_t j = 0; j < TC_ARRAY_SIZE_CLI(sub_helps); j++)
+            if (strcmp(sub_helps[j].command, commands[i].name) == 0)
+                print_options(out, sub_helps[j].help);
         fputs("\" ;;\n", out);
     }
     fputs("    *) opts=\"--help --version --specs-dir", out);
     for (size_t i = 0; i < TC_ARRAY_SIZE_CLI(commands); i++)
         fprintf(out, " %s", commands[i].name);
     fputs("\" ;;\n    esac\n"
-          "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+          "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\" | sort -u))\n"
           "    [[ $cur != -* && -n $cmd ]] && COMPREPLY+=($(compgen -f -- \"$cur\"))\n"
           "}\ncomplete -F _tilecast tilecast\n",
           out);

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# The command's conventions, for every subcommand: documented exit codes
+# (0 ok, 1 usage, 2 input, 3 runtime), an error message on stderr naming what
+# was wrong, --json and --csv on commands that print tables with units in
+# numeric column names, and a man page and bash completion that carry every
+# option of every --help text.
+set -uo pipefail
+: "${TILECAST_BIN:?TILECAST_BIN must name the built tilecast}"
+src=${TILECAST_SOURCE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+tc=$TILECAST_BIN
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# expect CODE NEEDLE ARGS...: exit status CODE, and for failures a
+# "tilecast ...: error:" line on stderr containing NEEDLE ('' = any text).
+expect() {
+    local want=$1 needle=$2 rc
+    shift 2
+    checks=$((checks + 1))
+    "$tc" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        fail "tilecast $* exited $rc, expected $want; stderr: $(head -c 300 "$tmp/err")"
+        return
+    fi
+    if [ "$want" -ne 0 ]; then
+        if [ "$want" -ne 1 ] || [ -n "$needle" ]; then
+            grep -q "error" "$tmp/err" || fail "tilecast $*: no error message on stderr"
+        fi
+        if [ -n "$needle" ] && ! grep -qF -- "$needle" "$tmp/err"; then
+            fail "tilecast $*: stderr does not mention '$needle': $(head -c 300 "$tmp/err")"
+        fi
+    fi
+}
+
+H=h100-sxm5-80gb
+MODEL=$src/predictor/models/llama-2-7b.yaml
+printf 'this is not a database\n' >"$tmp/junk.db"
+printf 'id: [unclosed\n' >"$tmp/bad.yaml"
+printf 'hidden: 4096\nheads: 32\nlayers: 2\nseq: 128\nmicro_batch: 1\nhiden: 3\n' >"$tmp/typo.yaml"
+printf 'gpu,dtype,m,n,k\n%s,fp16,64,x,64\n' "$H" >"$tmp/bad-shape.csv"
+printf 'gpu,dtype,op,batch,m,n,k,layout,time_us,tflops,timing,source\n%s,fp16,mm,1,64,64,64,NN,oops,,profiler-median,test\n' \
+    "$H" >"$tmp/bad-time.csv"
+printf 'name: s\ngemm:\n  - dtypes: [fp16]\n    m: [abc]\n' >"$tmp/bad-sweep.yaml"
+
+# --- exit 0: help, version, man page, completion ---------------------------
+expect 0 '' --version
+grep -qx "tilecast [0-9]*\.[0-9]*\.[0-9]*" "$tmp/out" || fail "--version prints '$(cat "$tmp/out")'"
+expect 0 '' --help
+grep -q "Exit status" "$tmp/out" || fail "--help does not document the exit status"
+for code in 0 1 2 3; do
+    grep -q "^  $code  " "$tmp/out" || fail "--help does not document exit code $code"
+done
+commands="specs db predict eval collect advise plot bench"
+for c in $commands; do
+    expect 0 '' "$c" --help
+    [ -s "$tmp/out" ] || fail "tilecast $c --help printed nothing"
+    expect 0 '' help "$c"
+done
+for c in "predict gemm" "predict attention" "predict layer" "predict model" "specs list" \
+         "specs show" "specs check" "db info" "db check" "db import" "db export" "db merge"; do
+    # shellcheck disable=SC2086
+    expect 0 '' $c --help
+    [ -s "$tmp/out" ] || fail "tilecast $c --help printed nothing"
+done
+
+expect 0 '' help --man
+cp "$tmp/out" "$tmp/tilecast.1"
+head -1 "$tmp/tilecast.1" | grep -q '^\.TH TILECAST 1' || fail "man page has no .TH line"
+grep -q '^\.SH "EXIT STATUS"' "$tmp/tilecast.1" || fail "man page has no EXIT STATUS section"
+if command -v man >/dev/null 2>&1; then
+    MANWIDTH=80 man -l "$tmp/tilecast.1" >/dev/null 2>"$tmp/man.err" ||
+        fail "man cannot render the page: $(head -c 300 "$tmp/man.err")"
+fi
+expect 0 '' completion bash
+cp "$tmp/out" "$tmp/completion.bash"
+bash -n "$tmp/completion.bash" || fail "the bash completion is not valid bash"
+grep -q 'complete -F _tilecast tilecast' "$tmp/completion.bash" || fail "completion registers nothing"
+
+# Every option of every help text is in the man page (roff escapes '-') and
+# in the completion: they are generated from the same texts and cannot drift.
+for c in $commands "predict gemm" "predict attention" "predict layer" "predict model"; do
+    # shellcheck disable=SC2086
+    for opt in $("$tc" $c --help 2>/dev/null | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+        checks=$((checks + 1))
+        grep -qF -- "${opt//-/\\-}" "$tmp/tilecast.1" ||
+            fail "option $opt of 'tilecast $c --help' is missing from the man page"
+        grep -qE -- "[\" ]$opt( |\")" "$tmp/completion.bash" ||
+            fail "option $opt of 'tilecast $c --help' is missing from the bash completion"
+    done
+done
+# The completion completes what it should.
+(
+    # shellcheck disable=SC1090
+    source "$tmp/completion.bash"
+    COMP_WORDS=(tilecast pre); COMP_CWORD=1; _tilecast
+    [ "${COMPREPLY[*]}" = predict ] || { echo "completing 'pre' gave '${COMPREPLY[*]}'"; exit 1; }
+    COMP_WORDS=(tilecast predict --an); COMP_CWORD=2; _tilecast
+    [ "${COMPREPLY[*]}" = --analytical ] || { echo "completing 'predict --an' gave '${COMPREPLY[*]}'"; exit 1; }
+) || fail "bash completion"
+
+# --- exit 1: usage errors --------------------------------------------------
+expect 1 "--bogus" --bogus
+expect 1 "bogus" bogus
+expect 1 '' # no command: usage on stderr
+expect 1 "bogus" help bogus
+expect 1 "completion" completion zsh
+expect 1 "--specs-dir" --specs-dir
+for c in "specs list" "specs show $H" "specs check $src/gpu_specs/$H.yaml" "db info $tmp/junk.db" \
+         "predict gemm --gpu $H 8 8 8" \
+         "predict attention --gpu $H --batch 1 --heads 8 --seq 128 --head-dim 64" \
+         "predict layer --gpu $H --hidden 4096 --heads 32 --seq 128 --micro-batch 1" \
+         "predict model --gpu $H --config $MODEL" "eval --input $tmp/bad-time.csv" \
+         "collect --backend cpu --sweep $tmp/bad-sweep.yaml --dry-run" \
+         "advise --gpu $H --config $MODEL" "plot throughput --gpu $H" "bench predict"; do
+    # shellcheck disable=SC2086
+    expect 1 "--bogus" $c --bogus
+done
+expect 1 '' db check "$tmp/junk.db" --bogus
+expect 1 "bogus" specs bogus
+expect 1 "bogus" db bogus
+expect 1 "bogus" predict bogus
+expect 1 "bogus" plot bogus
+expect 1 "bogus" bench bogus
+expect 1 '' predict gemm --gpu $H 8 8          # K missing
+expect 1 "--dtype" predict gemm --gpu $H --dtype fp7 8 8 8
+expect 1 "--batch" predict gemm --gpu $H --batch x 8 8 8
+expect 1 "bogus" db import --format bogus --into "$tmp/x.db" "$tmp/bad-time.csv"
+expect 1 "bogus" collect --backend bogus --sweep "$tmp/bad-sweep.yaml" --db "$tmp/c.db"
+expect 1 '' eval                                # --input is required
+expect 1 '' advise --gpu $H                     # --config is required
+
+# --- exit 2: bad input (file, shape, GPU, database, value) ------------------
+expect 2 "nope" specs show nope
+expect 2 "$tmp/missing.yaml" specs check "$tmp/missing.yaml"
+expect 2 "bad.yaml:" specs check "$tmp/bad.yaml"
+expect 2 "missing.db" db info "$tmp/missing.db"
+expect 2 "junk.db" db info "$tmp/junk.db"
+expect 2 "junk.db" db check "$tmp/junk.db"
+expect 2 "junk.db" db export "$tmp/junk.db" --format csv
+expect 2 "bad-time.csv:2" db import --format csv --into "$tmp/x.db" "$tmp/bad-time.csv"
+expect 2 "nope" predict gemm --gpu nope 8 8 8
+expect 2 "0" predict gemm --gpu $H 0 8 8
+expect 2 "-5" predict gemm --gpu $H 8 -5 8
+expect 2 "99999999999999999999" predict gemm --gpu $H 8 8 99999999999999999999
+expect 2 "bf16" predict gemm --gpu v100-sxm2-32gb --dtype bf16 8 8 8
+expect 2 "bad-shape.csv:2" predict gemm --gpu $H --input "$tmp/bad-shape.csv"
+expect 2 "missing.csv" predict gemm --gpu $H --input "$tmp/missing.csv"
+expect 2 "junk.db" predict gemm --gpu $H --db "$tmp/junk.db" 8 8 8
+expect 2 "nope" predict attention --gpu nope --batch 1 --heads 8 --seq 128 --head-dim 64
+expect 2 "3" predict layer --gpu $H --hidden 100 --heads 3 --seq 128 --micro-batch 1
+expect 2 "bad.yaml:" predict model --gpu $H --config "$tmp/bad.yaml"
+expect 2 "hiden" predict model --gpu $H --config "$tmp/typo.yaml"
+expect 2 "missing.yaml" predict model --gpu $H --config "$tmp/missing.yaml"
+expect 2 "missing.csv" eval --input "$tmp/missing.csv"
+expect 2 "bad-time.csv" eval --input "$tmp/bad-time.csv"
+expect 2 "bad-sweep.yaml:" collect --backend cpu --sweep "$tmp/bad-sweep.yaml" --dry-run
+expect 2 "missing.yaml" collect --backend cpu --sweep "$tmp/missing.yaml" --dry-run
+expect 2 "nope" advise --gpu nope --config "$MODEL"
+expect 2 "bad.yaml:" advise --gpu $H --config "$tmp/bad.yaml"
+expect 2 "nope" plot throughput --gpu nope --sweep m --m 1024 --n 1024 --k 1024 \
+    --output "$tmp/p.svg"
+expect 2 "missing" --specs-dir "$tmp/missing" specs list
+
+# --- output formats: --json parses, --csv has a header with units ----------
+if command -v python3 >/dev/null 2>&1; then
+    formats() { # args of a command that prints a table
+        local f
+        for f in --json --csv; do
+            checks=$((checks + 1))
+            if ! "$tc" "$@" "$f" >"$tmp/fmt" 2>"$tmp/err"; then
+                fail "tilecast $* $f exited non-zero: $(head -c 300 "$tmp/err")"
+                continue
+            fi
+            python3 - "$f" "$tmp/fmt" "tilecast $* $f" <<'PY' || failures=$((failures + 1))
+import csv, json, re, sys
+fmt, path, what = sys.argv[1:]
+text = open(path).read()
+if fmt == "--json":
+    try:
+        json.loads(text)
+    except ValueError as e:
+        sys.exit("FAIL: %s: not JSON: %s" % (what, e))
+    sys.exit(0)
+rows = list(csv.reader(text.splitlines()))
+if len(rows) < 2:
+    sys.exit("FAIL: %s: no header and rows" % what)
+header = rows[0]
+if len(set(header)) != len(header):
+    sys.exit("FAIL: %s: duplicate columns %s" % (what, header))
+for r in rows[1:]:
+    if len(r) != len(header):
+        sys.exit("FAIL: %s: a row has %d fields, the header %d" % (what, len(r), len(header)))
+# A column holding a physical quantity names its unit.
+unit = re.compile(r"(_us|_ms|_s|_mhz|_gbps|_gb|_bytes|_tflops|_pct|_w|tflops|_per_s(_per_gpu)?)$")
+quantity = re.compile(r"(time|latency|clock|bw|bandwidth|mem|smem|l2|power|tdp|throughput)")
+bad = [h for h in header if quantity.search(h) and not unit.search(h)]
+if bad:
+    sys.exit("FAIL: %s: columns without a unit: %s" % (what, ", ".join(bad)))
+PY
+        done
+    }
+    formats specs list
+    formats predict gemm --gpu $H 4096 4096 4096
+    formats predict gemm --gpu $H --explain --layout NT 4096 4096 4096
+    formats predict attention --gpu $H --batch 2 --heads 16 --seq 1024 --head-dim 64
+    formats predict layer --gpu $H --hidden 4096 --heads 32 --seq 1024 --micro-batch 1
+    formats predict model --gpu $H --config "$MODEL"
+    formats advise --gpu $H --config "$MODEL" --top 3
+    if [ -n "${TILECAST_SHARED_DATA:-}" ] && [ -f "$TILECAST_SHARED_DATA/cookbook_gemm.csv" ]; then
+        formats eval --input "$TILECAST_SHARED_DATA/cookbook_gemm.csv"
+    fi
+else
+    echo "python3 not found: --json/--csv checks skipped"
+fi
+
+echo "$checks checks, $failures failed"
+[ "$failures" -eq 0 ]
