@@ -8,9 +8,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "csv.h"
 #include "gemm-cli.h"
+#include "model-cli.h"
 #include "tc-internal.h"
 
 const char cmd_predict_help[] =
@@ -64,7 +66,9 @@ const char cmd_predict_help[] =
     "Examples:\n"
     "  tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 8192 10944 4096\n"
     "  tilecast predict gemm --gpu a100-sxm4-80gb --explain 8192 51201 4096\n"
-    "  tilecast predict gemm --input vidur_gemm.csv --output pred.csv\n";
+    "  tilecast predict gemm --input vidur_gemm.csv --output pred.csv\n"
+    /* the other targets' texts too, so the man page and completion carry them */
+    "\n" MCLI_PREDICT_ATTENTION_HELP "\n" MCLI_PREDICT_LAYER_HELP "\n" MCLI_PREDICT_MODEL_HELP;
 
 /* ------------------------------------------------------------------------ */
 /* Shared with eval and bench (gemm-cli.h)                                  */
@@ -236,11 +240,25 @@ struct tc_predictor *predictor_opts_make(const char *cmd, const struct tc_specs 
     }
     tc_predictor_set_analytical(p, o->analytical);
     for (int i = 0; i < o->n_dbs; i++) {
-        int err = tc_predictor_add_db(p, o->dbs[i]);
+        int err;
+
+        /* A database that is not there is bad input (exit 2), said before
+         * any prediction is attempted. */
+        if (access(o->dbs[i], R_OK) != 0) {
+            cli_error(cmd, "%s: cannot read the database: %s", o->dbs[i], strerror(errno));
+            *exit_code = CLI_EXIT_INPUT;
+            tc_predictor_free(p);
+            return NULL;
+        }
+        err = tc_predictor_add_db(p, o->dbs[i]);
 
         if (err < 0) {
-            cli_error(cmd, "%s: %s", o->dbs[i],
-                      *tc_last_error() ? tc_last_error() : tc_strerror(err));
+            const char *msg = *tc_last_error() ? tc_last_error() : tc_strerror(err);
+
+            if (strstr(msg, o->dbs[i]))
+                cli_error(cmd, "%s", msg);
+            else
+                cli_error(cmd, "%s: %s", o->dbs[i], msg);
             *exit_code = cli_exit_code(err);
             tc_predictor_free(p);
             return NULL;

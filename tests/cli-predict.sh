@@ -1,0 +1,205 @@
+#!/bin/bash
+# tilecast predict gemm (single, --json, --csv, --explain, batch mode with a
+# measured CSV), tilecast eval and tilecast bench: output, numbers and exit
+# codes.
+set -u
+: "${TILECAST_BIN:?TILECAST_BIN is not set}" "${TILECAST_SOURCE_ROOT:?TILECAST_SOURCE_ROOT is not set}"
+: "${TILECAST_SHARED_DATA:?TILECAST_SHARED_DATA is not set}"
+TC=$TILECAST_BIN
+DATA=$TILECAST_SOURCE_ROOT/tests/data/gemm
+MEASURED=$TILECAST_SHARED_DATA
+unset TILECAST_SPECS_PATH
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+# run EXPECTED_RC CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
+run() {
+    local want=$1 rc
+    shift
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want; stderr: $(head -c 600 "$TMP/err")"
+}
+
+has() { # has FILE TEXT
+    grep -qF -- "$2" "$TMP/$1" || fail "$1 of the last command lacks '$2'"
+}
+
+# value of column NAME in the first data row of CSV file F
+csv_value() {
+    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+                          NR == 2 { print $c; exit }' "$1"
+}
+
+# --- one shape ----------------------------------------------------------------
+run 0 "$TC" predict gemm --analytical --gpu a100-sxm4-80gb --dtype fp16 8192 8192 8192
+has out "time_us"
+has out "tflops"
+has out "prediction (analytical)"
+has out "GEMM 8192 x 8192 x 8192 (batch 1), fp16 NN on a100-sxm4-80gb"
+
+run 0 "$TC" predict gemm --analytical --gpu a100-sxm4-80gb --dtype fp16 --csv 8192 8192 8192
+has out "gpu,dtype,layout,m,n,k,batch,time_us,tflops,frac_peak,source"
+t=$(csv_value "$TMP/out" time_us)
+f=$(csv_value "$TMP/out" tflops)
+# 2.2e12 FLOP at 180-290 TFLOP/s is 3,800-6,100 us; TFLOP/s must agree with time.
+awk -v t="$t" -v f="$f" 'BEGIN { exit !(t > 3800 && t < 6100 && (2*8192^3/t/1e6 - f)^2 < 0.01) }' ||
+    fail "8192^3 on A100: time $t us, $f TFLOP/s"
+
+run 0 "$TC" predict gemm --analytical --gpu h100-sxm5-80gb --dtype bf16 --layout NT --json --explain 8192 10944 4096
+python3 - "$TMP/out" <<'EOF' || fail "--json --explain output"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert len(rows) == 1
+r = rows[0]
+for key in ("time_us", "tflops", "frac_peak", "source", "kernel", "tile_m", "tile_n", "tile_k",
+            "stages", "warps", "split_k", "cluster", "tiles", "waves", "wave_eff", "tile_eff",
+            "blocks_per_sm", "occupancy", "bound", "align", "compute_us", "memory_us",
+            "overhead_us"):
+    assert key in r, key
+assert r["source"] == "prediction (analytical)"
+assert r["layout"] == "NT" and r["dtype"] == "bf16" and r["m"] == 8192
+assert 0 < r["frac_peak"] <= 1 and r["bound"] in ("compute", "memory", "latency")
+assert abs(r["tflops"] - 2 * 8192 * 10944 * 4096 / r["time_us"] / 1e6) < 0.01
+assert r["tiles"] > 0 and 0 < r["wave_eff"] <= 1 and r["align"] == "128B"
+EOF
+
+run 0 "$TC" predict gemm --gpu a100-sxm4-80gb --explain 8192 4096 51201
+has out "alignment      unaligned"
+has out "kernel"
+has out "waves"
+has out "occupancy"
+has out "bound"
+odd=$("$TC" predict gemm --analytical --gpu a100-sxm4-80gb --csv 8192 4096 51201 | tail -1 | cut -d, -f9)
+even=$("$TC" predict gemm --analytical --gpu a100-sxm4-80gb --csv 8192 4096 51200 | tail -1 | cut -d, -f9)
+awk -v a="$odd" -v b="$even" 'BEGIN { exit !(a < 0.4 * b) }' || fail "odd k cliff: $odd vs $even TFLOP/s"
+run 0 "$TC" predict gemm --gpu a100-sxm4-80gb --csv --lda 4160 --ldb 4096 --ldc 4096 100 4096 4097
+has out "4097"
+
+run 0 "$TC" predict gemm --gpu a100-sxm4-80gb --batch 16 --layout TT --csv 1024 1024 1024
+has out ",TT,1024,1024,1024,16,"
+run 0 "$TC" predict gemm --gpu a100-sxm4-80gb --analytical 64 64 64
+run 0 "$TC" predict gemm --help
+has out "--keep-going"
+has out "--lda"
+
+# --- bad input and usage -------------------------------------------------------
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb 0 64 64
+has err "M: 0 is out of range"
+run 2 "$TC" predict gemm --gpu v100-sxm2-32gb --dtype bf16 64 64 64
+has err "bf16 is not supported by v100-sxm2-32gb"
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp8 64 64 64
+has err "fp8"
+run 2 "$TC" predict gemm --gpu no-such-gpu 64 64 64
+has err "unknown GPU 'no-such-gpu'"
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb 2097152 2097152 2097152 --batch 2097152
+has err "overflows"
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --lda 10 64 64 64
+has err "lda = 10"
+run 1 "$TC" predict gemm --gpu a100-sxm4-80gb 64 64
+run 1 "$TC" predict gemm 64 64 64
+has err "no GPU"
+run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp12 64 64 64
+run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --frobnicate 64 64 64
+run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --keep-going 64 64 64
+run 1 "$TC" predict nothing
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --db "$TMP/none.db" 64 64 64
+
+# --- batch mode -----------------------------------------------------------------
+# A measured file as it is: every row comes back, every column passes through.
+head -201 "$MEASURED/vidur_gemm.csv" >"$TMP/in.csv"
+run 0 "$TC" predict gemm --analytical --input "$TMP/in.csv" --output "$TMP/pred.csv"
+[ "$(wc -l <"$TMP/pred.csv")" -eq 201 ] || fail "batch: expected 201 lines, got $(wc -l <"$TMP/pred.csv")"
+head -1 "$TMP/pred.csv" | grep -qF "$(head -1 "$TMP/in.csv"),pred_time_us,pred_tflops,pred_source" ||
+    fail "batch: header is not the input header plus predictions"
+python3 - "$TMP/in.csv" "$TMP/pred.csv" <<'EOF' || fail "batch: columns not passed through"
+import csv, sys
+a = list(csv.reader(open(sys.argv[1])))
+b = list(csv.reader(open(sys.argv[2])))
+assert len(a) == len(b)
+for x, y in zip(a[1:], b[1:]):
+    assert y[:len(x)] == x, (x, y)
+    assert float(y[len(x)]) > 0 and y[len(x) + 2] == "prediction (analytical)"
+EOF
+
+# All the measured GEMM files work as input (rows and columns preserved).
+for f in vidur_gemm neusight_gemm cookbook_gemm rocblas_tensile_efficiency; do
+    run 0 "$TC" predict gemm --input "$MEASURED/$f.csv" --output "$TMP/$f.out"
+    [ "$(wc -l <"$TMP/$f.out")" -eq "$(wc -l <"$MEASURED/$f.csv")" ] || fail "$f: row count differs"
+done
+
+# stdin/stdout, flags as defaults, --explain columns.
+printf 'm,n,k\n4096,4096,4096\n128,8192,8192\n' |
+    "$TC" predict gemm --gpu h100-sxm5-80gb --dtype bf16 --explain --input - >"$TMP/out" 2>"$TMP/err" ||
+    fail "stdin batch failed: $(cat "$TMP/err")"
+has out "m,n,k,pred_time_us,pred_tflops,pred_source,kernel,tile_m,tile_n,tile_k,stages,warps,split_k"
+[ "$(wc -l <"$TMP/out")" -eq 3 ] || fail "stdin batch: expected 3 lines"
+
+# A bad row stops the run (line and column named) ...
+run 2 "$TC" predict gemm --input "$DATA/shapes.csv" --output "$TMP/shapes.out"
+has err "shapes.csv:5:5: k"
+[ "$(wc -l <"$TMP/shapes.out")" -eq 4 ] || fail "stop: rows before the bad one should be written"
+# ... or, with --keep-going, is written with an error and the rest continue.
+run 2 "$TC" predict gemm --input "$DATA/shapes.csv" --output "$TMP/shapes.out" --keep-going
+has err "shapes.csv:5:5: k"
+has err "1 of 5 rows failed"
+[ "$(wc -l <"$TMP/shapes.out")" -eq 6 ] || fail "keep-going: every row must be written"
+grep -q ',pred_error$' "$TMP/shapes.out" || fail "keep-going: no pred_error column"
+grep -q '^mi250x,.*,,,,.*shapes.csv:5:5' "$TMP/shapes.out" || fail "keep-going: bad row not marked"
+grep -q '^a100-sxm4-80gb,fp16,8192,4096,51201,NN,odd vocab,[0-9.]*,' "$TMP/shapes.out" ||
+    fail "keep-going: the row after the bad one is missing"
+grep -q '"square, aligned"' "$TMP/shapes.out" || fail "quoted field not re-quoted"
+
+printf 'm,n\n1,2\n' >"$TMP/nok.csv"
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --input "$TMP/nok.csv"
+has err "needs columns m, n and k"
+printf 'm,n,k\n64,64\n' >"$TMP/short.csv"
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --input "$TMP/short.csv"
+has err "short.csv:2: expected 3 fields"
+printf 'm,n,k\n64,64,64\n' >"$TMP/nogpu.csv"
+run 2 "$TC" predict gemm --input "$TMP/nogpu.csv"
+has err "no GPU"
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --input "$TMP/missing.csv"
+has err "missing.csv: cannot open"
+
+# --- eval -----------------------------------------------------------------------
+run 0 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv" --csv --output "$TMP/rows.csv"
+has out "gpu,dtype,group,rows,skipped,mape_pct,median_ape_pct,p90_ape_pct,bias_pct,spearman_tflops"
+has out "mi250x,fp16,sweep=bsweep,28,0,"
+has out "a100-sxm4-40gb,fp16,all,37,0,"
+[ "$(wc -l <"$TMP/rows.csv")" -eq 108 ] || fail "eval --output: expected 108 lines"
+has rows.csv "pred_kernel_us,host_us,pred_time_us"
+mape=$(grep '^mi250x,fp16,sweep=bsweep,' "$TMP/out" | cut -d, -f6)
+awk -v m="$mape" 'BEGIN { exit !(m > 0 && m < 10) }' || fail "eval: MI250X bsweep MAPE $mape"
+run 0 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv"
+has out "Timing 'wall-slowest': 25 us of host time added"
+run 0 "$TC" eval --analytical --input "$MEASURED/rocblas_tensile_efficiency.csv" --json
+python3 - "$TMP/out" <<'EOF' || fail "eval: efficiency rows"
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert r["eff_rows"] == 3228 and r["rows"] == 0 and r["spearman_eff"] > 0.9, r
+EOF
+run 0 "$TC" eval --analytical --min-time-us 1000 --input "$MEASURED/cookbook_gemm.csv" --csv --group-by none
+grep -q '^v100-sxm2-32gb,fp16,all,[0-9]*,[1-9][0-9]*,' "$TMP/out" || fail "eval: rows below the threshold must be counted"
+run 2 "$TC" eval --input "$DATA/shapes.csv"
+has err "neither time_us nor efficiency_pct"
+run 1 "$TC" eval
+has err "--input FILE is required"
+
+# --- bench ------------------------------------------------------------------------
+run 0 "$TC" bench predict --rows 2000
+has out "predictions/s"
+has out "peak RSS"
+run 1 "$TC" bench nothing
+
+if [ "$failures" -gt 0 ]; then
+    echo "$failures check(s) failed" >&2
+    exit 1
+fi
+echo "cli-predict: all checks passed"
