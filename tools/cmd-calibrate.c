@@ -342,8 +342,8 @@ int cmd_bench_calibrated(int argc, char **argv)
             goto cleanup;
         }
         open_ms[r] = (now_s() - t0) * 1e3;
-        if (one.source == TC_SOURCE_ANALYTICAL) {
-            cli_error(cmd, "no measurements for %s %s in %s: nothing calibrated to measure%s%s",
+        if (one.source != TC_SOURCE_CALIBRATED && one.source != TC_SOURCE_MEASURED) {
+            cli_error(cmd, "no measurements of %s %s in %s: nothing calibrated to measure%s%s",
                       gpu_id, tc_dtype_name(dtype), db_path ? db_path : "the prebuilt databases",
                       tc_predictor_note(p)[0] ? " - " : "", tc_predictor_note(p));
             ret = CLI_EXIT_INPUT;
