@@ -51,13 +51,13 @@ grep -q "kv heads 3" "$tmp/err" || fail "kv-heads error names the value"
 expect 2 "$bin" predict attention --gpu no-such-gpu --batch 1 --heads 8 --seq 128 --head-dim 64
 
 # --- predict layer -------------------------------------------------------
-expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4 --json
+expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4 --analytical --json
 cp "$tmp/out" "$tmp/layer.json"
 json_check "$tmp/layer.json" 'isinstance(d, dict) and d["layer_time_us"] > 0 and abs(sum(o["time_us"] for o in d["ops"]) - d["layer_time_us"]) < 1e-6 * d["layer_time_us"]'
 json_check "$tmp/layer.json" '[o["name"] for o in d["ops"] if o["kind"] in ("gemm", "bmm")] == ["qkv", "proj", "mlp_up", "mlp_down"]'
 json_check "$tmp/layer.json" 'all(k in o for o in d["ops"] for k in ("name", "time_us", "source")) and [ (o["m"], o["n"], o["k"], o["batch"]) for o in d["ops"] if o["name"] == "qkv"] == [(8192, 12288, 4096, 1)]'
 expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4 \
-    --tp 2 --attention unfused --swiglu --ffn 11008 --train --json
+    --tp 2 --attention unfused --swiglu --ffn 11008 --train --analytical --json
 json_check "$tmp/out" '{"scores", "softmax", "values", "mlp_up.wgrad", "mlp_down.dgrad"} <= {o["name"] for o in d["ops"]} and [o["n"] for o in d["ops"] if o["name"] == "mlp_up"] == [11008]'
 expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4
 grep -q "time_us" "$tmp/out" && grep -q "layer_time_us" "$tmp/out" || fail "layer table"
@@ -75,6 +75,10 @@ a100-sxm4-80gb,fp16,linear,1,4096,22016,4096,NT,3000,,profiler-median,x,m7b,1,ml
 a100-sxm4-80gb,fp16,linear,1,4096,4096,11008,NT,1550,,profiler-median,x,m7b,1,mlp_down_proj,False,
 CSV
 expect 0 "$bin" predict layer --measured "$tmp/vidur.csv" --analytical --json
+json_check "$tmp/out" 'd[-1]["source"] == "analytical"'
+cp "$tmp/out" "$tmp/analytical.json"
+expect 0 "$bin" predict layer --measured "$tmp/vidur.csv" --no-prebuilt --json
+json_check "$tmp/out" "d == $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' "$tmp/analytical.json")"
 json_check "$tmp/out" 'd[-1]["gpu"] == "all" and d[-1]["layers"] == 1 and 0 <= d[-1]["mape_pct"] < 100'
 sed 's/,600,/,6x0,/' "$tmp/vidur.csv" >"$tmp/bad.csv"
 expect 2 "$bin" predict layer --measured "$tmp/bad.csv" --analytical
@@ -85,13 +89,13 @@ grep -q "vidur_op" "$tmp/err" || fail "measured: missing column named"
 
 # --- predict model --------------------------------------------------------
 for cfg in llama-2-7b llama-3-8b gpt-neox-20b paper-gpt; do
-    expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/$cfg.yaml" --json
+    expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/$cfg.yaml" --analytical --json
     json_check "$tmp/out" 'd["step_time_us"] > d["layer_time_us"] > 0 and 0.05 < d["mfu"] < 0.95 and d["tokens_per_s"] > 0 and d["prediction"] is True'
 done
 expect 0 "$bin" predict model --gpu h100-sxm5-80gb --config "$root/predictor/models/llama-3-8b.yaml" \
     --tp 2 --micro-batch 2 --seq 4096 --inference --json
 json_check "$tmp/out" 'd["tp"] == 2 and d["micro_batch"] == 2 and d["seq"] == 4096 and d["mode"] == "inference" and not any(o["name"].endswith("wgrad") for o in d["ops"])'
-expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --json
+expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --analytical --json
 json_check "$tmp/out" 'd["decode_context"] == 2048 and d["mode"] == "inference" and [o["m"] for o in d["ops"] if o["name"] == "qkv"] == [1] and abs(d["tokens_per_s"] * d["step_time_us"] / 1e6 - 1) < 1e-6'
 expect 1 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --train
 expect 1 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 0
@@ -103,7 +107,7 @@ expect 2 "$bin" predict model --gpu $gpu --config "$tmp/missing.yaml"
 
 # --- advise ---------------------------------------------------------------
 printf 'hidden: 4096\nheads: 32\nseq: 2048\nmicro_batch: 4\nlayers: 24\nvocab: 51201\n' >"$tmp/v.yaml"
-expect 0 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 5% --top 5 --json --verbose
+expect 0 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 5% --top 5 --json --verbose --analytical
 json_check "$tmp/out" 'd["n_evaluated"] >= 500 and 0 < len(d["candidates"]) <= 5 and d["candidates"][0]["vocab"] % 64 == 0 and "guideline 1" in d["candidates"][0]["reason"]'
 grep -q "n_evaluated" "$tmp/err" || fail "advise --verbose prints n_evaluated"
 expect 1 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 80%
@@ -117,7 +121,7 @@ a100-sxm4-80gb,fp16,mm,1,4096,2048,4096,NT,,210.25
 a100-sxm4-80gb,fp16,mm,1,4096,2048,8192,NT,,999
 h100-sxm5-80gb,fp16,mm,1,4096,2048,4096,NT,,650
 CSV
-expect 0 "$bin" plot throughput --gpu $gpu --sweep n --m 4096 --n 4096 --k 4096 --step 512     --measured "$tmp/meas.csv" --output "$tmp/tp.svg"
+expect 0 "$bin" plot throughput --gpu $gpu --sweep n --m 4096 --n 4096 --k 4096 --step 512     --measured "$tmp/meas.csv" --analytical --output "$tmp/tp.svg"
 [ -s "$tmp/tp.svg" ] && [ -s "$tmp/tp.dat" ] && [ -s "$tmp/tp.gp" ] || fail "plot throughput files"
 grep -q "<svg" "$tmp/tp.svg" || fail "plot throughput: not an SVG"
 # 8 predicted points (512..4096), then exactly the two matching measured points
@@ -126,10 +130,10 @@ grep -q "<svg" "$tmp/tp.svg" || fail "plot throughput: not an SVG"
 awk '/^# measured/{b=1;next} NF==2 && b' "$tmp/tp.dat" | tr '\n' ' ' | grep -qx '1024 200.5000 2048 210.2500 ' ||
     fail "plot throughput: measured points ($(awk '/^# measured/{b=1;next} NF==2 && b' "$tmp/tp.dat" | tr '\n' ' '))"
 grep -q "throughput (TFLOP/s)" "$tmp/tp.gp" && grep -q "fp16" "$tmp/tp.gp" || fail "plot labels"
-expect 0 "$bin" plot layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4     --output "$tmp/layer.png"
+expect 0 "$bin" plot layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4     --analytical --output "$tmp/layer.png"
 [ "$(head -c 4 "$tmp/layer.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "plot layer: not a PNG"
 grep -c "^qkv " "$tmp/layer.dat" | grep -qx 1 || fail "plot layer data"
-expect 0 "$bin" plot advise --gpu $gpu --config "$tmp/v.yaml" --top 4 --output "$tmp/adv.svg"
+expect 0 "$bin" plot advise --gpu $gpu --config "$tmp/v.yaml" --top 4 --analytical --output "$tmp/adv.svg"
 grep -q "^\"baseline" "$tmp/adv.dat" || fail "plot advise data"
 # Without gnuplot: a clear message, and the data and script still written.
 mkdir "$tmp/nobin"

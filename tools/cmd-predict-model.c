@@ -570,7 +570,7 @@ static bool field_int(const char *cmd, struct tc_csv *csv, char **f, int col, co
 }
 
 static int layer_measured(const char *file, double min_time_us, bool analytical, const char *db,
-                          enum cli_format fmt)
+                          bool no_prebuilt, enum cli_format fmt)
 {
     const char *cmd = "predict layer";
     static const char *const names[] = {"gpu", "dtype", "m",  "n",  "k",
@@ -605,6 +605,9 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
         goto cleanup;
     }
     tc_predictor_set_analytical(p, analytical);
+    /* The shipped databases hold the development data itself: leave them
+     * out to measure a calibration from --db on shapes it has not seen. */
+    tc_predictor_use_prebuilt(p, !no_prebuilt);
     if (db && (rc = tc_predictor_add_db(p, db)) < 0) {
         code = cli_fail(cmd, rc);
         goto cleanup;
@@ -899,7 +902,7 @@ int cmd_predict_layer(int argc, char **argv)
     enum cli_format fmt = CLI_FORMAT_TABLE;
     const char *gpu_id = NULL, *db = NULL, *measured = NULL, *v;
     double min_time_us = 20;
-    bool analytical = false, bad = false;
+    bool analytical = false, bad = false, no_prebuilt = false;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
@@ -919,6 +922,8 @@ int cmd_predict_layer(int argc, char **argv)
         } else if (cli_parse_format(arg, &fmt)) {
         } else if (strcmp(arg, "--analytical") == 0) {
             analytical = true;
+        } else if (strcmp(arg, "--no-prebuilt") == 0) {
+            no_prebuilt = true;
         } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
             gpu_id = v;
         } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
@@ -939,7 +944,7 @@ int cmd_predict_layer(int argc, char **argv)
             return CLI_EXIT_USAGE;
     }
     if (measured)
-        return layer_measured(measured, min_time_us, analytical, db, fmt);
+        return layer_measured(measured, min_time_us, analytical, db, no_prebuilt, fmt);
     if (!c.hidden || !c.heads || !c.seq) {
         cli_error(cmd, "--hidden, --heads and --seq are required (or --measured FILE)");
         return CLI_EXIT_USAGE;

@@ -33,7 +33,7 @@
     "                              [--dtype fp16] [--train] [--analytical] [--db FILE]\n"   \
     "                              [--json|--csv]\n"                                          \
     "       tilecast predict layer --measured FILE [--min-time-us 20] [--analytical]\n"     \
-    "                              [--db FILE] [--json|--csv]\n"                              \
+    "                              [--db FILE] [--no-prebuilt] [--json|--csv]\n"             \
     "  One transformer layer, forward only unless --train (then also the data-grad\n"      \
     "  (NN) and weight-grad (TN) GEMMs and the attention backward). --ffn defaults to\n"   \
     "  4h (GeLU) or the Llama rule for --swiglu; --tp splits heads, QKV, projection and\n" \
@@ -44,7 +44,10 @@
     "                   n, k, layout, time_us, model, tp, vidur_op) with the measured\n"   \
     "                   sum, grouped per (gpu, model, tp, tokens); prints count, MAPE,\n"   \
     "                   median and p90 error per gpu/model and over all\n"               \
-    "  --min-time-us X  ignore layers measured below X us (default 20)\n"
+    "  --min-time-us X  ignore layers measured below X us (default 20)\n"                 \
+    "  --no-prebuilt    leave out the shipped databases (they hold the shared\n"            \
+    "                   measurements, so shapes in them come back 'measured'); with\n"     \
+    "                   --db FILE this measures a calibration on held-out layers\n"
 #define MCLI_PREDICT_MODEL_HELP                                                            \
     "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"     \
     "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"   \
