@@ -52,8 +52,9 @@ static void temp_yaml(const char *text, char *path, size_t len)
 {
     int fd;
     FILE *f;
+    const char *dir = getenv("TMPDIR");
 
-    snprintf(path, len, "/tmp/tc-model-XXXXXX");
+    snprintf(path, len, "%s/tc-model-XXXXXX", dir && *dir ? dir : P_tmpdir);
     fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     f = fdopen(fd, "w");
@@ -152,7 +153,7 @@ START_TEST(test_config_errors)
     struct tc_model_config c;
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char path[64];
+        char path[4096];
         int err;
 
         temp_yaml(bad[i].text, path, sizeof(path));
