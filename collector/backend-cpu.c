@@ -309,9 +309,10 @@ static int cpu_run(struct tc_backend *b, int reps, struct tc_rep_times *t, struc
 {
     oc->status = TC_STATUS_OK;
     for (int r = 0; r < reps; r++) {
-        double t0;
+        double t0 = tc_now_s();
 
         flush_cache(b);
+        t->untimed_us += (tc_now_s() - t0) * 1e6;
         t0 = tc_now_s();
         if (b->shape.kind == TC_SHAPE_ATTENTION) {
             double parts[3];

@@ -274,10 +274,11 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
         if ((err = tc_harness_measure(o->backend, b, &o->harness, s, &m)) < 0)
             goto out;
         sum->harness_s += tc_now_s() - t0;
+        sum->flush_s += m.flush_ms * 1e-3;
         sum->measured++;
         if (m.outcome.status == TC_STATUS_OK) {
             sum->ok++;
-            sum->kernel_s += m.total.median_us * m.total.n * 1e-6;
+            sum->kernel_s += m.total.sum_us * 1e-6;
         } else {
             sum->failed++;
         }

@@ -93,6 +93,7 @@ struct tc_stats {
     double max_us;
     double ci_lo_us, ci_hi_us; /* distribution-free ~95% CI of the median */
     double rel_ci;             /* (ci_hi - ci_lo) / 2 / median */
+    double sum_us;             /* of all samples */
     int n;
 };
 
@@ -108,6 +109,7 @@ int tc_stats_compute(double *times_us, int n, struct tc_stats *out);
 struct tc_rep_times {
     double *total_us;
     double *part_us[3];
+    double untimed_us; /* added to by backends: cache flushes they waited for */
 };
 
 /* What a backend tells about itself and its device (provenance). Strings
@@ -178,6 +180,7 @@ struct tc_measurement {
     bool has_parts;
     bool converged;          /* rel CI reached before the budget */
     double wall_ms;          /* wall time the harness spent, incl. flushes */
+    double flush_ms;         /* of which cache flushes the host waited for */
 };
 
 /* Measures one shape: prepare, warm up, then batches of repetitions until
@@ -219,7 +222,8 @@ struct tc_collect_summary {
     size_t ok, failed;  /* by status */
     double wall_s;      /* the whole loop */
     double harness_s;   /* inside tc_harness_measure */
-    double kernel_s;    /* sum over ok shapes of median x repetitions */
+    double kernel_s;    /* sum over ok shapes of every timed repetition */
+    double flush_s;     /* host time spent flushing caches (cpu backend) */
     double insert_s;    /* database inserts and commits */
     int64_t run_id;
     bool resumed;       /* an existing run was continued */

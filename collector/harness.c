@@ -53,6 +53,8 @@ int tc_stats_compute(double *t, int n, struct tc_stats *out)
     out->n = n;
     out->min_us = t[0];
     out->max_us = t[n - 1];
+    for (int i = 0; i < n; i++)
+        out->sum_us += t[i];
     out->median_us = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
     /* Distribution-free interval: the ranks n/2 -+ z·sqrt(n)/2 of the sorted
      * sample (1-based) cover the true median with ~95% probability; timing
@@ -196,7 +198,8 @@ static int samples_reserve(struct samples *s, int cap)
 
 /* Runs reps repetitions in calls of at most BATCH_MAX; appends to s. */
 static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int reps,
-                    struct samples *s, bool *has_parts, struct tc_outcome *outcome)
+                    struct samples *s, bool *has_parts, struct tc_outcome *outcome,
+                    double *flush_us)
 {
     while (reps > 0) {
         int r = reps < BATCH_MAX ? reps : BATCH_MAX;
@@ -210,8 +213,10 @@ static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int 
             t.part_us[p] = s->part[p] + s->n;
             t.part_us[p][0] = NAN;
         }
+        t.untimed_us = 0;
         if ((err = ops->run(b, r, &t, outcome)) < 0)
             return err;
+        *flush_us += t.untimed_us;
         if (outcome->status != TC_STATUS_OK)
             return TC_OK;
         *has_parts = !isnan(t.part_us[0][0]);
@@ -239,7 +244,7 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
                        struct tc_measurement *m)
 {
     struct samples smp = {0}, warm = {0};
-    double start = tc_now_s(), budget_s = o->max_time_ms / 1000.0, per_rep_s;
+    double start = tc_now_s(), budget_s = o->max_time_ms / 1000.0, per_rep_s, flush_us = 0;
     int err, batch;
 
     memset(m, 0, sizeof(*m));
@@ -251,7 +256,8 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
     if (o->warmup_reps > 0) {
         double w0 = tc_now_s();
 
-        if ((err = run_reps(ops, b, o->warmup_reps, &warm, &m->has_parts, &m->outcome)) < 0 ||
+        if ((err = run_reps(ops, b, o->warmup_reps, &warm, &m->has_parts, &m->outcome,
+                            &flush_us)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             goto out;
         per_rep_s = (tc_now_s() - w0) / o->warmup_reps;
@@ -268,7 +274,7 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
             batch = o->max_reps - smp.n;
         if (batch < 1)
             batch = 1;
-        if ((err = run_reps(ops, b, batch, &smp, &m->has_parts, &m->outcome)) < 0 ||
+        if ((err = run_reps(ops, b, batch, &smp, &m->has_parts, &m->outcome, &flush_us)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             goto out;
         if ((err = stats_of(smp.total, smp.n, &m->total)) < 0)
@@ -290,6 +296,7 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
     err = TC_OK;
 out:
     m->wall_ms = (tc_now_s() - start) * 1000.0;
+    m->flush_ms = flush_us / 1000.0;
     samples_free(&smp);
     samples_free(&warm);
     return err;

@@ -15,15 +15,37 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sweep="$TILECAST_SOURCE_ROOT/tests/data/sweeps/kill.yaml"
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# The command line first: usage errors exit 1, bad input 2 with file:line:column.
+for opt in --backend --sweep --db --gpu --device --shard --resume --dry-run --rel-ci \
+           --max-time-per-shape-ms --min-reps --max-reps --warmup --commit-rows \
+           --progress-interval --quiet; do
+    "$TILECAST_BIN" collect --help | grep -q -- "$opt" || fail "--help does not document $opt"
+done
+"$TILECAST_BIN" collect --backend cpu --db "$tmp/x.db" > /dev/null 2>&1; [ $? -eq 1 ] || fail "no --sweep: not exit 1"
+"$TILECAST_BIN" collect --backend gpu9 --sweep "$sweep" --db "$tmp/x.db" > /dev/null 2>&1
+[ $? -eq 1 ] || fail "unknown backend: not exit 1"
+"$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run --shard 4/4 > /dev/null 2>&1
+[ $? -eq 1 ] || fail "--shard 4/4: not exit 1"
+"$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run --rel-ci 0 > /dev/null 2>&1
+[ $? -eq 1 ] || fail "--rel-ci 0: not exit 1"
+bad="$TILECAST_SOURCE_ROOT/tests/data/sweeps/bad-key.yaml"
+err=$("$TILECAST_BIN" collect --backend cpu --sweep "$bad" --db "$tmp/x.db" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "bad sweep: exit $rc, not 2"
+case $err in *"bad-key.yaml:5:5: gemm set: unknown key 'mm'"*) ;; *) fail "bad sweep message: $err" ;; esac
+[ ! -e "$tmp/x.db" ] || fail "a failed command created the database"
+# inside a SLURM array job the shard comes from the environment
+out=$(SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=4 \
+      "$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run)
+case $out in *"in shard 2/4"*) ;; *) fail "SLURM shard not taken: $out" ;; esac
 db="$tmp/kill.db"
 # every shape spends its 40 ms budget (the CI target is out of reach of
-# 50 repetitions), so a full run takes ~2 s; commits of single rows put kills
-# between, during and after commits
+# 50 repetitions); rows are committed one by one
 args=(collect --backend cpu --sweep "$sweep" --db "$db" --quiet --rel-ci 0.000001
       --max-time-per-shape-ms 40 --min-reps 50 --warmup 1 --commit-rows 1)
 export OPENBLAS_NUM_THREADS=1
-
-fail() { echo "FAIL: $*"; exit 1; }
 
 total=$("$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run |
         sed -n 's/^shapes: \([0-9]*\) in the sweep.*/\1/p')
@@ -51,8 +73,23 @@ RANDOM=4242   # reproducible kill points
 for i in $(seq 1 15); do
     "$TILECAST_BIN" "${args[@]}" > "$tmp/out" 2>&1 &
     pid=$!
-    # 20..470 ms: early kills hit start-up and run creation, later ones commits
-    sleep "0.$(printf '%03d' $((20 + RANDOM % 450)))"
+    if [ "$i" -le 3 ]; then
+        # the first kills hit start-up: creating the file and the run
+        sleep "0.$(printf '%03d' $((RANDOM % 150)))"
+    else
+        # later ones after 1..3 more rows, plus 0..40 ms: between, during
+        # and right after commits, wherever the machine's load puts them
+        target=$(( $(wc -l < "$tmp/before") + 1 + RANDOM % 3 ))
+        while kill -0 "$pid" 2>/dev/null; do
+            # (sqlite3 would create a missing file: only ask once it exists)
+            n=0
+            [ -s "$db" ] && n=$(sqlite3 -readonly "$db" "SELECT (SELECT count(*) FROM gemm) +
+                                (SELECT count(*) FROM attention)" 2>/dev/null)
+            [ "${n:-0}" -ge "$target" ] && break
+            sleep 0.02
+        done
+        sleep "0.0$((RANDOM % 5))"
+    fi
     if kill -9 "$pid" 2>/dev/null; then
         kills=$((kills + 1))
     fi

@@ -324,6 +324,7 @@ START_TEST(test_stats)
     ck_assert_double_eq(st.median_us, 3);
     ck_assert_double_eq(st.min_us, 1);
     ck_assert_double_eq(st.max_us, 5);
+    ck_assert_double_eq(st.sum_us, 15);
     /* too few samples for a narrower interval than the range */
     ck_assert_double_eq(st.ci_lo_us, 1);
     ck_assert_double_eq(st.ci_hi_us, 5);
