@@ -957,7 +957,7 @@ static int configure(struct tc_db *db)
     return err;
 }
 
-TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode)
+TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **out)
 {
     struct tc_db *db = NULL;
     struct stat sb;
@@ -965,42 +965,36 @@ TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode)
     bool created = false;
     int version = 0, err, rc, flags;
 
-    if (!path || !*path) {
-        tc_error(TC_ERR_INVALID, "tc_db_open: no path given");
-        return NULL;
-    }
-    if (mode != TC_DB_READONLY && mode != TC_DB_READWRITE && mode != TC_DB_CREATE) {
-        tc_error(TC_ERR_INVALID, "tc_db_open: %s: invalid mode %d", path, (int)mode);
-        return NULL;
-    }
+    if (!out)
+        return tc_error(TC_ERR_INVALID, "tc_db_open_ex: no result pointer");
+    *out = NULL;
+    if (!path || !*path)
+        return tc_error(TC_ERR_INVALID, "tc_db_open: no path given");
+    if (mode != TC_DB_READONLY && mode != TC_DB_READWRITE && mode != TC_DB_CREATE)
+        return tc_error(TC_ERR_INVALID, "tc_db_open: %s: invalid mode %d", path, (int)mode);
     if (stat(path, &sb) != 0) {
-        if (errno != ENOENT || mode != TC_DB_CREATE) {
-            tc_error(TC_ERR_IO, "%s: %s", path, strerror(errno));
-            return NULL;
-        }
+        if (errno != ENOENT || mode != TC_DB_CREATE)
+            return tc_error(errno == ENOENT ? TC_ERR_NOT_FOUND : TC_ERR_IO, "%s: %s", path,
+                            strerror(errno));
         created = true;
     } else if (!S_ISREG(sb.st_mode)) {
-        tc_error(TC_ERR_IO, "%s: not a regular file", path);
-        return NULL;
+        return tc_error(TC_ERR_IO, "%s: not a regular file", path);
     } else {
         err = check_header(path, &sb, &version);
         if (err == TC_OK)
             err = validate(path, &sb, version, mode == TC_DB_READONLY);
         if (err < 0)
-            return NULL;
-        if (mode == TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION) {
-            tc_error(TC_ERR_SCHEMA, "%s: schema version %d is older than %d: open it for "
-                     "writing once to migrate (tilecast db migrate %s)", path, version,
-                     TC_DB_SCHEMA_VERSION, path);
-            return NULL;
-        }
+            return err;
+        if (mode == TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION)
+            return tc_error(TC_ERR_SCHEMA, "%s: schema version %d is older than %d: open it "
+                            "for writing once to migrate (tilecast db migrate %s)", path,
+                            version, TC_DB_SCHEMA_VERSION, path);
     }
 
     db = calloc(1, sizeof(*db));
-    if (!db) {
-        tc_error(TC_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
+    if (!db)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    err = TC_ERR_NOMEM;
     db->mode = mode;
     db->path = tc_strdup(path);
     if (!db->path)
@@ -1017,28 +1011,35 @@ TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode)
     rc = sqlite3_open_v2(uri, &db->sql, flags, NULL);
     free(uri);
     if (rc != SQLITE_OK) {
-        db_fail(db, rc, "opening");
+        err = db_fail(db, rc, "opening");
         goto fail;
     }
-    if (configure(db) < 0)
-        goto fail;
-    if (read_user_version(db, &version) < 0)
+    if ((err = configure(db)) < 0 || (err = read_user_version(db, &version)) < 0)
         goto fail;
     if (version > TC_DB_SCHEMA_VERSION) {
-        tc_error(TC_ERR_SCHEMA, "%s: schema version %d is newer than this tilecast understands "
-                 "(%d)", path, version, TC_DB_SCHEMA_VERSION);
+        err = tc_error(TC_ERR_SCHEMA, "%s: schema version %d is newer than this tilecast "
+                       "understands (%d)", path, version, TC_DB_SCHEMA_VERSION);
         goto fail;
     }
     db->schema_version = version;
-    if (version < TC_DB_SCHEMA_VERSION && migrate(db, version) < 0)
+    if (version < TC_DB_SCHEMA_VERSION && (err = migrate(db, version)) < 0)
         goto fail;
-    return db;
+    *out = db;
+    return TC_OK;
 
 fail:
     tc_db_close(db);
     if (created)
         unlink(path);
-    return NULL;
+    return err;
+}
+
+TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode)
+{
+    struct tc_db *db;
+
+    tc_db_open_ex(path, mode, &db);
+    return db;
 }
 
 TC_API void tc_db_close(struct tc_db *db)

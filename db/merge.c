@@ -264,10 +264,11 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     /* every input must open as a valid tilecast database on its own; the
      * validation leaves refused files untouched */
     for (size_t i = 0; i < n_inputs; i++) {
-        struct tc_db *in = tc_db_open(inputs[i], TC_DB_READONLY);
+        struct tc_db *in;
 
-        if (!in)
-            return TC_ERR_SCHEMA;
+        err = tc_db_open_ex(inputs[i], TC_DB_READONLY, &in);
+        if (err < 0)
+            return err;
         tc_db_close(in);
     }
 
@@ -281,11 +282,9 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
         sqlite3_stmt *st = NULL;
         int rc;
 
-        db = tc_db_open(out, TC_DB_READWRITE);
-        if (!db) {
-            err = TC_ERR_SCHEMA;
+        err = tc_db_open_ex(out, TC_DB_READWRITE, &db);
+        if (err < 0)
             goto fail;
-        }
         rc = sqlite3_prepare_v2(db->sql, "VACUUM INTO ?1", -1, &st, NULL);
         if (rc == SQLITE_OK) {
             sqlite3_bind_text(st, 1, tmp, -1, SQLITE_TRANSIENT);
@@ -297,14 +296,12 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
             goto fail;
         }
         tc_db_close(db);
-        db = tc_db_open(tmp, TC_DB_READWRITE);
+        err = tc_db_open_ex(tmp, TC_DB_READWRITE, &db);
     } else {
-        db = tc_db_open(tmp, TC_DB_CREATE);
+        err = tc_db_open_ex(tmp, TC_DB_CREATE, &db);
     }
-    if (!db) {
-        err = TC_ERR_DB;
+    if (err < 0)
         goto fail;
-    }
     err = db_exec(db, "CREATE TEMP TABLE merge_map (src_id INTEGER PRIMARY KEY, dst_id "
                       "INTEGER NOT NULL)");
     for (size_t i = 0; i < n_inputs && err == TC_OK; i++)

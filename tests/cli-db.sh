@@ -45,7 +45,7 @@ has err "--into"
 run 1 "$TC" db import --format xml "$DATA/vidur-small.csv" --into "$TMP/x.db"
 run 1 "$TC" db import --format cookbook "$DATA/cookbook-a100-mm.log" --into "$TMP/x.db"
 has err "give --gpu"
-run 1 "$TC" db export "$TMP/x.db"
+run 2 "$TC" db export "$TMP/x.db"
 [ -e "$TMP/x.db" ] && fail "a usage error created a database"
 
 # --- import, info, check -----------------------------------------------------

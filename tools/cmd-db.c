@@ -17,7 +17,7 @@ const char cmd_db_help[] =
     "       tilecast db import --format csv|cookbook|mamf FILE... [--gpu ID] --into DB\n"
     "                          [--dtype DTYPE] [--timing TAG] [--source TEXT]\n"
     "                          [--licence TEXT] [--skip-untimed]\n"
-    "       tilecast db export DB --format csv|json [--gpu ID] [--output FILE]\n"
+    "       tilecast db export DB [--format csv|json] [--gpu ID] [--output FILE]\n"
     "       tilecast db merge OUT IN...\n"
     "       tilecast db migrate DB\n"
     "       tilecast db compact DB\n"
@@ -58,8 +58,8 @@ const char cmd_db_help[] =
     "    --skip-untimed csv: skip rows without time_us and tflops (such as tuning\n"
     "                   efficiency tables) instead of failing; they are counted\n"
     "  export DB      write the ok GEMM rows\n"
-    "    --format F     csv (the shared measured-data format, so that export and\n"
-    "                   import round-trip) or json (GPUs, runs, GEMM and attention)\n"
+    "    --format F     csv (default: the shared measured-data format, so that export\n"
+    "                   and import round-trip) or json (GPUs, runs, GEMM and attention)\n"
     "    --gpu ID       only this GPU\n"
     "    --output FILE  write to FILE instead of standard output\n"
     "  merge OUT IN... merge databases (e.g. shards) into OUT (created if missing;\n"
@@ -239,9 +239,9 @@ static int db_info(int argc, char **argv)
     }
     if (!path)
         return usage("db info: which database?");
-    db = tc_db_open(path, TC_DB_READONLY);
-    if (!db)
-        return cli_fail(db_cmd, TC_ERR_SCHEMA);
+    err = tc_db_open_ex(path, TC_DB_READONLY, &db);
+    if (err < 0)
+        return cli_fail(db_cmd, err);
     err = tc_db_info_get(db, &info);
     if (err < 0) {
         tc_db_close(db);
@@ -272,8 +272,8 @@ static int db_check(int argc, char **argv)
     }
     if (argc != 2 || argv[1][0] == '-')
         return usage("db check: expected one database");
-    db = tc_db_open(argv[1], TC_DB_READONLY);
-    if (!db) {
+    err = tc_db_open_ex(argv[1], TC_DB_READONLY, &db);
+    if (err < 0) {
         cli_error(db_cmd, "%s", tc_last_error());
         return CLI_EXIT_INPUT;
     }
@@ -365,9 +365,9 @@ static int db_import(int argc, char **argv)
         goto out;
     }
     opt.specs = specs;
-    db = tc_db_open(into, TC_DB_CREATE);
-    if (!db) {
-        ret = cli_fail(db_cmd, TC_ERR_SCHEMA);
+    err = tc_db_open_ex(into, TC_DB_CREATE, &db);
+    if (err < 0) {
+        ret = cli_fail(db_cmd, err);
         goto out;
     }
     err = tc_db_import(db, format, n_files, files, &opt, &stats);
@@ -424,13 +424,15 @@ static int db_export(int argc, char **argv)
         if (!flag_value(argc, argv, &i, slot))
             return CLI_EXIT_USAGE;
     }
-    if (!path || !format)
-        return usage("db export: needs a database and --format csv|json");
+    if (!path)
+        return usage("db export: which database?");
+    if (!format)
+        format = "csv";
     if (strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
         return usage("db export: unknown format '%s' (expected csv or json)", format);
-    db = tc_db_open(path, TC_DB_READONLY);
-    if (!db)
-        return cli_fail(db_cmd, TC_ERR_SCHEMA);
+    err = tc_db_open_ex(path, TC_DB_READONLY, &db);
+    if (err < 0)
+        return cli_fail(db_cmd, err);
     err = tc_db_export(db, format, gpu, output, &rows);
     tc_db_close(db);
     if (err < 0)
@@ -481,9 +483,9 @@ static int db_migrate_or_compact(int argc, char **argv, bool compact)
     }
     if (argc != 2 || argv[1][0] == '-')
         return usage("db %s: expected one database", argv[0]);
-    db = tc_db_open(argv[1], TC_DB_READWRITE);
-    if (!db)
-        return cli_fail(db_cmd, TC_ERR_SCHEMA);
+    err = tc_db_open_ex(argv[1], TC_DB_READWRITE, &db);
+    if (err < 0)
+        return cli_fail(db_cmd, err);
     if (compact)
         err = tc_db_compact(db);
     tc_db_close(db);
@@ -549,9 +551,9 @@ static int db_bench(int argc, char **argv)
     }
     close(fd);
     unlink(pathbuf); /* tc_db_open creates it; an empty file would be refused */
-    db = tc_db_open(pathbuf, TC_DB_CREATE);
-    if (!db)
-        return cli_fail(db_cmd, TC_ERR_DB);
+    err = tc_db_open_ex(pathbuf, TC_DB_CREATE, &db);
+    if (err < 0)
+        return cli_fail(db_cmd, err);
     snprintf(gpu.id, sizeof(gpu.id), "bench");
     snprintf(gpu.name, sizeof(gpu.name), "insert benchmark placeholder");
     err = tc_db_put_gpu(db, &gpu);

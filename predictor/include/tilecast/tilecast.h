@@ -206,6 +206,11 @@ enum tc_db_mode {
  * a truncated or corrupt file is refused (TC_ERR_SCHEMA) and never modified.
  * Caller owns the result; free with tc_db_close. */
 TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode);
+/* As tc_db_open, returning why it failed: TC_ERR_SCHEMA (refused file),
+ * TC_ERR_NOT_FOUND (no such file), TC_ERR_IO, TC_ERR_DB, ... *out is NULL
+ * on failure. Read-only opens of files over 1 MiB skip quick_check (SQLite
+ * reports damaged pages as TC_ERR_SCHEMA when they are read). */
+TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **out);
 TC_API void tc_db_close(struct tc_db *db);
 TC_API int tc_db_schema_version(struct tc_db *db);
 /* Runs PRAGMA integrity_check and tilecast's own checks. TC_OK if clean. */
