@@ -264,6 +264,15 @@ static int n_changes(const struct tc_model_config *c)
            (c->vocab != b->vocab) + (c->micro_batch != b->micro_batch) + (c->tp != b->tp);
 }
 
+static int n_guidelines(const char *reason)
+{
+    int n = 0;
+
+    for (const char *p = reason; (p = strstr(p, "guideline ")); p++)
+        n++;
+    return n;
+}
+
 /* Best first; speedups within the same 0.5% band (below what the model
  * can resolve) rank the smaller change first. */
 static int cmp_cand(const void *a, const void *b)
@@ -278,6 +287,12 @@ static int cmp_cand(const void *a, const void *b)
     cy = n_changes(&y->cfg);
     if (cx != cy)
         return cx < cy ? -1 : 1;
+    /* Then the one that follows more of the paper's guidelines: where the
+     * model cannot tell two shapes apart, the measured rule of thumb can. */
+    cx = n_guidelines(x->reason);
+    cy = n_guidelines(y->reason);
+    if (cx != cy)
+        return cx > cy ? -1 : 1;
     if (fabs(x->params_delta) != fabs(y->params_delta))
         return fabs(x->params_delta) < fabs(y->params_delta) ? -1 : 1;
     if (x->speedup != y->speedup)
