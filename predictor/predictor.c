@@ -176,13 +176,9 @@ static struct pred_db *pred_db_open(const char *path, bool prebuilt, int *err)
     d->path = tc_strdup(path);
     if (!d->path)
         goto fail;
-    d->db = tc_db_open(path, TC_DB_READONLY);
-    if (!d->db) {
-        *err = TC_ERR_DB;
-        if (strstr(tc_last_error(), "schema") || strstr(tc_last_error(), "not a tilecast"))
-            *err = TC_ERR_SCHEMA;
+    *err = tc_db_open_ex(path, TC_DB_READONLY, &d->db);
+    if (*err < 0)
         goto fail;
-    }
     /* The runs and row counts are read when first needed: a stored
      * calibration answers without them (see stored_fast). */
     *err = TC_OK;
