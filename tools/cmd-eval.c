@@ -326,6 +326,7 @@ int cmd_eval(int argc, char **argv)
     long rows = 0, failed = 0;
     bool method_used[sizeof(timing_methods) / sizeof(timing_methods[0])] = {false};
     bool unknown_method = false;
+    long source_count[4] = {0, 0, 0, 0};
     const char *in_name;
 
     for (int i = 1; i < argc; i++) {
@@ -502,6 +503,8 @@ missing:
                 unknown_method = true;
             }
         }
+        if ((unsigned)pr.source < 4)
+            source_count[pr.source]++;
         pred_us = pr.time_us + host_us;
         if (pred_us < floor_us)
             pred_us = floor_us;
@@ -640,19 +643,30 @@ missing:
             cli_table_addf(t, 11, "%s", fmt_num(b[5], sizeof(b[5]), rho_eff, 3, false));
             cli_table_end_row(t);
         }
-        if (fmt == CLI_FORMAT_TABLE) {
-            printf("Predictions (%s) against %s; rows measured below %g us skipped.\n",
-                   po.analytical || !po.n_dbs ? "analytical model" : "calibrated model",
-                   in_name, min_time_us);
+        {
+            /* The notes go with the table; machine-readable output keeps
+             * stdout clean and says the same on stderr. */
+            FILE *notes = fmt == CLI_FORMAT_TABLE ? stdout : stderr;
+
+            fprintf(notes, "Predictions against %s; rows measured below %g us skipped.\n",
+                    in_name, min_time_us);
+            fprintf(notes, "Prediction sources:");
+            for (int i = 0; i < 4; i++)
+                if (source_count[i])
+                    fprintf(notes, " %s %ld", gemm_source_label((enum tc_source)i),
+                            source_count[i]);
+            fputc('\n', notes);
             for (size_t i = 0; i < sizeof(timing_methods) / sizeof(timing_methods[0]); i++)
                 if (method_used[i])
-                    printf("Timing '%s': %g us of host time added to each kernel prediction%s.\n",
-                           timing_methods[i].method, timing_methods[i].host_us,
-                           timing_methods[i].floor_us > 0 ? " (with a floor)" : "");
+                    fprintf(notes,
+                            "Timing '%s': %g us of host time added to each kernel prediction%s.\n",
+                            timing_methods[i].method, timing_methods[i].host_us,
+                            timing_methods[i].floor_us > 0 ? " (with a floor)" : "");
             if (unknown_method)
-                printf("Some rows use a timing method with no known host overhead: compared "
-                       "as kernel time.\n");
-            putchar('\n');
+                fprintf(notes, "Some rows use a timing method with no known host overhead: "
+                        "compared as kernel time.\n");
+            if (fmt == CLI_FORMAT_TABLE)
+                putchar('\n');
         }
         cli_table_print(t, stdout, fmt);
         cli_table_free(t);
