@@ -14,9 +14,11 @@
  *   - the data the wave moves: L2 -> SM bytes ((BM + BN) x K per tile) and
  *     DRAM bytes (each operand once if it fits in half the L2, else re-read
  *     per wave), each at its bandwidth;
- *   - wave time = max(compute, memory) + pipeline fill (one memory latency);
- *     whole waves (the partial last wave runs with ceil(R/units) blocks on its
- *     busiest SM), fractional for stream-K kernels;
+ *   - wave time = the largest of compute, DRAM and L2 time, plus a share of
+ *     the smaller of compute and DRAM time (imperfect overlap), plus the
+ *     pipeline fill (one memory latency); whole waves (the partial last wave
+ *     runs with ceil(R/units) blocks on its busiest SM), fractional for
+ *     stream-K kernels; plus the launch cost;
  *   - split-K: partial fp32 tiles written, read and reduced, plus the launch
  *     of the reduction kernel;
  *   - the alignment class of the leading dimensions: kernels whose fast path
@@ -24,9 +26,11 @@
  *     alignment-class efficiency; TMA kernels cannot run at all;
  * and keeps the fastest, as the library's heuristic would pick it.
  *
- * Every constant is physical and lives in arch_models[] below, with its
- * source. Nothing is fitted to individual measurements. The hot path does
- * integer arithmetic and a few divisions, no allocation and no libm. */
+ * Every constant is physical and lives in the block below (arch_models[]
+ * and the few #defines after it), with its source. Nothing is fitted to
+ * individual measurements. Per (GPU, dtype), the per-kernel rates are
+ * computed once and cached per thread; the hot path then does integer
+ * arithmetic, a few divisions and no allocation. */
 #include "config.h"
 
 #include <math.h>
@@ -45,8 +49,11 @@ struct arch_model {
     /* Fraction of the dense tensor (or FFMA) peak that a saturated main loop
      * sustains: the clock held under full tensor load relative to the clock
      * the peak assumes, times the issue efficiency of the MMA pipe. Set from
-     * the best published large-GEMM throughput of the family (the MAMF
-     * table's best shapes and the paper's best GEMMs), not from this
+     * the best published large-GEMM throughput of the family, a little above
+     * it since those shapes still lose a few percent to quantization:
+     * V100 88.5 of 125 (the paper), A100 271.2 of 312 (MAMF) and 251.5 (the
+     * paper), H100 794.5 of 989, B200 1745 of 2250, MI300X 668.4 of 1307
+     * (MAMF), MI250X 103.8 of 191.5 per GCD (the paper). Not fitted to this
      * project's development rows. */
     double mma_eff;
     double simt_eff;
@@ -88,6 +95,10 @@ struct arch_model {
     double align_eff[4];
 };
 
+/* Columns: mma_eff, simt_eff, dram_eff, l2_bytes_per_clk, smem_bytes_per_clk,
+ * schedulers, launch_us, fill_us, align_eff[128B, 16B, 4B, element].
+ * Turing and Ada, with no timed data of their own, take their neighbours'
+ * values, a little lower for their power-limited boards (T4, L40S). */
 static const struct arch_model arch_models[TC_ARCH_COUNT] = {
     [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
     [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
