@@ -278,62 +278,91 @@ static int cuda_fail(cudaError_t e, const char *what)
 }
 
 /* Compiles the softmax for this device; failures disable attention only. */
-static void build_softmax(struct tc_backend *b)
+/* Compiles the softmax for `arch` ("sm_90", "gfx90a"). Needs the runtime
+ * compiler only, no device. On success *image (caller frees) holds the
+ * binary; otherwise err says why. */
+static int compile_softmax(const char *arch, char **image, size_t *size, char *err,
+                           size_t len)
 {
     nvrtcProgram prog;
     char opt[96];
     const char *opts[2];
-    int nopts = 2;
-    size_t size = 0;
-    char *image = NULL;
+    int nopts = 2, rc = -1;
+    char *log = NULL;
 
-    b->have_softmax = false;
+    *image = NULL;
+    *size = 0;
 #if defined(TC_GPU_HIP)
-    snprintf(opt, sizeof(opt), "--offload-arch=%s", b->arch_name);
+    snprintf(opt, sizeof(opt), "--offload-arch=%s", arch);
+    nopts = 1; /* hipRTC has no -default-device */
 #else
-    snprintf(opt, sizeof(opt), "--gpu-architecture=sm_%d%d", b->arch_major, b->arch_minor);
+    snprintf(opt, sizeof(opt), "--gpu-architecture=%s", arch);
 #endif
     opts[0] = opt;
-    /* NVRTC: functions without __device__ are device code (none here, but
-     * keeps helpers simple); hipRTC has no such option */
     opts[1] = "-default-device";
-    if (driver_load(&b->drv, b->softmax_error, sizeof(b->softmax_error)) < 0)
-        return;
     if (nvrtcCreateProgram(&prog, softmax_src, "tc_softmax.cu", 0, NULL, NULL) !=
         NVRTC_SUCCESS) {
-        snprintf(b->softmax_error, sizeof(b->softmax_error), "runtime compiler unavailable");
-        return;
+        snprintf(err, len, "runtime compiler unavailable");
+        return -1;
     }
-#if defined(TC_GPU_HIP)
-    nopts = 1;
-#endif
     if (nvrtcCompileProgram(prog, nopts, opts) != NVRTC_SUCCESS) {
         size_t log_size = 0;
 
         nvrtcGetProgramLogSize(prog, &log_size);
-        snprintf(b->softmax_error, sizeof(b->softmax_error), "softmax kernel did not compile");
-        if (log_size > 1 && (image = malloc(log_size))) {
-            nvrtcGetProgramLog(prog, image);
-            snprintf(b->softmax_error, sizeof(b->softmax_error), "softmax: %.170s", image);
+        snprintf(err, len, "softmax kernel did not compile for %s", arch);
+        if (log_size > 1 && (log = malloc(log_size))) {
+            nvrtcGetProgramLog(prog, log);
+            snprintf(err, len, "softmax for %s: %.170s", arch, log);
         }
         goto out;
     }
     /* a binary for this exact architecture: no driver JIT, and no mismatch
      * between the compiler's and the driver's PTX versions */
-    if (nvrtcGetCUBINSize(prog, &size) != NVRTC_SUCCESS || !size || !(image = malloc(size)) ||
-        nvrtcGetCUBIN(prog, image) != NVRTC_SUCCESS) {
-        snprintf(b->softmax_error, sizeof(b->softmax_error), "no binary for %s", opt);
+    if (nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS || !*size ||
+        !(*image = malloc(*size)) || nvrtcGetCUBIN(prog, *image) != NVRTC_SUCCESS) {
+        snprintf(err, len, "no binary for %s", arch);
+        free(*image);
+        *image = NULL;
         goto out;
     }
-    if (module_load(&b->drv, image, &b->module) < 0 ||
-        module_function(&b->drv, b->module, "tc_softmax", &b->softmax) < 0) {
-        snprintf(b->softmax_error, sizeof(b->softmax_error), "cannot load the softmax module");
-        goto out;
-    }
-    b->have_softmax = true;
+    rc = 0;
 out:
-    free(image);
+    free(log);
     nvrtcDestroyProgram(&prog);
+    return rc;
+}
+
+/* Compiles the softmax for the device at hand; failures disable attention
+ * only (its rows are stored with the reason). */
+static void build_softmax(struct tc_backend *b)
+{
+    char *image = NULL;
+    size_t size;
+
+    b->have_softmax = false;
+    if (driver_load(&b->drv, b->softmax_error, sizeof(b->softmax_error)) < 0)
+        return;
+    if (compile_softmax(b->arch_name, &image, &size, b->softmax_error,
+                        sizeof(b->softmax_error)) < 0)
+        return;
+    if (module_load(&b->drv, image, &b->module) < 0 ||
+        module_function(&b->drv, b->module, "tc_softmax", &b->softmax) < 0)
+        snprintf(b->softmax_error, sizeof(b->softmax_error), "cannot load the softmax module");
+    else
+        b->have_softmax = true;
+    free(image);
+}
+
+static int gpu_compile_check(const char *arch, char *msg, size_t len)
+{
+    char *image = NULL;
+    size_t size = 0;
+
+    if (compile_softmax(arch, &image, &size, msg, len) < 0)
+        return tc_error(TC_ERR_DEVICE, "%s", msg);
+    snprintf(msg, len, "softmax: %zu-byte binary for %s", size, arch);
+    free(image);
+    return TC_OK;
 }
 
 static void plan_free(struct plan *p)
@@ -894,4 +923,5 @@ const struct tc_backend_ops BACKEND_SYMBOL = {
     .algo = gpu_algo,
     .clocks = gpu_clocks,
     .close = gpu_close,
+    .compile_check = gpu_compile_check,
 };

@@ -150,6 +150,9 @@ struct tc_backend_ops {
     /* Clocks and temperature as a JSON object ("{}" if unknown). */
     void (*clocks)(struct tc_backend *b, char *json, size_t len);
     void (*close)(struct tc_backend *b);
+    /* Optional: builds the backend's own kernels for `arch` without a
+     * device (a build check); a summary or the error goes to msg. */
+    int (*compile_check)(const char *arch, char *msg, size_t len);
 };
 
 /* The backend table: "cpu", "cuda", "hip" entries exist only when built. */

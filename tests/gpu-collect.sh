@@ -4,6 +4,14 @@
 # libcuda, or when tilecast was built without the cuda backend.
 set -u
 : "${TILECAST_BIN:?}" "${TILECAST_SOURCE_ROOT:?}"
+# Without a device: the attention softmax (CUDA C compiled at run time by
+# NVRTC) must build for the architectures the collector meets.
+if ! "$TILECAST_BIN" collect --backend cuda --compile-kernels sm_80 2>&1 | grep -q "built in"; then
+    for arch in sm_80 sm_90; do
+        "$TILECAST_BIN" collect --backend cuda --compile-kernels "$arch" ||
+            { echo "FAIL: softmax kernel for $arch"; exit 1; }
+    done
+fi
 ls /dev/nvidia[0-9]* > /dev/null 2>&1 || { echo "no NVIDIA device: skip"; exit 77; }
 { ldconfig -p 2> /dev/null | grep -q 'libcuda\.so\.1'; } || [ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] ||
     { echo "no libcuda.so.1: skip"; exit 77; }

@@ -69,6 +69,10 @@ const char cmd_collect_help[] =
     "                        terminal (default 30); on a terminal a bar shows shapes\n"
     "                        done, rate and ETA\n"
     "  --quiet               no progress output\n"
+    "  --compile-kernels ARCH\n"
+    "                        build the backend's own kernels (the attention softmax,\n"
+    "                        compiled at run time by NVRTC/hipRTC) for ARCH, e.g. sm_90\n"
+    "                        or gfx90a, without a device; prints the result and exits\n"
     "  --help                this text\n"
     "\n"
     "Merging shard files: tilecast db merge OUT.db shard-*.db\n"
@@ -288,7 +292,7 @@ static bool parse_flag_value(int argc, char **argv, int *i, const char *flag, co
 int cmd_collect(int argc, char **argv)
 {
     const char *backend = NULL, *sweep_path = NULL, *db_path = NULL, *gpu_id = NULL;
-    const char *shard = NULL, *v;
+    const char *shard = NULL, *compile_arch = NULL, *v;
     struct tc_collect_opts o;
     struct tc_collect_summary sum;
     struct tc_sweep *sw = NULL;
@@ -324,6 +328,9 @@ int cmd_collect(int argc, char **argv)
                 goto missing;
         } else if (parse_flag_value(argc, argv, &i, "--gpu", &v)) {
             if (!(gpu_id = v))
+                goto missing;
+        } else if (parse_flag_value(argc, argv, &i, "--compile-kernels", &v)) {
+            if (!(compile_arch = v))
                 goto missing;
         } else if (parse_flag_value(argc, argv, &i, "--shard", &v)) {
             if (!(shard = v))
@@ -381,6 +388,19 @@ int cmd_collect(int argc, char **argv)
                       argv[i]);
             return CLI_EXIT_USAGE;
         }
+    }
+    if (compile_arch) {
+        char msg[256];
+
+        register_gpu_backends();
+        if (!backend || !(o.backend = tc_backend_find(backend)) || !o.backend->compile_check) {
+            cli_error("collect", "--compile-kernels needs --backend cuda or hip (built in)");
+            return CLI_EXIT_USAGE;
+        }
+        if (o.backend->compile_check(compile_arch, msg, sizeof(msg)) < 0)
+            return cli_fail("collect", TC_ERR_DEVICE);
+        printf("%s\n", msg);
+        return CLI_EXIT_OK;
     }
     if (!backend || !sweep_path || (!db_path && !dry)) {
         cli_error("collect", "%s is required (see 'tilecast collect --help')",
