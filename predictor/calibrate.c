@@ -77,9 +77,37 @@ void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us,
     *overhead_us = overhead;
 }
 
+uint32_t tc_calib_kernel_hash(const char *name)
+{
+    uint32_t h = 2166136261u;
+
+    if (!name || !*name)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h ^= *p;
+        h *= 16777619u;
+    }
+    return h ? h : 1;
+}
+
+static int kernel_slot(const struct tc_calib_params *cp, uint32_t hash)
+{
+    if (hash)
+        for (int j = 0; j < cp->n_kernels; j++)
+            if (cp->kernel_hash[j] == hash)
+                return j;
+    return -1;
+}
+
+static double kernel_factor(const struct tc_calib_params *cp, const struct tc_calib_sample *s)
+{
+    return s->kernel_slot >= 0 && s->kernel_slot < cp->n_kernels ? cp->kernel_scale[s->kernel_slot]
+                                                                  : 1.0;
+}
+
 static double body_us(const struct tc_calib_params *cp, const struct tc_calib_sample *s)
 {
-    double c = cp->c_compute * s->compute_us;
+    double c = cp->c_compute * kernel_factor(cp, s) * s->compute_us;
     double mem = cp->c_memory * s->memory_us;
     unsigned al = (unsigned)s->align < TC_CALIB_ALIGN_CLASSES ? (unsigned)s->align : 0;
 
@@ -102,6 +130,8 @@ static void params_default(struct tc_calib_params *cp)
     cp->c_compute = cp->c_memory = cp->c_overhead = 1;
     for (int i = 0; i < TC_CALIB_ALIGN_CLASSES; i++)
         cp->align_factor[i] = 1;
+    for (int j = 0; j < TC_CALIB_MAX_KERNELS; j++)
+        cp->kernel_scale[j] = 1;
     cp->nb_length = 0.2;
     cp->nb_prior = 0.3;
     cp->nb_k = 16;
@@ -128,7 +158,8 @@ enum {
     P_H_EVENT, /* host µs per timing class 1..3 */
     P_H_WALL,
     P_H_WALL_MAX,
-    P_COUNT
+    P_KERNEL0, /* log kernel factors, TC_CALIB_MAX_KERNELS of them */
+    P_COUNT = P_KERNEL0 + TC_CALIB_MAX_KERNELS
 };
 
 /* Prior means and widths. Scales are ratios to the analytical model, so a
@@ -137,7 +168,16 @@ enum {
  * wall clock with a synchronize adds ~10-25 µs (the development set's
  * wall-clock rows never go below ~24 µs). */
 static const double prior_mean[P_COUNT] = {0, 0, 0, 0, 0, 0, 8, 20, 30};
-static const double prior_width[P_COUNT] = {0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 20, 20, 30};
+/* Kernel factors: tile configurations differ by some percent in MMA
+ * efficiency, so their prior is narrow and they only move with many rows. */
+#define KERNEL_PRIOR_WIDTH 0.15
+static const double prior_width[P_COUNT] = {
+    0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 20, 20, 30,
+    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
+};
 
 static void theta_to_params(const double *theta, struct tc_calib_params *cp)
 {
@@ -150,6 +190,8 @@ static void theta_to_params(const double *theta, struct tc_calib_params *cp)
     cp->host_us[TC_TIMING_KERNEL] = 0;
     for (int t = 1; t < TC_TIMING_COUNT; t++)
         cp->host_us[t] = theta[P_H_EVENT + t - 1];
+    for (int j = 0; j < TC_CALIB_MAX_KERNELS; j++)
+        cp->kernel_scale[j] = exp(theta[P_KERNEL0 + j]);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -213,6 +255,7 @@ static bool solve_spd(double *a, double *b, int n)
 }
 
 struct fit_work {
+    const struct tc_calib_params *table; /* the kernel table */
     const struct tc_calib_sample *s;
     size_t n;
     bool active[P_COUNT];
@@ -241,7 +284,7 @@ static double objective(struct fit_work *w, const double *theta, double scale)
     double huber = 1.345 * scale;
     double cost = 0;
 
-    params_default(&cp);
+    cp = *w->table;
     theta_to_params(theta, &cp);
     for (size_t i = 0; i < w->n; i++) {
         double f = tc_calib_model_us(&cp, &w->s[i], w->s[i].timing);
@@ -264,7 +307,7 @@ static double objective(struct fit_work *w, const double *theta, double scale)
 static void fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
                        double *scratch, struct tc_calib_params *cp)
 {
-    struct fit_work w = {s, n, {false}, resid, scratch};
+    struct fit_work w = {cp, s, n, {false}, resid, scratch};
     double theta[P_COUNT], scale, cost, lambda = 1e-3;
     size_t align_rows[TC_CALIB_ALIGN_CLASSES] = {0}, timing_rows[TC_TIMING_COUNT] = {0};
     size_t compute_rows = 0, memory_rows = 0, overhead_rows = 0;
@@ -295,6 +338,8 @@ static void fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
         w.active[P_H_EVENT + t - 1] = timing_rows[t] >= 3;
     if (!w.active[P_LOG_CC] && !w.active[P_LOG_CM])
         w.active[P_LOG_CC] = true;
+    for (int j = 0; j < cp->n_kernels; j++)
+        w.active[P_KERNEL0 + j] = w.active[P_LOG_CC];
 
     objective(&w, theta, 1);
     scale = robust_scale(&w);
@@ -306,7 +351,7 @@ static void fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
         struct tc_calib_params cur;
         double huber = 1.345 * scale;
 
-        params_default(&cur);
+        cur = *cp;
         theta_to_params(theta, &cur);
         for (int j = 0; j < P_COUNT; j++)
             if (w.active[j])
@@ -323,10 +368,14 @@ static void fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
             if (f <= 1e-9)
                 continue;
             /* d log f / d theta */
-            if (c >= mem)
+            c *= kernel_factor(&cur, si);
+            if (c >= mem) {
                 grad[P_LOG_CC] = c * af / f;
-            else
+                if (si->kernel_slot >= 0 && si->kernel_slot < cur.n_kernels)
+                    grad[P_KERNEL0 + si->kernel_slot] = c * af / f;
+            } else {
                 grad[P_LOG_CM] = mem * af / f;
+            }
             grad[P_LOG_CO] = cur.c_overhead * si->overhead_us / f;
             if (al > 0)
                 grad[P_LOG_A1 + al - 1] = (c > mem ? c : mem) * af / f;
@@ -397,6 +446,50 @@ static void fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
         cost = objective(&w, theta, scale);
     }
     theta_to_params(theta, cp);
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+    const size_t *x = a, *y = b; /* {count, hash} pairs */
+
+    return (x[0] < y[0]) - (x[0] > y[0]);
+}
+
+/* The kernel table: the configurations of at least 20 compute-bound rows,
+ * most used first. Returns TC_OK or NOMEM. */
+static int kernel_table(const struct tc_calib_sample *s, size_t n, struct tc_calib_params *cp)
+{
+    size_t (*pairs)[2] = calloc(n, sizeof(*pairs));
+    size_t used = 0;
+
+    if (!pairs)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        size_t j;
+
+        if (!s[i].kernel_hash || s[i].compute_us < s[i].memory_us)
+            continue;
+        for (j = 0; j < used; j++)
+            if (pairs[j][1] == s[i].kernel_hash)
+                break;
+        if (j == used) {
+            if (used == n)
+                continue;
+            pairs[used][0] = 0;
+            pairs[used++][1] = s[i].kernel_hash;
+        }
+        pairs[j][0]++;
+    }
+    qsort(pairs, used, sizeof(*pairs), cmp_count_desc);
+    cp->n_kernels = 0;
+    for (size_t j = 0; j < used && cp->n_kernels < TC_CALIB_MAX_KERNELS; j++) {
+        if (pairs[j][0] < 20)
+            break;
+        cp->kernel_hash[cp->n_kernels] = (uint32_t)pairs[j][1];
+        cp->kernel_scale[cp->n_kernels++] = 1;
+    }
+    free(pairs);
+    return TC_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1021,8 +1114,24 @@ struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
         c->params = *stored;
     } else {
         params_default(&c->params);
+        if (kernel_table(c->samples, n, &c->params) < 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < n; i++)
+        c->samples[i].kernel_slot = kernel_slot(&c->params, c->samples[i].kernel_hash);
+    if (!reuse) {
+        double sum_log = 0;
+        size_t rows = 0;
+
         fit_params(c->samples, n, c->resid, scratch, &c->params);
         c->params.n_rows = (int64_t)n;
+        for (size_t i = 0; i < n; i++) {
+            if (c->samples[i].compute_us >= c->samples[i].memory_us) {
+                sum_log += log(kernel_factor(&c->params, &c->samples[i]));
+                rows++;
+            }
+        }
+        c->params.c_compute_avg = c->params.c_compute * exp(rows ? sum_log / (double)rows : 0);
     }
 
     /* residual statistics of the parametric fit (recomputed for a stored
@@ -1181,6 +1290,8 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
     s.batch = q->batch > 0 ? q->batch : 1;
     s.layout = q->layout;
     s.align = pred->align;
+    s.kernel_hash = tc_calib_kernel_hash(pred->kernel);
+    s.kernel_slot = kernel_slot(cp, s.kernel_hash);
     tc_calib_parts(pred, &s.compute_us, &s.memory_us, &s.overhead_us);
     t = tc_calib_model_us(cp, &s, how->timing);
     pred->neighbours = 0;
@@ -1205,7 +1316,7 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
         t = bracket(c, &s, how->timing, t);
     /* The parts follow the calibrated scales, so that callers explaining a
      * prediction see the fitted efficiencies. */
-    pred->compute_us = cp->c_compute * s.compute_us;
+    pred->compute_us = cp->c_compute * kernel_factor(cp, &s) * s.compute_us;
     pred->memory_us = cp->c_memory * s.memory_us;
     pred->overhead_us = cp->c_overhead * s.overhead_us;
     pred->time_us = t;
@@ -1232,8 +1343,13 @@ void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch fr
     double shrink = from == to ? 1.0 : 0.25;
 
     *out = *src;
-    out->c_compute = pow(src->c_compute, shrink);
     out->c_memory = pow(src->c_memory, shrink);
+    if (from == to)
+        return;
+    /* another family runs other kernels: their factors do not apply, and
+     * the average efficiency stands for them */
+    out->n_kernels = 0;
+    out->c_compute = pow(src->c_compute_avg > 0 ? src->c_compute_avg : src->c_compute, shrink);
 }
 
 /* Analytical interval: the 10th and 90th percentiles of log(measured /
@@ -1274,25 +1390,37 @@ void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_famil
  * JSON tool; the library itself needs no JSON dependency for it. */
 int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t len)
 {
-    int w = snprintf(
+    char kernels[TC_CALIB_MAX_KERNELS * 40] = "";
+    size_t used = 0;
+    int w;
+
+    for (int j = 0; j < cp->n_kernels && j < TC_CALIB_MAX_KERNELS; j++) {
+        w = snprintf(kernels + used, sizeof(kernels) - used, "%s%u:%.9g", j ? "," : "",
+                     (unsigned)cp->kernel_hash[j], cp->kernel_scale[j]);
+        if (w < 0 || (size_t)w >= sizeof(kernels) - used)
+            return tc_error(TC_ERR_RANGE, "calibration kernel table does not fit");
+        used += (size_t)w;
+    }
+    w = snprintf(
         buf, len,
-        "{\"format\": %d, \"model\": \"%s\", \"c_compute\": %.17g, \"c_memory\": %.17g, "
-        "\"c_overhead\": %.17g, \"align1\": %.17g, \"align2\": %.17g, \"align3\": %.17g, "
+        "{\"format\": %d, \"model\": \"%s\", \"c_compute\": %.17g, \"c_compute_avg\": %.17g, "
+        "\"c_memory\": %.17g, \"c_overhead\": %.17g, \"align1\": %.17g, \"align2\": %.17g, \"align3\": %.17g, "
         "\"host_event_us\": %.17g, \"host_wall_us\": %.17g, \"host_wall_max_us\": %.17g, "
-        "\"nb_length\": %.17g, \"nb_prior\": %.17g, \"nb_k\": %d, \"nb_scale_nk\": %.17g, \"nb_beta\": %.17g, "
-        "\"rows\": %lld, "
+        "\"nb_length\": %.17g, \"nb_prior\": %.17g, \"nb_k\": %d, \"nb_scale_nk\": %.17g, "
+        "\"nb_beta\": %.17g, \"rows\": %lld, "
         "\"fit_mad\": %.17g, \"fit_mape\": %.17g, \"loo_mape\": %.17g, \"level\": %.17g, "
         "\"q_lo0\": %.17g, \"q_hi0\": %.17g, \"q_lo1\": %.17g, \"q_hi1\": %.17g, "
         "\"q_lo2\": %.17g, \"q_hi2\": %.17g, \"bin0\": %lld, \"bin1\": %lld, \"bin2\": %lld, "
-        "\"runs\": \"%s\"}",
-        cp->format, cp->model_version, cp->c_compute, cp->c_memory, cp->c_overhead,
+        "\"kernels\": \"%s\", \"runs\": \"%s\"}",
+        cp->format, cp->model_version, cp->c_compute, cp->c_compute_avg, cp->c_memory,
+        cp->c_overhead,
         cp->align_factor[1], cp->align_factor[2], cp->align_factor[3],
         cp->host_us[TC_TIMING_EVENT], cp->host_us[TC_TIMING_WALL],
         cp->host_us[TC_TIMING_WALL_MAX], cp->nb_length, cp->nb_prior, cp->nb_k,
         cp->nb_scale_nk, cp->nb_beta, (long long)cp->n_rows, cp->fit_mad, cp->fit_mape, cp->loo_mape, cp->interval_level,
         cp->q_lo[0], cp->q_hi[0], cp->q_lo[1], cp->q_hi[1], cp->q_lo[2], cp->q_hi[2],
         (long long)cp->bin_rows[0], (long long)cp->bin_rows[1], (long long)cp->bin_rows[2],
-        cp->runs);
+        kernels, cp->runs);
 
     if (w < 0 || (size_t)w >= len)
         return tc_error(TC_ERR_RANGE, "calibration text does not fit in %zu bytes", len);
@@ -1325,6 +1453,33 @@ static const char *read_string(const char *p, char *out, size_t len)
     return p + 1;
 }
 
+/* "hash:scale,..." of the kernel table. */
+static int parse_kernels(const char *text, struct tc_calib_params *cp)
+{
+    const char *p = text;
+
+    cp->n_kernels = 0;
+    while (*p) {
+        char *end;
+        unsigned long h = strtoul(p, &end, 10);
+        double scale;
+
+        if (end == p || *end != ':' || h == 0 || h > UINT32_MAX ||
+            cp->n_kernels == TC_CALIB_MAX_KERNELS)
+            return tc_error(TC_ERR_PARSE, "calibration parameters: bad kernel table near '%.20s'",
+                            p);
+        p = end + 1;
+        scale = strtod(p, &end);
+        if (end == p || !(scale > 0) || !isfinite(scale) || (*end && *end != ','))
+            return tc_error(TC_ERR_PARSE, "calibration parameters: bad kernel factor near '%.20s'",
+                            p);
+        cp->kernel_hash[cp->n_kernels] = (uint32_t)h;
+        cp->kernel_scale[cp->n_kernels++] = scale;
+        p = *end ? end + 1 : end;
+    }
+    return TC_OK;
+}
+
 int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
 {
     struct field {
@@ -1336,6 +1491,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
     const struct field fields[] = {
         {"format", &format, NULL},
         {"c_compute", &cp->c_compute, NULL},
+        {"c_compute_avg", &cp->c_compute_avg, NULL},
         {"c_memory", &cp->c_memory, NULL},
         {"c_overhead", &cp->c_overhead, NULL},
         {"align1", &cp->align_factor[1], NULL},
@@ -1405,6 +1561,13 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
                             key);
         if (strcmp(key, "runs") == 0) {
             tc_strlcpy(cp->runs, value, sizeof(cp->runs));
+            continue;
+        }
+        if (strcmp(key, "kernels") == 0) {
+            int err = parse_kernels(value, cp);
+
+            if (err < 0)
+                return err;
             continue;
         }
         if (strcmp(key, "model") == 0) {

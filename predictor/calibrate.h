@@ -12,7 +12,8 @@
  *   t = c_o·overhead + max(c_c·compute, c_m·memory)·a[align] + h[timing]
  *
  * c_c: compute-efficiency scale (effective tensor clock × MMA efficiency,
- *      relative to what the analytical model assumes);
+ *      relative to what the analytical model assumes), times a factor per
+ *      kernel configuration for the configurations the data uses most;
  * c_m: bandwidth-efficiency scale;
  * c_o: launch / pipeline-fill / epilogue cost scale;
  * a:   per alignment class penalty, relative to the 128-byte class (fitted
@@ -71,7 +72,16 @@ struct tc_calib_sample {
     double time_us;    /* measured */
     double spread_pct; /* 0 if unknown */
     double compute_us, memory_us, overhead_us; /* analytical parts, rescaled */
+    uint32_t kernel_hash; /* tc_calib_kernel_hash of the model's kernel; 0 unknown */
+    int kernel_slot;      /* its index in the params' kernel table, -1 if none (set by
+                           * tc_calib_build and tc_calib_predict) */
 };
+
+/* Kernel configurations with a fitted efficiency of their own. */
+#define TC_CALIB_MAX_KERNELS 16
+
+/* A stable 32-bit hash of a kernel name (never 0 for a non-empty name). */
+uint32_t tc_calib_kernel_hash(const char *name);
 
 /* Fitted parameters and their residual statistics: what the database's
  * calibration table stores. Plain data. */
@@ -81,6 +91,14 @@ struct tc_calib_params {
     double c_compute, c_memory, c_overhead;
     double align_factor[TC_CALIB_ALIGN_CLASSES];
     double host_us[TC_TIMING_COUNT];
+    /* MMA efficiency of the most used kernel configurations relative to
+     * c_compute (tile shape and pipeline depth differ in efficiency) */
+    int n_kernels;
+    uint32_t kernel_hash[TC_CALIB_MAX_KERNELS];
+    double kernel_scale[TC_CALIB_MAX_KERNELS];
+    double c_compute_avg; /* c_compute times the kernel factor, geometric mean
+                           * over the compute-bound rows (what transfers to
+                           * another family, whose kernels differ) */
     /* neighbour correction: Gaussian kernel length in log-shape units and
      * the prior weight that shrinks the correction towards 0 */
     double nb_length, nb_prior;

@@ -360,6 +360,7 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
         }
         s->time_us = row.time_us;
         s->spread_pct = row.spread_pct;
+        s->kernel_hash = tc_calib_kernel_hash(pred.kernel);
         tc_calib_parts(&pred, &s->compute_us, &s->memory_us, &s->overhead_us);
     }
     if (r < 0 && ret == TC_OK)

@@ -495,6 +495,14 @@ START_TEST(params_roundtrip_and_errors)
     a.q_hi[2] = 0.04;
     a.n_rows = 8288;
     snprintf(a.runs, sizeof(a.runs), "1:0,2:2");
+    a.c_compute_avg = 0.95;
+    a.n_kernels = 2;
+    a.kernel_hash[0] = tc_calib_kernel_hash("ampere_h16816gemm_128x128_32x5");
+    a.kernel_hash[1] = tc_calib_kernel_hash("ampere_h16816gemm_64x128_32x6");
+    a.kernel_scale[0] = 0.97;
+    a.kernel_scale[1] = 1.08;
+    ck_assert_uint_ne(a.kernel_hash[0], a.kernel_hash[1]);
+    ck_assert_uint_eq(tc_calib_kernel_hash(""), 0);
     ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
     ck_assert_int_eq(text[0], '{');
     ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_OK);
@@ -505,6 +513,10 @@ START_TEST(params_roundtrip_and_errors)
     ck_assert_int_eq(b.nb_k, 16);
     ck_assert_int_eq(b.n_rows, 8288);
     ck_assert_str_eq(b.runs, "1:0,2:2");
+    ck_assert_double_eq(b.c_compute_avg, 0.95);
+    ck_assert_int_eq(b.n_kernels, 2);
+    ck_assert_uint_eq(b.kernel_hash[1], a.kernel_hash[1]);
+    ck_assert_double_eq(b.kernel_scale[1], 1.08);
     ck_assert_str_eq(b.model_version, tc_version());
 
     ck_assert_int_eq(tc_calib_params_parse("not json", &b), TC_ERR_PARSE);
