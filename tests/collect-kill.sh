@@ -49,7 +49,7 @@ export OPENBLAS_NUM_THREADS=1
 
 total=$("$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run |
         sed -n 's/^shapes: \([0-9]*\) in the sweep.*/\1/p')
-[ -n "$total" ] && [ "$total" -gt 30 ] || fail "dry run did not count the shapes ($total)"
+if [ -z "$total" ] || [ "$total" -le 30 ]; then fail "dry run did not count the shapes ($total)"; fi
 echo "sweep: $total shapes"
 
 snapshot() {

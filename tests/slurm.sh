@@ -17,7 +17,7 @@ id munge > /dev/null 2>&1 || { echo "no munge user: skip"; exit 77; }
 
 tmp=$(mktemp -d /tmp/tilecast-slurm.XXXXXX)
 chmod 755 "$tmp"
-munged_pid= ctld_pid= slurmd_pid=
+munged_pid='' ctld_pid='' slurmd_pid=''
 stop() {
     # slurmd, then slurmctld, then munged; by PID, never by name
     for pid in $slurmd_pid $ctld_pid $munged_pid; do
@@ -99,7 +99,7 @@ sed '/--gpus-per-task/d' "$TILECAST_SOURCE_ROOT/tools/slurm/collect.sbatch" > "$
 sweep="$TILECAST_SOURCE_ROOT/tests/data/sweeps/kill.yaml"
 common="--max-time-per-shape-ms 20 --min-reps 3 --warmup 1"
 cd "$tmp/work" || fail "no work directory"
-TILECAST="$TILECAST_BIN" TILECAST_BACKEND=cpu TILECAST_GPU= TILECAST_SWEEP="$sweep" \
+TILECAST="$TILECAST_BIN" TILECAST_BACKEND=cpu TILECAST_GPU='' TILECAST_SWEEP="$sweep" \
 TILECAST_OUT=shard TILECAST_COLLECT_ARGS="$common" OPENBLAS_NUM_THREADS=1 \
     sbatch --array=0-3 --wait --cpus-per-task=1 --time=10 "$tmp/work/collect.sbatch" \
     > "$tmp/work/sbatch.out" 2>&1 || { cat "$tmp/work/sbatch.out"; fail "sbatch --wait failed"; }
