@@ -111,8 +111,9 @@ static const struct arch_model arch_models[TC_ARCH_COUNT] = {
 };
 
 /* Split-K factors tried (the library's own menu is similar: 2..16 for
- * cuBLAS, GSU up to the CU count on Tensile). */
-static const int split_factors[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+ * cuBLAS, GSU up to the CU count on Tensile); the large ones serve
+ * matrix-vector shapes with very long K. */
+static const int split_factors[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
 
 /* Compute and data movement overlap through a pipeline of a few stages;
  * near balance the queues stall the MMAs, so a wave takes
@@ -389,6 +390,15 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
      * every operand once when both fit in half the L2 (the other half holds
      * C and the working set of other waves), else the panels of each wave. */
     l2_tile_bytes = (double)iters * c->l2_bytes_per_iter;
+    if (s->m < kr->tile_m || s->n < kr->tile_n) {
+        /* Rows and columns outside the matrix are not loaded (predicated
+         * loads, TMA bounds), though the MMAs still run on the padding. */
+        double rows_a = s->m < kr->tile_m ? (double)s->m : kr->tile_m;
+        double cols_b = s->n < kr->tile_n ? (double)s->n : kr->tile_n;
+
+        l2_tile_bytes = (double)iters * kr->tile_k * s->elem_bytes *
+                        (rows_a / kr->cluster_n + cols_b / kr->cluster_m);
+    }
     {
         double a_bytes = (double)s->m * s->k * s->elem_bytes;
         double b_bytes = (double)s->k * s->n * s->elem_bytes;
@@ -414,8 +424,14 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
                 rows = ceil_div(per_wave, cols);
             }
             double waves_mn = (double)tiles_mn / (double)per_wave;
-            double wave_bytes = ((double)rows * kr->tile_m + (double)cols * kr->tile_n) *
-                                (double)s->k * s->elem_bytes;
+            double panel_a = (double)rows * kr->tile_m, panel_b = (double)cols * kr->tile_n;
+            double wave_bytes;
+
+            if (panel_a > (double)s->m)
+                panel_a = (double)s->m;
+            if (panel_b > (double)s->n)
+                panel_b = (double)s->n;
+            wave_bytes = (panel_a + panel_b) * (double)s->k * s->elem_bytes;
             double streamed = wave_bytes * waves_mn;
 
             if (streamed < a_bytes + b_bytes)
