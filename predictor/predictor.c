@@ -572,8 +572,9 @@ static int dtype_class(enum tc_dtype d)
 }
 
 /* Chooses the source of a transfer onto (gpu, dtype): the same GPU with a
- * compatible dtype first, then another GPU of the same family with the
- * same dtype, then a compatible dtype; ties go to the most rows. */
+ * compatible dtype first, then another GPU of the same vendor, nearest
+ * architecture generation first, the same dtype before a compatible one;
+ * ties go to the most rows. */
 static struct entry *transfer_source(struct tc_predictor *p, const struct tc_gpu *gpu,
                                      enum tc_dtype dtype)
 {
@@ -610,7 +611,14 @@ static struct entry *transfer_source(struct tc_predictor *p, const struct tc_gpu
             sg = gpu_of(p, src, &pool[i], 1, &snapshot);
             if (!sg || sg->vendor != gpu->vendor)
                 continue;
-            score = same_gpu ? 4 : (sg->arch == gpu->arch ? 2 : 0) + (sd == dtype ? 1 : 0);
+            /* the same GPU first, then the nearest generation (Blackwell
+             * learns more from Hopper than from Volta), then the same dtype */
+            {
+                int gap = abs((int)sg->arch - (int)gpu->arch);
+
+                score = (same_gpu ? 100 : 0) + 10 * (3 - (gap < 3 ? gap : 3)) +
+                        (sd == dtype ? 1 : 0);
+            }
             if (score > best_score || (score == best_score && rows > best_rows)) {
                 struct entry *e = own_entry(p, src, sd);
 
