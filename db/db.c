@@ -300,6 +300,27 @@ static int column_real(struct tc_db *db, sqlite3_stmt *st, int col, bool positiv
     return TC_OK;
 }
 
+/* Rewrites the current message as "<file>: <what> <id>: <reason>", dropping
+ * the file and row that the column helpers put in front of the reason, so
+ * that a bad value reads once, naming the row. */
+static int row_error(struct tc_db *db, int err, const char *what, const char *id)
+{
+    char reason[2048];
+    const char *r = tc_last_error();
+    size_t plen = strlen(db->path);
+
+    if (strncmp(r, db->path, plen) == 0 && r[plen] == ':' && r[plen + 1] == ' ')
+        r += plen + 2;
+    if (strncmp(r, "row ", 4) == 0) {
+        const char *colon = strstr(r, ": ");
+
+        if (colon)
+            r = colon + 2;
+    }
+    tc_strlcpy(reason, r, sizeof(reason));
+    return tc_error(err, "%s: %s %s: %s", db->path, what, id, reason);
+}
+
 int db_parse_dtype(struct tc_db *db, const char *text, enum tc_dtype *out)
 {
     for (int i = 0; i < TC_DTYPE_COUNT; i++) {
@@ -679,7 +700,7 @@ TC_API int tc_db_get_gpu(struct tc_db *db, const char *gpu_id, struct tc_gpu *ou
         }
     }
     if (err < 0)
-        tc_error_prefix(err, "GPU %s", gpu_id);
+        row_error(db, err, "GPU", gpu_id);
 out:
     sqlite3_finalize(st);
     return err;
@@ -776,6 +797,80 @@ char *db_file_uri(const char *path, const char *query)
     return uri;
 }
 
+/* The name in "CREATE TABLE name (", "CREATE INDEX name ON", "CREATE VIEW
+ * name AS": the third word of a schema statement. */
+static void statement_name(const char *stmt, char *buf, size_t len)
+{
+    const char *p = stmt;
+    size_t n = 0;
+
+    for (int word = 0; word < 2; word++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+    }
+    while (p[n] && p[n] != ' ' && p[n] != '(' && p[n] != '\n' && n + 1 < len)
+        n++;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
+
+/* Every table, index, view and trigger of the file must be one that the
+ * migrations up to `version` created, with the same text: a file with an
+ * extra trigger (which would run on our inserts), a replaced view or a
+ * table of other columns is not a tilecast database. SQLite's own objects
+ * (sqlite_stat1 of ANALYZE, automatic indexes) are allowed. */
+static int check_schema_objects(sqlite3 *sql, const char *path, int version)
+{
+    sqlite3_stmt *st = NULL;
+    int err = TC_OK, rc;
+
+    rc = sqlite3_prepare_v2(sql, "SELECT type, name, sql FROM sqlite_schema WHERE name NOT "
+                            "LIKE 'sqlite\\_%' ESCAPE '\\'", -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path, sqlite3_errmsg(sql));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(st, 0);
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *text = (const char *)sqlite3_column_text(st, 2);
+        bool known_name = false, same = false;
+
+        if (!type || !name) {
+            err = tc_error(TC_ERR_SCHEMA, "%s: corrupt schema table", path);
+            break;
+        }
+        for (size_t m = 0; m < TC_ARRAY_SIZE(migrations) && !same; m++) {
+            if (migrations[m].from >= version)
+                continue;
+            for (const char *const *stmt = migrations[m].sql; *stmt && !same; stmt++) {
+                char stmt_name[128];
+                size_t n = strlen(*stmt);
+
+                statement_name(*stmt, stmt_name, sizeof(stmt_name));
+                if (strcmp(stmt_name, name) != 0)
+                    continue;
+                known_name = true;
+                /* SQLite keeps the statement's text without the ";\n" */
+                while (n && ((*stmt)[n - 1] == '\n' || (*stmt)[n - 1] == ';'))
+                    n--;
+                same = text && strlen(text) == n && memcmp(text, *stmt, n) == 0;
+            }
+        }
+        if (!same) {
+            err = tc_error(TC_ERR_SCHEMA, known_name
+                           ? "%s: not a valid tilecast database (%s '%s' differs from schema v%d)"
+                           : "%s: not a valid tilecast database (unexpected %s '%s' in schema v%d)",
+                           path, type, name, version);
+            break;
+        }
+    }
+    if (err == TC_OK && rc != SQLITE_DONE)
+        err = tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path, sqlite3_errmsg(sql));
+    sqlite3_finalize(st);
+    return err;
+}
+
 /* Opens path read-only and immutable (no locks, no -wal/-shm created),
  * runs quick_check and checks the schema. */
 static int validate(const char *path, const struct stat *sb, int version, bool readonly)
@@ -829,6 +924,9 @@ static int validate(const char *path, const struct stat *sb, int version, bool r
                 goto out;
             }
         }
+        err = check_schema_objects(sql, path, version);
+        if (err < 0)
+            goto out;
         rc = sqlite3_prepare_v2(sql, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
                                 &st, NULL);
         if (rc == SQLITE_OK)
@@ -978,7 +1076,7 @@ TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **
                             strerror(errno));
         created = true;
     } else if (!S_ISREG(sb.st_mode)) {
-        return tc_error(TC_ERR_IO, "%s: not a regular file", path);
+        return tc_error(TC_ERR_INVALID, "%s: not a regular file", path);
     } else {
         err = check_header(path, &sb, &version);
         if (err == TC_OK)
@@ -1082,13 +1180,62 @@ static const struct {
      " OR dtype_c NOT IN " DTYPE_LIST " OR compute NOT IN " DTYPE_LIST
      " OR layout NOT IN ('NN','NT','TN','TT')"
      " OR status NOT IN ('ok','oom','unsupported','error')"},
-    {"gemm rows with a non-positive or non-integer dimension",
+    {"gemm rows with a dimension that is not an integer in [1, 2^40]",
      "SELECT count(*), min(id) FROM gemm WHERE typeof(m) <> 'integer' OR typeof(n) <> "
      "'integer' OR typeof(k) <> 'integer' OR typeof(batch) <> 'integer' OR m <= 0 OR n <= 0 "
-     "OR k <= 0 OR batch <= 0"},
+     "OR k <= 0 OR batch <= 0 OR max(m, n, k, batch) > 1099511627776"},
     {"ok gemm rows without a positive time",
      "SELECT count(*), min(id) FROM gemm WHERE status = 'ok' AND (typeof(time_us) NOT IN "
-     "('real','integer') OR time_us <= 0 OR time_us > 1e12)"},
+     "('real','integer') OR NOT (time_us > 0 AND time_us <= 1e12))"},
+    {"gemm rows with a negative or non-numeric min_us, spread_pct or algorithm field",
+     "SELECT count(*), min(id) FROM gemm WHERE typeof(min_us) NOT IN ('null','real','integer')"
+     " OR typeof(spread_pct) NOT IN ('null','real','integer') OR min_us < 0 OR spread_pct < 0"
+     " OR NOT (coalesce(reps, 0) BETWEEN 0 AND 1073741824)"
+     " OR NOT (coalesce(max(tile_m, tile_n, tile_k, stages, split_k, cluster_m, cluster_n,"
+     " swizzle), 0) BETWEEN 0 AND 1073741824)"
+     " OR min(coalesce(tile_m, 0), coalesce(tile_n, 0), coalesce(tile_k, 0),"
+     " coalesce(stages, 0), coalesce(split_k, 0), coalesce(cluster_m, 0),"
+     " coalesce(cluster_n, 0), coalesce(swizzle, 0)) < 0"},
+    {"gemm rows with an algorithm name or message over 255 bytes",
+     "SELECT count(*), min(id) FROM gemm WHERE length(CAST(algo AS BLOB)) > 255 OR "
+     "length(CAST(message AS BLOB)) > 255"},
+    {"GPU snapshots with values out of range",
+     "SELECT count(*), min(rowid) FROM (SELECT 0 AS rowid, * FROM gpu) WHERE"
+     " length(CAST(id AS BLOB)) > 63 OR length(CAST(name AS BLOB)) > 127"
+     " OR length(CAST(compute_capability AS BLOB)) > 15"
+     " OR length(CAST(sources AS BLOB)) > 1023 OR length(CAST(flags AS BLOB)) > 2047"
+     " OR arch NOT IN ('volta','turing','ampere','ada','hopper','blackwell','cdna2','cdna3')"
+     " OR NOT (units BETWEEN 0 AND 100000)"
+     " OR NOT (min(clock_tensor_mhz, clock_vector_mhz, clock_base_mhz) >= 0"
+     "         AND max(clock_tensor_mhz, clock_vector_mhz, clock_base_mhz) <= 100000)"
+     " OR NOT (min(peak_fp64_tflops, peak_fp32_tflops, peak_tf32_tflops, peak_fp16_tflops,"
+     "             peak_bf16_tflops, peak_fp8_tflops, peak_int8_tflops) >= 0"
+     "         AND max(peak_fp64_tflops, peak_fp32_tflops, peak_tf32_tflops, peak_fp16_tflops,"
+     "             peak_bf16_tflops, peak_fp8_tflops, peak_int8_tflops) <= 1e6)"
+     " OR NOT (min(flops_per_clk_fp64, flops_per_clk_fp32, flops_per_clk_tf32,"
+     "             flops_per_clk_fp16, flops_per_clk_bf16, flops_per_clk_fp8,"
+     "             flops_per_clk_int8) >= 0"
+     "         AND max(flops_per_clk_fp64, flops_per_clk_fp32, flops_per_clk_tf32,"
+     "             flops_per_clk_fp16, flops_per_clk_bf16, flops_per_clk_fp8,"
+     "             flops_per_clk_int8) <= 1e7)"
+     " OR NOT (mem_bw_gbps BETWEEN 0 AND 1e6) OR NOT (mem_gb BETWEEN 0 AND 1e6)"
+     " OR NOT (l2_bytes BETWEEN 0 AND 1e12) OR NOT (tdp_w BETWEEN 0 AND 1e5)"
+     " OR NOT (min(warp_size, max_threads_per_sm, max_warps_per_sm, max_blocks_per_sm,"
+     "             max_threads_per_block, regs_per_sm, max_regs_per_block,"
+     "             max_regs_per_thread, reg_alloc_unit, smem_alloc_unit_bytes) >= 0"
+     "         AND max(warp_size, max_threads_per_sm, max_warps_per_sm, max_blocks_per_sm,"
+     "             max_threads_per_block, regs_per_sm, max_regs_per_block,"
+     "             max_regs_per_thread, reg_alloc_unit, smem_alloc_unit_bytes) <= 1073741824)"
+     " OR NOT (min(smem_per_sm_bytes, smem_per_block_max_bytes,"
+     "             reserved_smem_per_block_bytes) >= 0"
+     "         AND max(smem_per_sm_bytes, smem_per_block_max_bytes,"
+     "             reserved_smem_per_block_bytes) <= 1e12)"},
+    {"runs with a provenance field over 64 KiB",
+     "SELECT count(*), min(id) FROM run WHERE max(length(CAST(coalesce(host, '') AS BLOB)),"
+     " length(CAST(coalesce(device_name, '') AS BLOB)), length(CAST(coalesce(device_uuid, '')"
+     " AS BLOB)), length(CAST(coalesce(source, '') AS BLOB)), length(CAST(coalesce(timing, '')"
+     " AS BLOB)), length(CAST(coalesce(clocks_json, '') AS BLOB)), length(CAST("
+     "coalesce(licence, '') AS BLOB))) > 65536"},
     {"attention rows with invalid values",
      "SELECT count(*), min(id) FROM attention WHERE impl NOT IN ('unfused','flash') OR dtype "
      "NOT IN " DTYPE_LIST " OR batch <= 0 OR heads <= 0 OR kv_heads <= 0 OR seq_q <= 0 OR "
@@ -1492,11 +1639,16 @@ int db_read_gemm_row(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_gemm_r
     TRY(db_column_text(db, st, c + 24, r->message, sizeof(r->message), "message"));
 #undef TRY
     if (r->status == TC_STATUS_OK && !(r->time_us > 0.0))
-        return tc_error(TC_ERR_SCHEMA, "%s: gemm row %lld: ok without a time", db->path,
+        return tc_error(TC_ERR_SCHEMA, "%s: gemm row %lld: status ok without a time", db->path,
                         (long long)id);
     return TC_OK;
 fail:
-    return tc_error_prefix(err, "gemm row %lld", (long long)id);
+    {
+        char idtext[32];
+
+        snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
+        return row_error(db, err, "gemm row", idtext);
+    }
 }
 
 TC_API int tc_db_lookup_gemm(struct tc_db *db, const char *gpu_id, enum tc_dtype dtype,
@@ -1926,7 +2078,12 @@ TC_API int tc_db_get_calibration(struct tc_db *db, const char *gpu_id, enum tc_d
     }
     goto out;
 bad:
-    tc_error_prefix(err, "calibration %lld", (long long)id);
+    {
+        char idtext[32];
+
+        snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
+        row_error(db, err, "calibration", idtext);
+    }
 out:
     sqlite3_finalize(st);
     return err;
