@@ -613,6 +613,97 @@ START_TEST(test_cpu_attention)
     cpu->close(b);
 }
 END_TEST
+
+static int progress_calls;
+
+static void count_progress(void *ud, const struct tc_collect_summary *sum,
+                           const struct tc_shape *s, const struct tc_measurement *m)
+{
+    progress_calls++;
+}
+
+START_TEST(test_collect_run_resume)
+{
+    static const char yaml[] = "name: unit\ndtypes: [fp32, fp16]\nlayouts: NN\nsets:\n"
+                               "  - square: [16, 32, 48]\n"
+                               "  - kind: attention\n    batch: 1\n    heads: 2\n"
+                               "    seq_q: 16\n    head_dim: 8\n";
+    struct tc_sweep *sw = tc_sweep_parse(yaml, sizeof(yaml) - 1, "unit.yaml");
+    struct tc_collect_opts o;
+    struct tc_collect_summary sum;
+    char dir[] = "/tmp/tilecast-test-XXXXXX", path[64], cmd[128];
+    struct tc_db *db;
+    struct tc_gemm_row row;
+    bool found;
+    int64_t first_run;
+
+    ck_assert_msg(sw != NULL, "%s", tc_last_error());
+    ck_assert_uint_eq(tc_sweep_count(sw), 8);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/unit.db", dir);
+    tc_collect_defaults(&o);
+    o.backend = tc_backend_find("cpu");
+    o.db_path = path;
+    o.gpu_id = "unit-cpu";
+    o.harness.min_reps = 3;
+    o.harness.max_reps = 3;
+    o.harness.warmup_reps = 1;
+    o.progress = count_progress;
+
+    /* shard 1/2 first: only its shapes */
+    o.shard_index = 1;
+    o.shard_count = 2;
+    progress_calls = 0;
+    ck_assert_msg(tc_collect_run(&o, sw, &sum) == TC_OK, "%s", tc_last_error());
+    ck_assert(!sum.resumed);
+    ck_assert_uint_eq(sum.total, 8);
+    ck_assert_uint_eq(sum.in_shard, 4);
+    ck_assert_uint_eq(sum.measured, 4);
+    ck_assert_int_eq(progress_calls, 4);
+    first_run = sum.run_id;
+
+    /* the whole sweep: the same run configuration (the shard is not part of
+     * it), so shard 1's shapes are skipped */
+    o.shard_index = 0;
+    o.shard_count = 1;
+    ck_assert_msg(tc_collect_run(&o, sw, &sum) == TC_OK, "%s", tc_last_error());
+    ck_assert(sum.resumed);
+    ck_assert_int_eq(sum.run_id, first_run);
+    ck_assert_uint_eq(sum.skipped, 4);
+    ck_assert_uint_eq(sum.measured, 4);
+    /* fp32: 3 GEMMs + attention ok; fp16: 4 unsupported, across both calls */
+    ck_assert_msg(tc_collect_run(&o, sw, &sum) == TC_OK, "%s", tc_last_error());
+    ck_assert_uint_eq(sum.skipped, 8);
+    ck_assert_uint_eq(sum.measured, 0);
+
+    /* another harness setting is another run configuration */
+    o.harness.rel_ci = 0.05;
+    ck_assert_msg(tc_collect_run(&o, sw, &sum) == TC_OK, "%s", tc_last_error());
+    ck_assert(!sum.resumed);
+    ck_assert_int_ne(sum.run_id, first_run);
+    ck_assert_uint_eq(sum.measured, 8);
+    ck_assert_uint_eq(sum.ok, 4);
+    ck_assert_uint_eq(sum.failed, 4);
+    ck_assert(sum.kernel_s > 0 && sum.kernel_s <= sum.wall_s);
+
+    db = tc_db_open(path, TC_DB_READONLY);
+    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_int_eq(tc_db_has_gemm(db, first_run, TC_DTYPE_FP16, TC_LAYOUT_NN, 48, 48, 48, 1,
+                                    &found), TC_OK);
+    ck_assert(found);
+    ck_assert_int_eq(tc_db_lookup_gemm(db, "unit-cpu", TC_DTYPE_FP32, TC_LAYOUT_NN, 32, 32, 32,
+                                       1, &row), TC_OK);
+    ck_assert_int_eq(row.status, TC_STATUS_OK);
+    ck_assert(row.time_us > 0 && row.min_us <= row.time_us);
+    ck_assert_int_eq(row.reps, 3);
+    ck_assert_str_eq(row.algo, "cblas_sgemm");
+    tc_db_close(db);
+    tc_sweep_free(sw);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
 #endif
 
 static Suite *collector_suite(void)
@@ -635,6 +726,7 @@ static Suite *collector_suite(void)
 #if HAVE_CPU_BACKEND
     tcase_add_test(tc, test_cpu_gemm_layouts);
     tcase_add_test(tc, test_cpu_attention);
+    tcase_add_test(tc, test_collect_run_resume);
 #endif
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
