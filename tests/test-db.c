@@ -494,6 +494,60 @@ START_TEST(refuses_tilecast_id_with_wrong_tables)
 }
 END_TEST
 
+START_TEST(refuses_foreign_schema_objects)
+{
+    struct tc_db *db = new_db("t.db", NULL);
+
+    tc_db_close(db);
+    sql_exec(tmp_path("t.db"), "PRAGMA journal_mode = DELETE;");
+    {
+        size_t len;
+        char *data = slurp(tmp_path("t.db"), &len);
+
+        write_file(tmp_path("trigger.db"), data, len);
+        write_file(tmp_path("view.db"), data, len);
+        write_file(tmp_path("index.db"), data, len);
+        free(data);
+    }
+    /* a trigger would run on tilecast's own inserts */
+    sql_exec(tmp_path("trigger.db"), "CREATE TRIGGER t AFTER INSERT ON gemm BEGIN "
+                                     "DELETE FROM run; END;");
+    assert_refused(tmp_path("trigger.db"), "unexpected trigger 't'");
+    sql_exec(tmp_path("view.db"), "DROP VIEW gemm_best; CREATE VIEW gemm_best AS "
+                                  "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
+                                  "FROM c) SELECT x FROM c;");
+    assert_refused(tmp_path("view.db"), "view 'gemm_best' differs from schema v1");
+    sql_exec(tmp_path("index.db"), "CREATE INDEX extra ON gemm (time_us);");
+    assert_refused(tmp_path("index.db"), "unexpected index 'extra'");
+}
+END_TEST
+
+START_TEST(check_flags_absurd_values)
+{
+    int64_t run_id;
+    struct tc_db *db = new_db("h.db", &run_id);
+    struct tc_gemm_row r = gemm_row(run_id, 64, 64, 64, 5.0);
+
+    ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
+    tc_db_close(db);
+    sql_exec(tmp_path("h.db"), "UPDATE gemm SET m = 9223372036854775807;");
+    db = tc_db_open(tmp_path("h.db"), TC_DB_READONLY);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
+    ck_assert_error_has("dimension that is not an integer in [1, 2^40]");
+    ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT,
+                                       9223372036854775807LL, 64, 64, 1, &r),
+                     TC_ERR_SCHEMA);
+    ck_assert_error_has("h.db: gemm row 1: m = 9223372036854775807 is out of range");
+    tc_db_close(db);
+    sql_exec(tmp_path("h.db"), "UPDATE gemm SET m = 64; UPDATE gpu SET units = -4;");
+    db = tc_db_open(tmp_path("h.db"), TC_DB_READONLY);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
+    ck_assert_error_has("GPU snapshots with values out of range");
+    tc_db_close(db);
+}
+END_TEST
+
 START_TEST(refuses_truncated)
 {
     int64_t run_id;
@@ -1016,6 +1070,8 @@ static Suite *db_suite(void)
     tcase_add_test(refuse, refuses_newer_schema);
     tcase_add_test(refuse, refuses_other_sqlite);
     tcase_add_test(refuse, refuses_tilecast_id_with_wrong_tables);
+    tcase_add_test(refuse, refuses_foreign_schema_objects);
+    tcase_add_test(refuse, check_flags_absurd_values);
     tcase_add_test(refuse, refuses_truncated);
     tcase_add_test(refuse, refuses_corrupt_pages);
     tcase_add_test(refuse, refuses_random_and_empty);
