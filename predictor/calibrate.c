@@ -1390,12 +1390,12 @@ void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_famil
  * JSON tool; the library itself needs no JSON dependency for it. */
 int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t len)
 {
-    char kernels[TC_CALIB_MAX_KERNELS * 40] = "";
+    char kernels[TC_CALIB_MAX_KERNELS * 48] = "";
     size_t used = 0;
     int w;
 
     for (int j = 0; j < cp->n_kernels && j < TC_CALIB_MAX_KERNELS; j++) {
-        w = snprintf(kernels + used, sizeof(kernels) - used, "%s%u:%.9g", j ? "," : "",
+        w = snprintf(kernels + used, sizeof(kernels) - used, "%s%u:%.17g", j ? "," : "",
                      (unsigned)cp->kernel_hash[j], cp->kernel_scale[j]);
         if (w < 0 || (size_t)w >= sizeof(kernels) - used)
             return tc_error(TC_ERR_RANGE, "calibration kernel table does not fit");

@@ -124,7 +124,7 @@ expect 0 "holdout-eval" -- env TILECAST_BIN="$TILECAST_BIN" bash "$holdout" "$wo
     --split shape &&
     has "$work/out" 'shape split, A -> B' "holdout split A" &&
     has "$work/out" 'shape split, B -> A' "holdout split B" &&
-    has "$work/out" 'calibrated model' "holdout calibrated"
+    has "$work/out" 'calibrated' "holdout calibrated"
 expect 1 "holdout-eval usage" -- bash "$holdout" --split nonsense "$work/test.csv"
 expect 2 "holdout-eval missing file" -- bash "$holdout" "$work/none.csv"
 
