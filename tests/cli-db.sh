@@ -87,6 +87,10 @@ has err "efficiency_pct"
 run 0 "$TC" db import --format csv --skip-untimed "$DATA/rocblas-small.csv" --into "$TMP/a.db"
 has out "3 rows without a time skipped"
 run 2 "$TC" db import --format csv "$DATA/vidur-small.csv" --gpu no-such-gpu --into "$TMP/a.db"
+run 2 "$TC" db import --format csv "$DATA/bad-missing-column.csv" --into "$TMP/new.db"
+has err "bad-missing-column.csv:1: missing column 'k'"
+has err "was not created"
+[ -e "$TMP/new.db" ] && fail "a failed import left a new database behind"
 
 # --- export round trip --------------------------------------------------------
 run 0 "$TC" db export "$TMP/a.db" --format csv --output "$TMP/a.csv"

@@ -296,6 +296,7 @@ static int db_import(int argc, char **argv)
     struct tc_specs *specs = NULL;
     struct tc_db *db = NULL;
     size_t n_files = 0;
+    bool existed;
     int ret = CLI_EXIT_OK, err;
 
     if (!files)
@@ -365,6 +366,7 @@ static int db_import(int argc, char **argv)
         goto out;
     }
     opt.specs = specs;
+    existed = access(into, F_OK) == 0;
     err = tc_db_open_ex(into, TC_DB_CREATE, &db);
     if (err < 0) {
         ret = cli_fail(db_cmd, err);
@@ -373,8 +375,22 @@ static int db_import(int argc, char **argv)
     err = tc_db_import(db, format, n_files, files, &opt, &stats);
     if (err < 0) {
         cli_error(db_cmd, "%s", tc_last_error());
-        fprintf(stderr, "tilecast db: nothing was imported; %s is unchanged\n", into);
         ret = cli_exit_code(err);
+        tc_db_close(db);
+        db = NULL;
+        if (existed) {
+            fprintf(stderr, "tilecast db: nothing was imported; %s is unchanged\n", into);
+        } else {
+            /* the file was made for this import: leave nothing behind */
+            char side[4096];
+
+            unlink(into);
+            snprintf(side, sizeof(side), "%s-wal", into);
+            unlink(side);
+            snprintf(side, sizeof(side), "%s-shm", into);
+            unlink(side);
+            fprintf(stderr, "tilecast db: nothing was imported; %s was not created\n", into);
+        }
         goto out;
     }
     printf("imported %lld rows into %s (%lld new runs", (long long)stats.rows, into,
