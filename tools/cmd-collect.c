@@ -23,7 +23,8 @@ extern const struct tc_backend_ops tc_backend_hip;
 #endif
 
 const char cmd_collect_help[] =
-    "Usage: tilecast collect --backend cuda|hip|cpu --sweep FILE --db OUT.db [OPTION]...\n"
+    "Usage: tilecast collect --backend cuda|hip|cpu --sweep FILE --db OUT.db\n"
+    "                        [OPTION]...\n"
     "\n"
     "Measures every shape of a sweep (GEMMs, batched GEMMs, unfused attention) with\n"
     "the vendor library and stores each measurement with the run's provenance in a\n"
