@@ -468,6 +468,9 @@ missing:
         }
         e = gemm_row_query(specs, &cols, &def, in_name, line, fields, &gpu, &q, err,
                            sizeof(err));
+        /* calibrated predictions follow the row's timing method themselves */
+        if (col_timing >= 0)
+            tc_predictor_set_timing(p, fields[col_timing]);
         if (e == TC_OK && (e = tc_predict_gemm(p, gpu, &q, &pr)) < 0) {
             int col = gemm_error_column(&cols, e);
 
@@ -505,6 +508,10 @@ missing:
         }
         if ((unsigned)pr.source < 4)
             source_count[pr.source]++;
+        /* a measurement, or a calibration that fitted this method's host
+         * cost, already answers in the row's timing */
+        if (pr.source != TC_SOURCE_ANALYTICAL)
+            host_us = floor_us = 0;
         pred_us = pr.time_us + host_us;
         if (pred_us < floor_us)
             pred_us = floor_us;
