@@ -705,8 +705,9 @@ static void kd_query(const struct tc_calib *c, size_t lo, size_t hi, const doubl
 /* Beyond this many (widened) kernel lengths a weight (e^-8) is nothing. */
 #define NB_RADIUS_LENGTHS 4.0
 
-static double nb_correction(const struct nb_heap *h, const double *resid, double length,
-                            double beta, double prior, double *mean_dist)
+/* The kernel's weight sum and weighted residual sum over the neighbours. */
+static void nb_sums(const struct nb_heap *h, const double *resid, double length, double beta,
+                    double *sw_out, double *swr_out, double *mean_dist)
 {
     double sw = 0, swr = 0, sd = 0, width = length;
 
@@ -726,6 +727,16 @@ static double nb_correction(const struct nb_heap *h, const double *resid, double
     }
     if (mean_dist)
         *mean_dist = h->count ? sd / h->count : 0;
+    *sw_out = sw;
+    *swr_out = swr;
+}
+
+static double nb_correction(const struct nb_heap *h, const double *resid, double length,
+                            double beta, double prior, double *mean_dist)
+{
+    double sw, swr;
+
+    nb_sums(h, resid, length, beta, &sw, &swr, mean_dist);
     return sw > 0 ? swr / (prior + sw) : 0;
 }
 
@@ -984,15 +995,19 @@ static int fit_neighbours(struct tc_calib *c, bool choose)
                       NB_RADIUS_LENGTHS * NB_MAX_WIDEN * lengths[TC_ARRAY_SIZE(lengths) - 1]);
             for (size_t a = 0; a < TC_ARRAY_SIZE(lengths); a++) {
                 for (size_t bt = 0; bt < TC_ARRAY_SIZE(betas); bt++) {
-                    for (size_t b = 0; b < TC_ARRAY_SIZE(priors); b++) {
-                        double total = 0;
+                    double total[TC_ARRAY_SIZE(priors)] = {0};
 
-                        for (size_t i = 0; i < c->n; i++)
-                            total += fabs(c->resid[i] -
-                                          nb_correction(&heaps[i], c->resid, lengths[a],
-                                                        betas[bt], priors[b], NULL));
-                        if (total < best) {
-                            best = total;
+                    /* the weights do not depend on the prior: once per row */
+                    for (size_t i = 0; i < c->n; i++) {
+                        double sw, swr;
+
+                        nb_sums(&heaps[i], c->resid, lengths[a], betas[bt], &sw, &swr, NULL);
+                        for (size_t b = 0; b < TC_ARRAY_SIZE(priors); b++)
+                            total[b] += fabs(c->resid[i] - (sw > 0 ? swr / (priors[b] + sw) : 0));
+                    }
+                    for (size_t b = 0; b < TC_ARRAY_SIZE(priors); b++) {
+                        if (total[b] < best) {
+                            best = total[b];
                             best_scale = scales[sc];
                             cp->nb_length = lengths[a];
                             cp->nb_beta = betas[bt];
