@@ -14,6 +14,10 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "not root: skip"; exit 77; }
 id munge > /dev/null 2>&1 || { echo "no munge user: skip"; exit 77; }
 "$TILECAST_BIN" collect --help > /dev/null || exit 1
+if "$TILECAST_BIN" collect --backend cpu --sweep /dev/null --db /nonexistent/x.db 2>&1 |
+        grep -q "built without the cpu backend"; then
+    echo "built without the cpu backend: skip"; exit 77
+fi
 
 tmp=$(mktemp -d /tmp/tilecast-slurm.XXXXXX)
 chmod 755 "$tmp"
