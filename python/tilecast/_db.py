@@ -43,7 +43,7 @@ class Database:
             raise TilecastIOError("%s: no such file" % self.path, TC_ERR_IO)
         h = _lib.function("tc_db_open")(os.fsencode(self.path), TC_DB_READONLY)
         if not h:
-            _raise(TC_ERR_SCHEMA, self.path)
+            _raise(TC_ERR_SCHEMA)
         self._h = h
 
     def close(self):
@@ -69,13 +69,13 @@ class Database:
 
     @property
     def schema_version(self):
-        return _check(_lib.function("tc_db_schema_version")(self._handle()), self.path)
+        return _check(_lib.function("tc_db_schema_version")(self._handle()))
 
     def check(self):
         """Runs SQLite's integrity check and tilecast's own; True if clean,
         else raises with the first problem found."""
         with self._lock:
-            _check(_lib.function("tc_db_integrity_check")(self._handle()), self.path)
+            _check(_lib.function("tc_db_integrity_check")(self._handle()))
         return True
 
     def gemm(self, gpu=None, dtype=None, layout=None, as_frame=False):
@@ -91,14 +91,14 @@ class Database:
                         -1 if dtype is None else _dtype(dtype),
                         -1 if layout is None else _layout(layout))
             if not it:
-                _raise(-7, self.path)
+                _raise(-7)
             try:
                 row = GemmRow()
                 gpu_id = create_string_buffer(TC_ID_MAX)
                 while True:
                     rc = it_next(it, byref(row), gpu_id)
                     if rc < 0:
-                        _raise(rc, self.path)
+                        _raise(rc)
                     if rc == 0:
                         break
                     rows.append(_row_dict(row, _text(gpu_id.value)))
@@ -115,7 +115,7 @@ class Database:
                 _int(n, "n"), _int(k, "k"), _int(batch, "batch"), byref(row))
         if rc == TC_ERR_NOT_FOUND:
             return None
-        _check(rc, self.path)
+        _check(rc)
         return _row_dict(row, gpu)
 
     def query(self, sql, params=(), as_frame=False):
