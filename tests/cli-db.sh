@@ -132,6 +132,38 @@ for f in noise empty cut; do
 done
 run 2 "$TC" db info "$TMP/does-not-exist.db"
 
+# --- prebuilt databases --------------------------------------------------------
+for f in "$TILECAST_SOURCE_ROOT"/db/prebuilt/*.db; do
+    run 0 "$TC" db check "$f"
+    run 0 "$TC" db info "$f" --json
+    python3 - "$TMP/out" "$(basename "$f" .db)" <<'EOF' || fail "$f: GPU or provenance"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [g["id"] for g in d["gpus"]] == [sys.argv[2]]
+assert d["runs"] and all(r["kind"] == "imported" and r["licence"] in ("MIT", "Apache-2.0")
+                         and r["source"] and r["timing"] for r in d["runs"])
+EOF
+    [ "$(stat -c %s "$f")" -lt 5000000 ] || fail "$f is 5 MB or more"
+done
+# rebuilt from the shared data: reproducible, and the same rows as committed
+if [ -r "${TILECAST_SHARED_DATA:-}/vidur_gemm.csv" ]; then
+    mkdir "$TMP/pb1" "$TMP/pb2"
+    build=$(dirname "$(dirname "$TC")")
+    run 0 "$TILECAST_SOURCE_ROOT/tools/build-prebuilt.sh" "$TILECAST_SHARED_DATA" "$build" "$TMP/pb1"
+    run 0 "$TILECAST_SOURCE_ROOT/tools/build-prebuilt.sh" "$TILECAST_SHARED_DATA" "$build" "$TMP/pb2"
+    for f in "$TMP"/pb1/*.db; do
+        id=$(basename "$f" .db)
+        cmp -s "$f" "$TMP/pb2/$id.db" || fail "build-prebuilt.sh is not reproducible for $id"
+        "$TC" db export "$f" >"$TMP/new.csv" 2>&1
+        "$TC" db export "$TILECAST_SOURCE_ROOT/db/prebuilt/$id.db" >"$TMP/old.csv" 2>&1
+        cmp -s "$TMP/new.csv" "$TMP/old.csv" || fail "db/prebuilt/$id.db differs from its sources"
+    done
+    [ "$(find "$TMP/pb1" -name '*.db' | wc -l)" -eq 6 ] || fail "build-prebuilt.sh made other than 6 files"
+fi
+run 0 "$TILECAST_SOURCE_ROOT/tools/build-prebuilt.sh" --help
+has out "MEASURED_DIR"
+run 1 "$TILECAST_SOURCE_ROOT/tools/build-prebuilt.sh"
+
 # --- migrate, compact, bench -----------------------------------------------------
 run 0 "$TC" db compact "$TMP/b.db"
 has out "compacted"

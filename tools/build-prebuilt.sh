@@ -3,25 +3,27 @@
 # `tilecast db import`, reproducibly: the same inputs and tilecast give
 # byte-identical files (timestamps come from SOURCE_DATE_EPOCH).
 #
-#   tools/build-prebuilt.sh MEASURED_DIR [BUILD_DIR]
+#   tools/build-prebuilt.sh MEASURED_DIR [BUILD_DIR [OUT_DIR]]
 #
 # MEASURED_DIR holds vidur_gemm.csv, neusight_gemm.csv and cookbook_gemm.csv
 # (see db/prebuilt/README.md for what is imported and why the rest is not);
-# BUILD_DIR is a configured build with tools/tilecast (default: build).
+# BUILD_DIR is a configured build with tools/tilecast (default: build);
+# OUT_DIR receives the files (default: db/prebuilt of this tree).
 set -euo pipefail
 
-if [ $# -lt 1 ] || [ $# -gt 2 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
-    [ $# -ge 1 ] && [ "$1" != "-h" ] && [ "$1" != "--help" ] && exit 1
-    [ $# -eq 0 ] && exit 1
-    exit 0
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then
+    usage >&2
+    exit 1
 fi
 measured=$1
 build=${2:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
-out=$here/db/prebuilt
+out=${3:-$here/db/prebuilt}
 tc=$build/tools/tilecast
 [ -x "$tc" ] || { echo "build-prebuilt: $tc not found: build tilecast first" >&2; exit 1; }
+[ -d "$out" ] || { echo "build-prebuilt: $out is not a directory" >&2; exit 1; }
 for f in vidur_gemm.csv neusight_gemm.csv cookbook_gemm.csv; do
     [ -r "$measured/$f" ] || { echo "build-prebuilt: $measured/$f is missing" >&2; exit 1; }
 done
