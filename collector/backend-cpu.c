@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +190,29 @@ static int cpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
         sizes[0] = elems(s->m, s->k, s->batch, 1, eb);
         sizes[1] = elems(s->k, s->n, s->batch, 1, eb);
         sizes[2] = elems(s->m, s->n, s->batch, 1, eb);
+    }
+    {
+        /* malloc succeeds lazily on overcommitting systems and the OOM
+         * killer would end the whole collection: refuse what cannot fit */
+        double need = 0, phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+        int64_t dims[] = {s->m, s->n, s->k, s->seq_q, s->seq_kv, s->head_dim};
+
+        for (int i = 0; i < NBUF; i++)
+            need += (double)sizes[i];
+        if (phys > 0 && need > 0.75 * phys) {
+            oc->status = TC_STATUS_OOM;
+            snprintf(oc->message, sizeof(oc->message),
+                     "needs %.1f GiB, more than 3/4 of the host's %.1f GiB", need / 1073741824.0,
+                     phys / 1073741824.0);
+            return TC_OK;
+        }
+        for (size_t i = 0; i < TC_ARRAY_SIZE(dims); i++)
+            if (dims[i] > INT_MAX) {
+                oc->status = TC_STATUS_UNSUPPORTED;
+                snprintf(oc->message, sizeof(oc->message),
+                         "a dimension of %" PRId64 " exceeds CBLAS's int", dims[i]);
+                return TC_OK;
+            }
     }
     for (int i = 0; i < NBUF; i++) {
         if (i < 3 && !sizes[i]) {
