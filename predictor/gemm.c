@@ -659,6 +659,18 @@ static bool consider(const struct rates *r, const struct cand *c, const struct s
     tiles_m = ceil_div(s->m, kr->tile_m);
     tiles_n = ceil_div(s->n, kr->tile_n);
     tiles_mn = tiles_m * tiles_n * s->batch;
+    if (*have) {
+        /* A lower bound for every split of this kernel: its tiles' main
+         * loops spread perfectly over the SMs, each SM finishing at most one
+         * tile per block time, plus the launch. Skip it if that cannot win. */
+        double per_iter = c->mma_us_per_iter > c->smem_us_per_iter ? c->mma_us_per_iter
+                                                                   : c->smem_us_per_iter;
+        double bound = r->am->launch_us +
+                       (double)tiles_mn * ((double)s->k / kr->tile_k) * per_iter / r->units;
+
+        if (bound >= best->time_us)
+            return false;
+    }
     for (size_t j = 0; j < TC_ARRAY_SIZE(split_factors); j++) {
         int split = split_factors[j];
         struct result res;
