@@ -560,6 +560,16 @@ START_TEST(test_cpu_gemm_layouts)
         ck_assert_int_eq(m.outcome.status, TC_STATUS_UNSUPPORTED);
         ck_assert(strstr(m.outcome.message, "fp16") != NULL);
     }
+    {
+        /* 3 x 256 GiB of operands: refused as data before any allocation */
+        struct tc_shape s = {.kind = TC_SHAPE_GEMM, .dtype = TC_DTYPE_FP32, .m = 1 << 18,
+                             .n = 1 << 18, .k = 1 << 18, .batch = 1};
+        struct tc_measurement m;
+
+        ck_assert_int_eq(tc_harness_measure(cpu, b, &o, &s, &m), TC_OK);
+        ck_assert_int_eq(m.outcome.status, TC_STATUS_OOM);
+        ck_assert(strstr(m.outcome.message, "768.0 GiB") != NULL);
+    }
     cpu->close(b);
 }
 END_TEST
