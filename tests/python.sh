@@ -18,7 +18,8 @@ export PYTHONDONTWRITEBYTECODE=1
 # sanitizer runtime comes first: preload clang's shared ASan runtime (it
 # carries UBSan too) and leave leak checking to the C suites, since the
 # interpreter itself keeps memory until exit.
-if nm -D "$lib" 2>/dev/null | grep -q ' U __asan_'; then
+undefined=$(nm -D --undefined-only "$lib" 2>/dev/null || true)
+if [[ $undefined == *__asan_* ]]; then
     rt=$(clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null || true)
     if [ -z "$rt" ] || [ ! -e "$rt" ]; then
         echo "SKIP: ASan build but no shared ASan runtime to preload"

@@ -22,8 +22,11 @@ PREDICTION_SOURCES = ("calibrated", "transferred", "analytical")
 
 
 def run_cli(*args):
-    """Runs the tilecast command; (exit code, stdout, stderr)."""
-    p = subprocess.run([TILECAST_BIN] + list(args), capture_output=True, text=True)
+    """Runs the tilecast command; (exit code, stdout, stderr). A sanitizer
+    runtime preloaded for python (tests/python.sh) must not reach the
+    command, which links its own."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    p = subprocess.run([TILECAST_BIN] + list(args), capture_output=True, text=True, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
