@@ -109,6 +109,8 @@ run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp12 64 64 64
 run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --frobnicate 64 64 64
 run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --keep-going 64 64 64
 run 1 "$TC" predict nothing
+run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --output "$TMP/x.csv" 64 64 64
+run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --json --input "$DATA/shapes.csv"
 run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --db "$TMP/none.db" 64 64 64
 
 # --- batch mode -----------------------------------------------------------------

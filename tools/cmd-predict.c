@@ -358,6 +358,14 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
         printf("  %-14s %.2f\n", "tflops", pr->tflops);
         printf("  %-14s %.1f%%\n", "of peak", 100.0 * pr->frac_peak);
         printf("  %-14s %s\n", "source", gemm_source_label(pr->source));
+        if (pr->hi_us > pr->lo_us)
+            printf("  %-14s %.3f .. %.3f us (%.0f%% interval)\n", "interval", pr->lo_us,
+                   pr->hi_us, 100.0 * pr->interval_level);
+        if (pr->source == TC_SOURCE_CALIBRATED)
+            printf("  %-14s %d measured, mean log-shape distance %.3f\n", "neighbours",
+                   pr->neighbours, pr->neighbour_dist);
+        if (pr->source == TC_SOURCE_TRANSFERRED)
+            printf("  %-14s %s\n", "calibrated on", pr->calib_gpu);
         if (explain) {
             printf("  %-14s %s (%dx%dx%d, %d stages, %d warps, cluster %dx%d%s)\n", "kernel",
                    pr->kernel, pr->tile_m, pr->tile_n, pr->tile_k, pr->stages, pr->warps,
@@ -636,6 +644,14 @@ missing:
     }
     if (!so.input && ndims != 3) {
         cli_error(cmd, "expected M N K (or --input FILE); see 'tilecast predict --help'");
+        return CLI_EXIT_USAGE;
+    }
+    if (so.input && fmt != CLI_FORMAT_TABLE) {
+        cli_error(cmd, "--json/--csv apply to one shape; batch mode always writes CSV");
+        return CLI_EXIT_USAGE;
+    }
+    if (!so.input && so.output) {
+        cli_error(cmd, "--output only applies to --input");
         return CLI_EXIT_USAGE;
     }
     if (!so.input && so.keep_going) {
