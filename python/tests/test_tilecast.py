@@ -209,6 +209,25 @@ class TestGemmBatch(unittest.TestCase):
         gen = p.predict_gemm_batch(GPU, (r for r in rows))
         self.assertEqual(gen["time_us"], res["time_us"])
 
+    def test_many_rows_across_blocks(self):
+        """More rows than one library call takes: results stay in order and
+        a failing row deep in the list is named by its index."""
+        p = analytical()
+        rows = [(64 + i % 4096, 128 + i % 777, 256 + i % 333) for i in range(20000)]
+        res = p.predict_gemm_batch(GPU, rows)
+        self.assertEqual(len(res["time_us"]), 20000)
+        self.assertEqual(res["n"][19999], rows[19999][1])
+        for i in (0, 8191, 8192, 16385, 19999):
+            self.assertEqual(res["time_us"][i], p.predict_gemm(GPU, *rows[i])["time_us"])
+        rows[17000] = (64, 64, 0)
+        with self.assertRaises(tilecast.TilecastError) as cm:
+            p.predict_gemm_batch(GPU, rows)
+        self.assertIn("row 17000 ", str(cm.exception))
+        kept = p.predict_gemm_batch(GPU, rows, errors="keep")
+        self.assertEqual([i for i, e in enumerate(kept["error"]) if e], [17000])
+        self.assertEqual(kept["time_us"][16999], res["time_us"][16999])
+        self.assertEqual(kept["time_us"][17001], res["time_us"][17001])
+
     def test_empty(self):
         res = analytical().predict_gemm_batch(GPU, [])
         self.assertEqual(res["time_us"], [])

@@ -16,6 +16,10 @@ TC_ERR_INVALID = -1
 TC_ERR_PARSE = -4
 TC_ERR_NOT_FOUND = -5
 
+# Rows per tc_predict_gemm_batch call in predict_gemm_batch (about 2.9 MB of
+# results: they are read back while still in cache).
+_BATCH_ROWS = 8192
+
 # Labels of predicted values: everything but an exactly measured shape is a
 # prediction of the model, and says so.
 MEASURED = "measured"
@@ -427,15 +431,22 @@ class Predictor:
 
     def predict_gemm_batch(self, gpu, shapes, *, dtype="fp16", layout="NN", batch=1,
                            errors="raise", as_frame=False):
-        """Predicts many GEMMs in one C call.
+        """Predicts many GEMMs through tc_predict_gemm_batch, with no Python
+        code per row.
 
         shapes: rows of (m, n, k) or (m, n, k, batch) (a list of tuples, an
         (N, 3|4) numpy array) or a dict / DataFrame with columns m, n, k and
-        optionally batch. Returns a dict of equal-length lists (m, n, k,
-        batch, time_us, tflops, frac_peak, lo_us, hi_us, source), or a pandas
-        DataFrame with as_frame=True. errors='raise' raises on the first
-        failing row with the library's message; errors='keep' gives NaN times
-        and an 'error' column naming each failed row's error."""
+        optionally batch. Returns a dict of equal-length lists (gpu, dtype,
+        layout, m, n, k, batch, time_us, tflops, frac_peak, lo_us, hi_us,
+        source), or a pandas DataFrame with as_frame=True. errors='raise'
+        raises on the first failing row with the library's message;
+        errors='keep' gives NaN times, source None and an 'error' column
+        naming each failed row's error.
+
+        The rows go to the library in blocks of _BATCH_ROWS through one
+        reused query and result buffer: one C call per block, memory that
+        does not grow with the number of rows, and results still in cache
+        when they are read back."""
         if errors not in ("raise", "keep"):
             raise InvalidError("errors must be 'raise' or 'keep', not %r" % (errors,),
                                TC_ERR_INVALID)
@@ -443,47 +454,75 @@ class Predictor:
         n_rows, cols = _shape_columns(shapes)
         template = GemmQuery(0, 0, 0, _int(batch, "batch"), _dtype(dtype), _layout(layout),
                              0, 0, 0)
-        qsize = sizeof(GemmQuery)
+        block = max(1, min(n_rows, _BATCH_ROWS))
+        qstride = sizeof(GemmQuery) // 8
+        qoffs = [getattr(GemmQuery, f).offset // 8 for f in ("m", "n", "k", "batch")]
         queries = array("q")
-        queries.frombytes(bytes(template) * n_rows)
-        stride = qsize // 8
-        for name, col in zip(("m", "n", "k", "batch"), cols):
-            if col is not None:
-                queries[getattr(GemmQuery, name).offset // 8::stride] = col
-        out = (GemmPrediction * n_rows)()
-        errs = (c_int * n_rows)()
-        qaddr = queries.buffer_info()[0] if n_rows else None
+        queries.frombytes(bytes(template) * block)
+        qaddr = queries.buffer_info()[0]
+        out = (GemmPrediction * block)()
+        errs = (c_int * block)()
+        raw = memoryview(out).cast("B")
+        doubles, ints = raw.cast("d"), raw.cast("i")
+        codes_view = memoryview(errs).cast("B").cast("i")
+        dstride, istride = sizeof(GemmPrediction) // 8, sizeof(GemmPrediction) // 4
+        fields = [(name, getattr(GemmPrediction, name).offset // 8)
+                  for name in ("time_us", "tflops", "frac_peak", "lo_us", "hi_us")]
+        soff = GemmPrediction.source.offset // 4
+        result = {name: [] for name, _ in fields}
+        sources = []
+        failed = []  # (row, code)
         with self._lock:
-            rc = self._batch(self._h, g, n_rows, qaddr, out, errs)
-        if rc < 0:
-            _raise(rc, "predict_gemm_batch")
-        result = _batch_columns(gpu, queries, stride, out, n_rows, template)
-        if rc > 0:
-            codes = memoryview(errs).cast("B").cast("i").tolist()
-            if errors == "raise":
-                i = next(i for i, c in enumerate(codes) if c)
-                row = GemmQuery.from_buffer_copy(queries, i * qsize)
-                # The batch call keeps only the last message: ask again for this row's.
-                p = GemmPrediction()
-                with self._lock:
-                    code = self._one(self._h, g, byref(row), byref(p))
-                msg = (last_error() if code < 0 else "") or \
-                    _text(_lib.function("tc_strerror")(codes[i]))
-                raise error_class(codes[i])("row %d (m=%d, n=%d, k=%d, batch=%d): %s"
-                                            % (i, row.m, row.n, row.k, row.batch or 1, msg),
-                                            codes[i])
+            for first in range(0, n_rows, block):
+                count = min(block, n_rows - first)
+                for off, col in zip(qoffs, cols):
+                    if col is not None:
+                        queries[off:count * qstride:qstride] = col[first:first + count]
+                rc = self._batch(self._h, g, count, qaddr, out, errs)
+                if rc < 0:
+                    _raise(rc, "predict_gemm_batch")
+                for name, off in fields:
+                    result[name] += doubles[off:count * dstride:dstride].tolist()
+                sources += ints[soff:count * istride:istride].tolist()
+                if rc > 0:
+                    codes = codes_view[:count].tolist()
+                    failed += [(first + i, c) for i, c in enumerate(codes) if c]
+                    if errors == "raise":
+                        break
+        if failed and errors == "raise":
+            i, code = failed[0]
+            row = GemmQuery.from_buffer_copy(template)
+            row.m, row.n, row.k = cols[0][i], cols[1][i], cols[2][i]
+            if cols[3] is not None:
+                row.batch = cols[3][i]
+            # The batch call keeps only the last message: ask again for this row's.
+            p = GemmPrediction()
+            with self._lock:
+                again = self._one(self._h, g, byref(row), byref(p))
+                msg = last_error() if again < 0 else ""
+            msg = msg or _text(_lib.function("tc_strerror")(code))
+            raise error_class(code)("row %d (m=%d, n=%d, k=%d, batch=%d): %s"
+                                    % (i, row.m, row.n, row.k, row.batch or 1, msg), code)
+        names = _names("tc_source_name", 4) + ["?"] * 4
+        result["source"] = list(map(names.__getitem__, sources))
+        if errors == "keep" and n_rows:
             strerror = _lib.function("tc_strerror")
-            result["error"] = [_text(strerror(c)) if c else None for c in codes]
+            error = [None] * n_rows
             nan = math.nan
-            for key in ("time_us", "tflops", "frac_peak", "lo_us", "hi_us"):
-                col = result[key]
-                for i, c in enumerate(codes):
-                    if c:
-                        col[i] = nan
-            src = result["source"]
-            for i, c in enumerate(codes):
-                if c:
-                    src[i] = None
+            for i, code in failed:
+                error[i] = _text(strerror(code))
+                result["source"][i] = None
+                for name, _ in fields:
+                    result[name][i] = nan
+            result["error"] = error
+        result["gpu"] = [gpu] * n_rows
+        result["dtype"] = [_dtype_name(template.dtype)] * n_rows
+        result["layout"] = [_layout_name(template.layout)] * n_rows
+        result["m"], result["n"], result["k"] = (c.tolist() for c in cols[:3])
+        if cols[3] is not None:
+            result["batch"] = [b or 1 for b in cols[3]] if 0 in cols[3] else cols[3].tolist()
+        else:
+            result["batch"] = [template.batch or 1] * n_rows
         if as_frame:
             return _frame(result)
         return result
@@ -656,35 +695,6 @@ def _int_array(values, what):
         return array("q", values)
     except (TypeError, OverflowError) as e:
         raise InvalidError("shapes: column '%s': %s" % (what, e), TC_ERR_INVALID) from None
-
-
-def _batch_columns(gpu_id, queries, stride, out, n, template):
-    raw = memoryview(out).cast("B")
-    doubles = raw.cast("d")
-    ints = raw.cast("i")
-    dstride = sizeof(GemmPrediction) // 8
-    istride = sizeof(GemmPrediction) // 4
-
-    def dcol(field):
-        return doubles[getattr(GemmPrediction, field).offset // 8::dstride].tolist()
-
-    def qcol(field):
-        return queries[getattr(GemmQuery, field).offset // 8::stride].tolist()
-
-    names = _names("tc_source_name", 4) + ["?"] * 4
-    sources = ints[GemmPrediction.source.offset // 4::istride].tolist()
-    batch = qcol("batch")
-    if 0 in batch:
-        batch = [b or 1 for b in batch]
-    return {
-        "gpu": [gpu_id] * n,
-        "dtype": [_dtype_name(template.dtype)] * n,
-        "layout": [_layout_name(template.layout)] * n,
-        "m": qcol("m"), "n": qcol("n"), "k": qcol("k"), "batch": batch,
-        "time_us": dcol("time_us"), "tflops": dcol("tflops"), "frac_peak": dcol("frac_peak"),
-        "lo_us": dcol("lo_us"), "hi_us": dcol("hi_us"),
-        "source": list(map(names.__getitem__, sources)),
-    }
 
 
 def _frame(columns):
