@@ -719,6 +719,16 @@ START_TEST(stored_calibration_reuse_and_versions)
             test = &set.rows[i];
     ck_assert_ptr_nonnull(test);
     fresh = predict_one(tmp_path(0), h100, test, note, sizeof(note));
+    /* a writable database keeps what the predictor fitted */
+    db = tc_db_open(tmp_path(0), TC_DB_READONLY);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_FP16, -1,
+                                           TC_CALIB_MODEL_VERSION, NULL, &row),
+                     TC_OK);
+    ck_assert_int_gt(row.n_rows, 1000);
+    tc_db_close(db);
+    ck_assert_double_eq_tol(predict_one(tmp_path(0), h100, test, note, sizeof(note)), fresh,
+                            fresh * 1e-9);
 
     /* fit once and store: the same prediction, now without refitting */
     db = tc_db_open(tmp_path(0), TC_DB_READWRITE);
@@ -764,7 +774,8 @@ START_TEST(stored_calibration_reuse_and_versions)
     tc_db_close(db);
     old = predict_one(tmp_path(0), h100, test, note, sizeof(note));
     ck_assert_double_eq_tol(old, fresh, fresh * 1e-9);
-    ck_assert_msg(strstr(note, "model version") && strstr(note, "recomputed"), "%s", note);
+    ck_assert_msg(strstr(note, "model version") && strstr(note, "recomputed and stored"), "%s",
+                  note);
     free(set.rows);
 }
 END_TEST
