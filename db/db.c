@@ -718,7 +718,7 @@ static uint32_t be32(const unsigned char *p)
 /* Checks the 100-byte SQLite header by hand, so that a file which is not a
  * tilecast database is refused before SQLite touches it. *version receives
  * PRAGMA user_version. */
-static int check_header(const char *path, const struct stat *sb, int *version)
+static int check_header(const char *path, const struct stat *sb, bool wal, int *version)
 {
     unsigned char h[100];
     FILE *f;
@@ -747,13 +747,15 @@ static int check_header(const char *path, const struct stat *sb, int *version)
     if (page_size < 512 || (page_size & (page_size - 1)) != 0)
         return tc_error(TC_ERR_SCHEMA, "%s: corrupt SQLite header (page size %u)", path,
                         page_size);
-    if ((uint64_t)sb->st_size % page_size != 0)
+    /* with a write-ahead log beside it (a writer was killed), the main file
+     * may be mid-checkpoint: its size is checked once SQLite has read the log */
+    if (!wal && (uint64_t)sb->st_size % page_size != 0)
         return tc_error(TC_ERR_SCHEMA, "%s: truncated or damaged: %lld bytes is not a whole "
                         "number of %u-byte pages", path, (long long)sb->st_size, page_size);
     pages = be32(h + 28);
     /* the in-header size is valid only when its version matches the change
      * counter (written by SQLite >= 3.7.0) */
-    if (pages && be32(h + 92) == be32(h + 24) &&
+    if (!wal && pages && be32(h + 92) == be32(h + 24) &&
         (uint64_t)pages * page_size > (uint64_t)sb->st_size)
         return tc_error(TC_ERR_SCHEMA, "%s: truncated: the header says %u pages (%llu bytes) "
                         "but the file has %lld bytes", path, pages,
@@ -873,11 +875,14 @@ static int check_schema_objects(sqlite3 *sql, const char *path, int version)
 
 /* Opens path read-only and immutable (no locks, no -wal/-shm created),
  * runs quick_check and checks the schema. */
-static int validate(const char *path, const struct stat *sb, int version, bool readonly)
+static int validate(const char *path, const struct stat *sb, int version, bool readonly,
+                    bool wal)
 {
     sqlite3 *sql = NULL;
     sqlite3_stmt *st = NULL;
-    char *uri = db_file_uri(path, "mode=ro&immutable=1");
+    /* immutable: no locks and no -wal/-shm files. A file with a log beside
+     * it is read through the log (the state its writer committed). */
+    char *uri = db_file_uri(path, wal ? "mode=ro" : "mode=ro&immutable=1");
     int err = TC_OK, rc;
 
     if (!uri)
@@ -1078,9 +1083,18 @@ TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **
     } else if (!S_ISREG(sb.st_mode)) {
         return tc_error(TC_ERR_INVALID, "%s: not a regular file", path);
     } else {
-        err = check_header(path, &sb, &version);
+        char *wal_path = malloc(strlen(path) + 5);
+        struct stat wal_sb;
+        bool wal;
+
+        if (!wal_path)
+            return tc_error(TC_ERR_NOMEM, "out of memory");
+        sprintf(wal_path, "%s-wal", path);
+        wal = stat(wal_path, &wal_sb) == 0 && wal_sb.st_size > 0;
+        free(wal_path);
+        err = check_header(path, &sb, wal, &version);
         if (err == TC_OK)
-            err = validate(path, &sb, version, mode == TC_DB_READONLY);
+            err = validate(path, &sb, version, mode == TC_DB_READONLY, wal);
         if (err < 0)
             return err;
         if (mode == TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION)

@@ -620,6 +620,41 @@ START_TEST(refuses_random_and_empty)
 }
 END_TEST
 
+/* A writer killed before its checkpoint leaves committed rows in the -wal
+ * file: such a database opens, with those rows. */
+START_TEST(opens_with_a_left_over_wal)
+{
+    int64_t run_id, count;
+    struct tc_db *db = new_db("w.db", &run_id);
+    struct tc_gemm_row r = gemm_row(run_id, 64, 64, 64, 5.0);
+    sqlite3 *sql;
+    char *err = NULL;
+
+    ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
+    tc_db_close(db);
+    ck_assert_int_eq(sqlite3_open(tmp_path("w.db"), &sql), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_db_config(sql, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL),
+                     SQLITE_OK);
+    ck_assert_msg(sqlite3_exec(sql, "PRAGMA wal_autocheckpoint = 0; INSERT INTO gemm (run_id,"
+                                    " dtype, dtype_c, compute, layout, m, n, k, batch, time_us)"
+                                    " VALUES (1, 'fp16', 'fp16', 'fp32', 'NT', 128, 64, 64, 1,"
+                                    " 9.0)",
+                               NULL, NULL, &err) == SQLITE_OK,
+                  "%s", err ? err : "");
+    sqlite3_close(sql);
+    ck_assert(exists(tmp_path("w.db-wal")));
+    db = tc_db_open(tmp_path("w.db"), TC_DB_READONLY);
+    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &count), TC_OK);
+    ck_assert_int_eq(count, 2);
+    tc_db_close(db);
+    db = tc_db_open(tmp_path("w.db"), TC_DB_READWRITE);
+    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    tc_db_close(db);
+}
+END_TEST
+
 START_TEST(missing_file_needs_create)
 {
     ck_assert_ptr_null(tc_db_open(tmp_path("absent.db"), TC_DB_READONLY));
@@ -1076,6 +1111,7 @@ static Suite *db_suite(void)
     tcase_add_test(refuse, refuses_corrupt_pages);
     tcase_add_test(refuse, refuses_random_and_empty);
     tcase_add_test(refuse, missing_file_needs_create);
+    tcase_add_test(refuse, opens_with_a_left_over_wal);
     tcase_add_test(refuse, migrates_from_v0);
     suite_add_tcase(s, refuse);
 

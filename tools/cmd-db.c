@@ -61,7 +61,7 @@ const char cmd_db_help[] =
     "    --format F     csv (default: the shared measured-data format, so that export\n"
     "                   and import round-trip) or json (GPUs, runs, GEMM and attention)\n"
     "    --gpu ID       only this GPU\n"
-    "    --output FILE  write to FILE instead of standard output\n"
+    "    -o, --output FILE  write to FILE instead of standard output\n"
     "  merge OUT IN... merge databases (e.g. shards) into OUT (created if missing;\n"
     "                 must not be one of the inputs). Runs with the same provenance\n"
     "                 are joined and their identical shapes stored once; runs whose\n"
