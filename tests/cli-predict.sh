@@ -180,7 +180,7 @@ has rows.csv "pred_kernel_us,host_us,pred_time_us"
 mape=$(grep '^mi250x,fp16,sweep=bsweep,' "$TMP/out" | cut -d, -f6)
 awk -v m="$mape" 'BEGIN { exit !(m > 0 && m < 10) }' || fail "eval: MI250X bsweep MAPE $mape"
 run 0 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv"
-has out "Timing 'wall-slowest': 25 us of host time added"
+has out "Timing 'wall-slowest': 25 us of host time added to each analytical"
 run 0 "$TC" eval --analytical --input "$MEASURED/rocblas_tensile_efficiency.csv" --json
 python3 - "$TMP/out" <<'EOF' || fail "eval: efficiency rows"
 import json, sys

@@ -65,9 +65,10 @@ const char cmd_eval_help[] =
     "Timing methods: kernel predictions are compared with measurements taken\n"
     "by the row's `timing` method. Methods that bracket a host call include\n"
     "launch and synchronisation; a fixed host time per method is added to the\n"
-    "prediction (profiler-median 0 us; event-fastest5-mean +3 us, at least\n"
-    "28 us; wall-avg-incl-launch +20 us; wall-slowest +25 us) and the output\n"
-    "says so. Nothing is fitted to the rows.\n"
+    "analytical prediction (profiler-median 0 us; event-fastest5-mean +3 us,\n"
+    "at least 28 us; wall-avg-incl-launch +20 us; wall-slowest +25 us) and the\n"
+    "output says so; calibrated predictions and measurements already answer in\n"
+    "the row's timing method. Nothing is fitted to the rows.\n"
     "\n"
     "Options:\n"
     "  --input FILE       the measured CSV ('-' = stdin); required\n"
@@ -666,7 +667,8 @@ missing:
             for (size_t i = 0; i < sizeof(timing_methods) / sizeof(timing_methods[0]); i++)
                 if (method_used[i])
                     fprintf(notes,
-                            "Timing '%s': %g us of host time added to each kernel prediction%s.\n",
+                            "Timing '%s': %g us of host time added to each analytical kernel "
+                            "prediction%s.\n",
                             timing_methods[i].method, timing_methods[i].host_us,
                             timing_methods[i].floor_us > 0 ? " (with a floor)" : "");
             if (unknown_method)
