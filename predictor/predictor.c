@@ -57,6 +57,8 @@ struct entry {
     char gpu_id[TC_ID_MAX];
     enum tc_dtype dtype;
     bool own_built;             /* own calibration looked for */
+    int build_err;              /* why that failed (a damaged database), 0 if not */
+    char build_msg[NOTE_MAX];
     struct tc_calib *calib;     /* fitted on this GPU and dtype's rows, or NULL */
     enum tc_arch arch;
     bool resolved;
@@ -323,8 +325,8 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
     struct tc_gemm_row row;
     int r, ret = TC_OK;
 
-    if (!it)
-        return tc_error_prefix(TC_ERR_DB, "%s", d->path);
+    if (!it) /* the database layer's message names the file */
+        return strstr(tc_last_error(), "memory") ? TC_ERR_NOMEM : TC_ERR_DB;
     while ((r = tc_db_iter_next(it, &row, NULL)) == 1) {
         struct tc_gemm_query q = {row.m, row.n, row.k, row.batch, dtype, row.layout, 0, 0, 0};
         struct tc_gemm_prediction pred;
@@ -364,7 +366,7 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
         tc_calib_parts(&pred, &s->compute_us, &s->memory_us, &s->overhead_us);
     }
     if (r < 0 && ret == TC_OK)
-        ret = tc_error_prefix(r, "%s", d->path);
+        ret = r; /* the database layer's message names the file and row */
     tc_db_iter_free(it);
     return ret;
 }
@@ -607,12 +609,18 @@ cleanup:
     return ret;
 }
 
+/* The entry of (gpu, dtype) with its own calibration built. A database
+ * that failed to read fails every query of that pair, not just the first
+ * (check e->build_err). NULL only when out of memory. */
 static struct entry *own_entry(struct tc_predictor *p, const char *gpu_id, enum tc_dtype dtype)
 {
     struct entry *e = find_entry(p, gpu_id, dtype, true);
+    int err;
 
-    if (e && !e->own_built && build_own(p, e) < 0)
-        return NULL;
+    if (e && !e->own_built && (err = build_own(p, e)) < 0) {
+        e->build_err = err;
+        tc_strlcpy(e->build_msg, tc_last_error(), sizeof(e->build_msg));
+    }
     return e;
 }
 
@@ -680,7 +688,7 @@ static struct entry *transfer_source(struct tc_predictor *p, const struct tc_gpu
             if (score > best_score || (score == best_score && rows > best_rows)) {
                 struct entry *e = own_entry(p, src, sd);
 
-                if (e && e->calib) {
+                if (e && !e->build_err && e->calib) {
                     best = e;
                     best_score = score;
                     best_rows = rows;
@@ -722,6 +730,8 @@ static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dty
 
     if (!e)
         return TC_ERR_NOMEM;
+    if (e->build_err)
+        return tc_error(e->build_err, "%s", e->build_msg);
     *out = e;
     if (e->resolved)
         return TC_OK;
