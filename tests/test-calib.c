@@ -780,6 +780,38 @@ START_TEST(stored_calibration_reuse_and_versions)
 }
 END_TEST
 
+/* Without databases the shipped prebuilt ones answer: their GPU's measured
+ * shapes, calibration for the rest, transfers for GPUs without one. */
+START_TEST(prebuilt_default)
+{
+    const struct tc_gpu *a100 = tc_specs_find(specs, "a100-sxm4-80gb");
+    const struct tc_gpu *h200 = tc_specs_find(specs, "h200-sxm-141gb");
+    /* a Llama-2-7B MLP down projection at 4096 tokens, measured by Vidur */
+    struct tc_gemm_query measured_q = {4096, 4096, 11008, 1, TC_DTYPE_FP16, TC_LAYOUT_NT, 0, 0, 0};
+    struct tc_gemm_query other_q = {4001, 4096, 11008, 1, TC_DTYPE_FP16, TC_LAYOUT_NT, 0, 0, 0};
+    struct tc_gemm_prediction pr;
+    struct tc_predictor *p = tc_predictor_new(specs);
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/db/prebuilt/a100-sxm4-80gb.db", tc_data_dir());
+    ck_assert_msg(access(path, R_OK) == 0, "%s is not shipped", path);
+    ck_assert_ptr_nonnull(h200);
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &measured_q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_MEASURED);
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &other_q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_CALIBRATED);
+    ck_assert_int_gt(pr.neighbours, 0);
+    /* the nearest generation with data: Hopper's H100 */
+    ck_assert_int_eq(tc_predict_gemm(p, h200, &other_q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_str_eq(pr.calib_gpu, "h100-sxm5-80gb");
+    tc_predictor_use_prebuilt(p, false);
+    ck_assert_int_eq(tc_predict_gemm(p, a100, &measured_q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_ANALYTICAL);
+    tc_predictor_free(p);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Transfer across GPUs: better than the analytical model alone              */
 /* ------------------------------------------------------------------------ */
@@ -857,6 +889,7 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, exact_measured_and_labels);
     tcase_add_test(tc, empty_and_bad_databases);
     tcase_add_test(tc, stored_calibration_reuse_and_versions);
+    tcase_add_test(tc, prebuilt_default);
     tcase_add_test(tc, transfer_a100_h100);
     tcase_add_test(tc, transfer_cookbook);
     suite_add_tcase(s, tc);
