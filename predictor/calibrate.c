@@ -1350,7 +1350,12 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
 void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
                               enum tc_arch to, struct tc_calib_params *out)
 {
-    /* Across families the kernels, the tensor-core instruction and the
+    /* The scales are ratios to the analytical model, which a transferred
+     * prediction evaluates with the target's own spec: its SM count, tensor
+     * and memory clocks, bandwidth, cache and occupancy limits. So the spec
+     * ratios between the GPUs enter through the model, and what moves across
+     * is how far the real kernels fall short of (or exceed) it.
+     * Across families the kernels, the tensor-core instruction and the
      * memory system differ: what one family's compute and bandwidth
      * efficiencies say about another is weak, so they keep a quarter of
      * their (log) distance from the analytical model's own assumption. The

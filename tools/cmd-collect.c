@@ -15,6 +15,13 @@
 #include "collector.h"
 #include "tc-internal.h"
 
+#if defined(TC_HAVE_CUDA_BACKEND)
+extern const struct tc_backend_ops tc_backend_cuda;
+#endif
+#if defined(TC_HAVE_HIP_BACKEND)
+extern const struct tc_backend_ops tc_backend_hip;
+#endif
+
 const char cmd_collect_help[] =
     "Usage: tilecast collect --backend cuda|hip|cpu --sweep FILE --db OUT.db\n"
     "                        [OPTION]...\n"
@@ -92,21 +99,14 @@ static void on_signal(int sig)
     signal(sig, SIG_DFL);
 }
 
-/* Whether this build made the module of GPU backend `name`. The modules
- * are loaded only when asked for (tc_backend_load), so that commands that
- * measure nothing never load a GPU runtime. */
-static bool gpu_backend_built(const char *name)
+static void register_gpu_backends(void)
 {
 #if defined(TC_HAVE_CUDA_BACKEND)
-    if (!strcmp(name, "cuda"))
-        return true;
+    tc_backend_register(&tc_backend_cuda);
 #endif
 #if defined(TC_HAVE_HIP_BACKEND)
-    if (!strcmp(name, "hip"))
-        return true;
+    tc_backend_register(&tc_backend_hip);
 #endif
-    (void)name;
-    return false;
 }
 
 struct progress {
@@ -401,14 +401,9 @@ int cmd_collect(int argc, char **argv)
     if (compile_arch) {
         char msg[256];
 
-        if (!backend || !gpu_backend_built(backend)) {
+        register_gpu_backends();
+        if (!backend || !(o.backend = tc_backend_find(backend)) || !o.backend->compile_check) {
             cli_error("collect", "--compile-kernels needs --backend cuda or hip (built in)");
-            return CLI_EXIT_USAGE;
-        }
-        if ((err = tc_backend_load(backend, &o.backend)) < 0)
-            return cli_fail("collect", err);
-        if (!o.backend->compile_check) {
-            cli_error("collect", "the %s backend cannot build kernels", backend);
             return CLI_EXIT_USAGE;
         }
         if (o.backend->compile_check(compile_arch, msg, sizeof(msg)) < 0)
@@ -426,18 +421,16 @@ int cmd_collect(int argc, char **argv)
                   o.harness.max_reps);
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(backend, "cuda") && strcmp(backend, "hip") && strcmp(backend, "cpu")) {
-        cli_error("collect", "unknown backend '%s' (cuda, hip or cpu)", backend);
-        return CLI_EXIT_USAGE;
-    }
-    /* a dry run measures nothing: it loads no GPU module */
-    if (!(o.backend = tc_backend_find(backend)) && !dry) {
-        if (!gpu_backend_built(backend)) {
+    register_gpu_backends();
+    if (!(o.backend = tc_backend_find(backend))) {
+        if (strcmp(backend, "cuda") && strcmp(backend, "hip") && strcmp(backend, "cpu")) {
+            cli_error("collect", "unknown backend '%s' (cuda, hip or cpu)", backend);
+            return CLI_EXIT_USAGE;
+        }
+        if (!dry) {
             cli_error("collect", "this tilecast was built without the %s backend", backend);
             return CLI_EXIT_RUNTIME;
         }
-        if ((err = tc_backend_load(backend, &o.backend)) < 0)
-            return cli_fail("collect", err);
     }
     if (shard) {
         if ((err = tc_shard_parse(shard, &o.shard_index, &o.shard_count)) < 0)
@@ -610,6 +603,7 @@ int cmd_bench_collector(int argc, char **argv)
     }
     snprintf(path, sizeof(path), "%s/harness.db", dir);
     snprintf(path2, sizeof(path2), "%s/inserts.db", dir);
+    register_gpu_backends();
     tc_collect_defaults(&o);
     o.backend = tc_backend_find("cpu");
     o.db_path = path;
