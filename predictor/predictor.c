@@ -408,7 +408,8 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
                 TC_OK) {
                 snprintf(e->note, sizeof(e->note),
                          "%s: stored calibration of %s %s is for model version %d (tilecast "
-                         "%s), this is version %d (tilecast %s); recomputed in memory",
+                         "%s), this is version %d (tilecast %s); recomputed in memory "
+                         "('tilecast db calibrate' stores a new one)",
                          dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), v,
                          cr.tilecast_version, TC_CALIB_MODEL_VERSION, tc_version());
                 return false;
@@ -510,60 +511,6 @@ static const struct tc_gpu *gpu_of(struct tc_predictor *p, const char *gpu_id,
     return NULL;
 }
 
-/* Stores a fresh fit in the user's database when the file is writable, so
- * that the next reader (and `tilecast db calibrate`'s users) need not refit;
- * a read-only file keeps the fit in memory. Failures only change the note:
- * the prediction does not depend on them. */
-static void store_back(struct pred_db *d, struct entry *e)
-{
-    struct tc_calibration_row row;
-    struct tc_db *rw = NULL;
-    char runs[sizeof(((struct tc_calib_params *)0)->runs)];
-    size_t used = 0;
-    const char *why = NULL;
-
-    if (access(d->path, W_OK) != 0) {
-        why = "the file is read-only";
-        goto note;
-    }
-    runs[0] = '\0';
-    if (d->scanned) {
-        for (size_t i = 0; i < d->n_runs; i++) {
-            int w = snprintf(runs + used, sizeof(runs) - used, "%s%lld:%d", used ? "," : "",
-                             (long long)d->run_ids[i], (int)d->run_timing[i]);
-
-            if (w < 0 || (size_t)w >= sizeof(runs) - used) {
-                runs[0] = '\0';
-                break;
-            }
-            used += (size_t)w;
-        }
-    }
-    tc_calib_set_runs(e->calib, runs);
-    rw = tc_db_open(d->path, TC_DB_READWRITE);
-    if (!rw || tc_calib_to_row(e->calib, e->gpu_id, e->dtype, &row) < 0 ||
-        tc_db_put_calibration(rw, &row) < 0) {
-        why = tc_last_error();
-        goto note;
-    }
-    tc_db_close(rw);
-    if (e->note[0] && strstr(e->note, "recomputed in memory")) {
-        char *at = strstr(e->note, " in memory");
-
-        snprintf(at, sizeof(e->note) - (size_t)(at - e->note), " and stored");
-    }
-    tc_clear_error();
-    return;
-note:
-    tc_db_close(rw);
-    if (e->note[0] && why && !strstr(e->note, "recomputed in memory")) {
-        size_t len = strlen(e->note);
-
-        snprintf(e->note + len, sizeof(e->note) - len, " (kept in memory: %s)", why);
-    }
-    tc_clear_error();
-}
-
 /* Builds e's own calibration from the rows of its GPU and dtype. */
 static int build_own(struct tc_predictor *p, struct entry *e)
 {
@@ -602,8 +549,6 @@ static int build_own(struct tc_predictor *p, struct entry *e)
         ret = TC_ERR_NOMEM; /* the rows were validated: only memory fails */
         goto cleanup;
     }
-    if (!have_stored && n_dbs == 1 && !dbs[0]->prebuilt)
-        store_back(dbs[0], e);
 cleanup:
     free(samples);
     return ret;
