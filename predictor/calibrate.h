@@ -87,7 +87,7 @@ uint32_t tc_calib_kernel_hash(const char *name);
  * calibration table stores. Plain data. */
 struct tc_calib_params {
     int format;                 /* TC_CALIB_FORMAT when fitted */
-    char model_version[32];     /* tilecast version of the analytical model */
+    char model_version[32];     /* the tilecast version that fitted it (information) */
     double c_compute, c_memory, c_overhead;
     double align_factor[TC_CALIB_ALIGN_CLASSES];
     double host_us[TC_TIMING_COUNT];
@@ -131,8 +131,9 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp);
 struct tc_calib;
 
 /* Builds a state from n samples (copied). If stored is non-NULL and of the
- * current format and model version, its parameters are used as they are
- * (no refit); otherwise they are fitted. NULL on failure (n == 0, NOMEM). */
+ * current format, its parameters are used as they are (no refit; the caller
+ * has checked that it was stored for TC_CALIB_MODEL_VERSION); otherwise
+ * they are fitted. NULL on failure (n == 0, a bad row, NOMEM). */
 struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
                                 const struct tc_calib_params *stored);
 void tc_calib_free(struct tc_calib *c);

@@ -467,7 +467,7 @@ static bool stored_fast(struct pred_db *d, struct entry *e, const struct tc_gpu 
     if (tc_db_get_calibration(d->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION, NULL,
                               &cr) != TC_OK ||
         tc_calib_params_parse(cr.params_json, stored) < 0 || stored->format != TC_CALIB_FORMAT ||
-        strcmp(stored->model_version, tc_version()) != 0 || !load_run_map(d, stored->runs)) {
+        !load_run_map(d, stored->runs)) {
         tc_clear_error();
         return false;
     }
