@@ -915,7 +915,9 @@ static void gpu_clocks(struct tc_backend *b, char *json, size_t len)
 #endif
 }
 
-const struct tc_backend_ops BACKEND_SYMBOL = {
+/* The module's one export besides tc_last_error (tilecast-module.map):
+ * the module is built with hidden visibility. */
+__attribute__((visibility("default"))) const struct tc_backend_ops BACKEND_SYMBOL = {
     .name = BACKEND_NAME,
     .open = gpu_open,
     .prepare = gpu_prepare,

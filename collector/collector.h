@@ -159,6 +159,15 @@ struct tc_backend_ops {
 const struct tc_backend_ops *tc_backend_find(const char *name);
 /* Registers a backend compiled in another library (GPU backends). */
 void tc_backend_register(const struct tc_backend_ops *ops);
+/* Loads the GPU backend `name` ("cuda", "hip") from its module
+ * tilecast-NAME.so, found in $TILECAST_MODULE_DIR, else the build tree's
+ * collector/ folder for an uninstalled tilecast, else the installed module
+ * directory; loads it once per process. A missing module or vendor runtime
+ * is TC_ERR_DEVICE with the loader's message. Failing operations of the
+ * returned table carry the module's message in tc_last_error(). */
+int tc_backend_load(const char *name, const struct tc_backend_ops **out);
+/* Where tc_backend_load looks for the module of `name`. */
+int tc_backend_module_path(const char *name, char *buf, size_t len);
 
 extern const struct tc_backend_ops tc_backend_cpu;
 /* The cpu backend's buffers of the prepared shape, for tests that check the

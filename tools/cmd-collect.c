@@ -15,13 +15,6 @@
 #include "collector.h"
 #include "tc-internal.h"
 
-#if defined(TC_HAVE_CUDA_BACKEND)
-extern const struct tc_backend_ops tc_backend_cuda;
-#endif
-#if defined(TC_HAVE_HIP_BACKEND)
-extern const struct tc_backend_ops tc_backend_hip;
-#endif
-
 const char cmd_collect_help[] =
     "Usage: tilecast collect --backend cuda|hip|cpu --sweep FILE --db OUT.db\n"
     "                        [OPTION]...\n"
@@ -99,14 +92,21 @@ static void on_signal(int sig)
     signal(sig, SIG_DFL);
 }
 
-static void register_gpu_backends(void)
+/* Whether this build made the module of GPU backend `name`. The modules
+ * are loaded only when asked for (tc_backend_load), so that commands that
+ * measure nothing never load a GPU runtime. */
+static bool gpu_backend_built(const char *name)
 {
 #if defined(TC_HAVE_CUDA_BACKEND)
-    tc_backend_register(&tc_backend_cuda);
+    if (!strcmp(name, "cuda"))
+        return true;
 #endif
 #if defined(TC_HAVE_HIP_BACKEND)
-    tc_backend_register(&tc_backend_hip);
+    if (!strcmp(name, "hip"))
+        return true;
 #endif
+    (void)name;
+    return false;
 }
 
 struct progress {
@@ -401,9 +401,14 @@ int cmd_collect(int argc, char **argv)
     if (compile_arch) {
         char msg[256];
 
-        register_gpu_backends();
-        if (!backend || !(o.backend = tc_backend_find(backend)) || !o.backend->compile_check) {
+        if (!backend || !gpu_backend_built(backend)) {
             cli_error("collect", "--compile-kernels needs --backend cuda or hip (built in)");
+            return CLI_EXIT_USAGE;
+        }
+        if ((err = tc_backend_load(backend, &o.backend)) < 0)
+            return cli_fail("collect", err);
+        if (!o.backend->compile_check) {
+            cli_error("collect", "the %s backend cannot build kernels", backend);
             return CLI_EXIT_USAGE;
         }
         if (o.backend->compile_check(compile_arch, msg, sizeof(msg)) < 0)
@@ -421,16 +426,18 @@ int cmd_collect(int argc, char **argv)
                   o.harness.max_reps);
         return CLI_EXIT_USAGE;
     }
-    register_gpu_backends();
-    if (!(o.backend = tc_backend_find(backend))) {
-        if (strcmp(backend, "cuda") && strcmp(backend, "hip") && strcmp(backend, "cpu")) {
-            cli_error("collect", "unknown backend '%s' (cuda, hip or cpu)", backend);
-            return CLI_EXIT_USAGE;
-        }
-        if (!dry) {
+    if (strcmp(backend, "cuda") && strcmp(backend, "hip") && strcmp(backend, "cpu")) {
+        cli_error("collect", "unknown backend '%s' (cuda, hip or cpu)", backend);
+        return CLI_EXIT_USAGE;
+    }
+    /* a dry run measures nothing: it loads no GPU module */
+    if (!(o.backend = tc_backend_find(backend)) && !dry) {
+        if (!gpu_backend_built(backend)) {
             cli_error("collect", "this tilecast was built without the %s backend", backend);
             return CLI_EXIT_RUNTIME;
         }
+        if ((err = tc_backend_load(backend, &o.backend)) < 0)
+            return cli_fail("collect", err);
     }
     if (shard) {
         if ((err = tc_shard_parse(shard, &o.shard_index, &o.shard_count)) < 0)
@@ -603,7 +610,6 @@ int cmd_bench_collector(int argc, char **argv)
     }
     snprintf(path, sizeof(path), "%s/harness.db", dir);
     snprintf(path2, sizeof(path2), "%s/inserts.db", dir);
-    register_gpu_backends();
     tc_collect_defaults(&o);
     o.backend = tc_backend_find("cpu");
     o.db_path = path;
