@@ -1274,6 +1274,46 @@ int tc_calib_to_row(const struct tc_calib *c, const char *gpu_id, enum tc_dtype 
     return TC_OK;
 }
 
+uint32_t tc_calib_model_fingerprint(const struct tc_gpu *gpu, enum tc_dtype dtype)
+{
+    /* shapes across the regimes: latency, memory, compute, misaligned,
+     * batched, and every layout */
+    static const int64_t shapes[][5] = {
+        {1, 4096, 4096, 1, TC_LAYOUT_NT},       {64, 11008, 4096, 1, TC_LAYOUT_NT},
+        {4096, 4096, 4096, 1, TC_LAYOUT_NN},    {8192, 10240, 8192, 1, TC_LAYOUT_TN},
+        {4001, 4093, 4099, 1, TC_LAYOUT_TT},    {1024, 1024, 128, 64, TC_LAYOUT_NN},
+        {2048, 50257, 2048, 1, TC_LAYOUT_NT},   {333, 777, 1555, 3, TC_LAYOUT_NT},
+    };
+    uint32_t h = 2166136261u;
+
+    if (!gpu)
+        return 0;
+    for (size_t i = 0; i < TC_ARRAY_SIZE(shapes); i++) {
+        struct tc_gemm_query q = {shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], dtype,
+                                  (enum tc_layout)shapes[i][4], 0, 0, 0};
+        struct tc_gemm_prediction pred;
+        char text[64];
+
+        /* four digits: immune to last-bit differences between compilers */
+        if (tc_predict_gemm_analytical(gpu, &q, &pred) < 0)
+            snprintf(text, sizeof(text), "err;");
+        else
+            snprintf(text, sizeof(text), "%.4g;", pred.time_us);
+        for (const char *c = text; *c; c++) {
+            h ^= (unsigned char)*c;
+            h *= 16777619u;
+        }
+    }
+    tc_clear_error();
+    return h ? h : 1;
+}
+
+void tc_calib_set_fingerprint(struct tc_calib *c, uint32_t fp)
+{
+    if (c)
+        c->params.model_fp = fp;
+}
+
 void tc_calib_set_runs(struct tc_calib *c, const char *runs)
 {
     if (c)
@@ -1435,7 +1475,7 @@ int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t l
         "\"fit_mad\": %.17g, \"fit_mape\": %.17g, \"loo_mape\": %.17g, \"level\": %.17g, "
         "\"q_lo0\": %.17g, \"q_hi0\": %.17g, \"q_lo1\": %.17g, \"q_hi1\": %.17g, "
         "\"q_lo2\": %.17g, \"q_hi2\": %.17g, \"bin0\": %lld, \"bin1\": %lld, \"bin2\": %lld, "
-        "\"kernels\": \"%s\", \"runs\": \"%s\"}",
+        "\"model_fp\": %lu, \"kernels\": \"%s\", \"runs\": \"%s\"}",
         cp->format, cp->model_version, cp->c_compute, cp->c_compute_avg, cp->c_memory,
         cp->c_overhead,
         cp->align_factor[1], cp->align_factor[2], cp->align_factor[3],
@@ -1444,7 +1484,7 @@ int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t l
         cp->nb_scale_nk, cp->nb_beta, (long long)cp->n_rows, cp->fit_mad, cp->fit_mape, cp->loo_mape, cp->interval_level,
         cp->q_lo[0], cp->q_hi[0], cp->q_lo[1], cp->q_hi[1], cp->q_lo[2], cp->q_hi[2],
         (long long)cp->bin_rows[0], (long long)cp->bin_rows[1], (long long)cp->bin_rows[2],
-        kernels, cp->runs);
+        (unsigned long)cp->model_fp, kernels, cp->runs);
 
     if (w < 0 || (size_t)w >= len)
         return tc_error(TC_ERR_RANGE, "calibration text does not fit in %zu bytes", len);
@@ -1511,7 +1551,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         double *d;
         int64_t *i;
     };
-    double format = 0, nb_k = 0;
+    double format = 0, nb_k = 0, model_fp = 0;
     const struct field fields[] = {
         {"format", &format, NULL},
         {"c_compute", &cp->c_compute, NULL},
@@ -1527,6 +1567,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         {"nb_length", &cp->nb_length, NULL},
         {"nb_prior", &cp->nb_prior, NULL},
         {"nb_k", &nb_k, NULL},
+        {"model_fp", &model_fp, NULL},
         {"nb_scale_nk", &cp->nb_scale_nk, NULL},
         {"nb_beta", &cp->nb_beta, NULL},
         {"rows", NULL, &cp->n_rows},
@@ -1621,6 +1662,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
     }
     cp->format = (int)format;
     cp->nb_k = (int)nb_k;
+    cp->model_fp = model_fp >= 0 && model_fp <= 4294967295.0 ? (uint32_t)model_fp : 0;
     if (!seen_model || !seen[0])
         return tc_error(TC_ERR_PARSE, "calibration parameters: missing \"%s\"",
                         seen_model ? "format" : "model");

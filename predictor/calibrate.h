@@ -120,6 +120,9 @@ struct tc_calib_params {
     /* the runs of the rows fitted and their timing classes, "id:class,..."
      * ("" if too many to list): with it a reader needs no scan of the runs */
     char runs[1024];
+    /* fingerprint of the analytical model the scales rescale (see
+     * tc_calib_model_fingerprint); 0 if unknown */
+    uint32_t model_fp;
 };
 
 /* Serialises params as one line of "key=value" pairs (what the database
@@ -192,6 +195,13 @@ struct tc_db;
 int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char *gpu_id,
                      enum tc_dtype dtype, bool reuse, struct tc_calib **out, char *note,
                      size_t note_len);
+
+/* A fingerprint of the analytical model on gpu for dtype: a hash of its
+ * predictions for a fixed set of shapes. A stored calibration whose
+ * fingerprint differs was fitted to another model (a changed catalogue or
+ * formula) and is recomputed, even if nobody bumped a version number. */
+uint32_t tc_calib_model_fingerprint(const struct tc_gpu *gpu, enum tc_dtype dtype);
+void tc_calib_set_fingerprint(struct tc_calib *c, uint32_t fp);
 
 /* Records the run map stored with the parameters (see runs above). */
 void tc_calib_set_runs(struct tc_calib *c, const char *runs);

@@ -373,10 +373,11 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
 
 /* A stored calibration of the current model version fitted on exactly the
  * rows gathered; otherwise a note says why it is being recomputed. */
-static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry *e, size_t rows,
-                          struct tc_calib_params *out)
+static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry *e,
+                          const struct tc_gpu *gpu, size_t rows, struct tc_calib_params *out)
 {
     struct tc_calibration_row cr;
+    uint32_t fp = tc_calib_model_fingerprint(gpu, e->dtype);
 
     for (size_t i = 0; i < n_dbs; i++) {
         if (!dbs[i] || dbs[i]->failed)
@@ -388,6 +389,15 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
                 snprintf(e->note, sizeof(e->note),
                          "%s: stored calibration of %s %s is unreadable (%s); recomputed",
                          dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), tc_last_error());
+                return false;
+            }
+            if (out->model_fp != fp) {
+                snprintf(e->note, sizeof(e->note),
+                         "%s: stored calibration of %s %s was fitted to another analytical "
+                         "model (fingerprint %lu, this one %lu); recomputed in memory "
+                         "('tilecast db calibrate' stores a new one)",
+                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype),
+                         (unsigned long)out->model_fp, (unsigned long)fp);
                 return false;
             }
             if ((size_t)out->n_rows != rows) {
@@ -467,6 +477,7 @@ static bool stored_fast(struct pred_db *d, struct entry *e, const struct tc_gpu 
     if (tc_db_get_calibration(d->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION, NULL,
                               &cr) != TC_OK ||
         tc_calib_params_parse(cr.params_json, stored) < 0 || stored->format != TC_CALIB_FORMAT ||
+        stored->model_fp != tc_calib_model_fingerprint(gpu, e->dtype) ||
         !load_run_map(d, stored->runs)) {
         tc_clear_error();
         return false;
@@ -543,7 +554,7 @@ static int build_own(struct tc_predictor *p, struct entry *e)
     }
     if (!n)
         goto cleanup;
-    have_stored = stored_params(dbs, n_dbs, e, n, &stored);
+    have_stored = stored_params(dbs, n_dbs, e, gpu, n, &stored);
     e->calib = tc_calib_build(samples, n, have_stored ? &stored : NULL);
     if (!e->calib) {
         ret = TC_ERR_NOMEM; /* the rows were validated: only memory fails */
@@ -767,7 +778,7 @@ int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char 
     tc_strlcpy(e.gpu_id, gpu_id, sizeof(e.gpu_id));
     e.dtype = dtype;
     if (reuse)
-        have_stored = stored_params(list, 1, &e, n, &stored);
+        have_stored = stored_params(list, 1, &e, gpu, n, &stored);
     if (note && note_len)
         tc_strlcpy(note, e.note, note_len);
     *out = tc_calib_build(samples, n, have_stored ? &stored : NULL);
@@ -791,6 +802,7 @@ int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char 
             used += (size_t)w;
         }
         tc_calib_set_runs(*out, runs);
+        tc_calib_set_fingerprint(*out, tc_calib_model_fingerprint(gpu, dtype));
     }
 cleanup:
     free(samples);

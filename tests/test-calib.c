@@ -761,6 +761,22 @@ START_TEST(stored_calibration_reuse_and_versions)
         tc_predictor_free(p);
     }
 
+    /* nor one fitted to another analytical model (its fingerprint differs),
+     * even under the same version number */
+    ck_assert_uint_eq(cp.model_fp, tc_calib_model_fingerprint(h100, TC_DTYPE_FP16));
+    ck_assert_uint_ne(cp.model_fp, tc_calib_model_fingerprint(h100, TC_DTYPE_FP32));
+    cp.model_fp ^= 0x5a5a;
+    ck_assert_int_eq(tc_calib_params_format(&cp, row.params_json, sizeof(row.params_json)),
+                     TC_OK);
+    db = tc_db_open(tmp_path(0), TC_DB_READWRITE);
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
+    tc_db_close(db);
+    old = predict_one(tmp_path(0), h100, test, note, sizeof(note));
+    ck_assert_double_eq_tol(old, fresh, fresh * 1e-9);
+    ck_assert_msg(strstr(note, "another analytical model") && strstr(note, "recomputed"), "%s",
+                  note);
+
     /* a calibration of another model version is never used: recomputed in
      * memory, and the note says so */
     make_db(tmp_path(0), &set, in_train, true);
