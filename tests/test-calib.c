@@ -793,6 +793,41 @@ START_TEST(stored_calibration_reuse_and_versions)
 }
 END_TEST
 
+/* Predictions follow the timing method asked for: kernel time by default,
+ * plus the fitted host cost of a wall-clock method; a measurement answers
+ * only in its own method. */
+START_TEST(timing_methods_in_predictions)
+{
+    struct mset set = load_rows("cookbook_gemm.csv", "a100-sxm4-40gb");
+    const struct tc_gpu *gpu = tc_specs_find(specs, "a100-sxm4-40gb");
+    struct tc_predictor *p = tc_predictor_new(specs);
+    const struct mrow *wall = NULL;
+    struct tc_gemm_prediction kernel_pr, wall_pr;
+    struct tc_gemm_query q;
+
+    for (size_t i = 0; i < set.n && !wall; i++)
+        if (strcmp(set.rows[i].timing, "wall-avg-incl-launch") == 0 && set.rows[i].m <= 64)
+            wall = &set.rows[i];
+    ck_assert_ptr_nonnull(wall);
+    make_db(tmp_path(0), &set, NULL, true);
+    ck_assert_int_eq(tc_predictor_add_db(p, tmp_path(0)), TC_OK);
+    q = query_of(wall);
+    ck_assert_int_eq(tc_predictor_set_timing(p, "wall-avg-incl-launch"), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, gpu, &q, &wall_pr), TC_OK);
+    ck_assert_int_eq(wall_pr.source, TC_SOURCE_MEASURED);
+    ck_assert_double_eq(wall_pr.time_us, wall->time_us);
+    ck_assert_int_eq(tc_predictor_set_timing(p, NULL), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, gpu, &q, &kernel_pr), TC_OK);
+    ck_assert_int_eq(kernel_pr.source, TC_SOURCE_CALIBRATED);
+    /* a tiny GEMM's kernel is a few µs; the wall clock adds launch and
+     * synchronize, some 15-40 µs */
+    ck_assert_double_lt(kernel_pr.time_us, 15);
+    ck_assert_double_gt(wall->time_us - kernel_pr.time_us, 10);
+    tc_predictor_free(p);
+    free(set.rows);
+}
+END_TEST
+
 /* Without databases the shipped prebuilt ones answer: their GPU's measured
  * shapes, calibration for the rest, transfers for GPUs without one. */
 START_TEST(prebuilt_default)
@@ -903,6 +938,7 @@ static Suite *calib_suite(void)
     tcase_add_test(tc, empty_and_bad_databases);
     tcase_add_test(tc, stored_calibration_reuse_and_versions);
     tcase_add_test(tc, prebuilt_default);
+    tcase_add_test(tc, timing_methods_in_predictions);
     tcase_add_test(tc, transfer_a100_h100);
     tcase_add_test(tc, transfer_cookbook);
     suite_add_tcase(s, tc);
