@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <jansson.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -965,6 +966,25 @@ START_TEST(export_import_round_trip)
     ck_assert_int_eq(tc_db_export(db, "json", "a100-pcie-40gb", tmp_path("a.json"), &rows),
                      TC_OK);
     ck_assert_int_eq(rows, 5);
+    {
+        json_error_t jerr;
+        json_t *root = json_load_file(tmp_path("a.json"), 0, &jerr), *gemm;
+
+        ck_assert_msg(root != NULL, "export JSON: %s (line %d)", jerr.text, jerr.line);
+        ck_assert_int_eq(json_integer_value(json_object_get(root, "schema_version")), 1);
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_array_get(json_object_get(root, "gpus"), 0), "id")),
+                         "a100-pcie-40gb");
+        ck_assert_uint_eq(json_array_size(json_object_get(root, "runs")), 2);
+        gemm = json_object_get(root, "gemm");
+        ck_assert_uint_eq(json_array_size(gemm), 5);
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(gemm, 0), "algo")),
+                         "ampere_sgemm_32x128_tn");
+        ck_assert_double_eq_tol(json_real_value(json_object_get(json_array_get(gemm, 0),
+                                                                "time_us")),
+                                54.5067, 1e-9);
+        json_decref(root);
+    }
     ck_assert_int_eq(tc_db_export(db, "xml", NULL, tmp_path("a.xml"), &rows), TC_ERR_INVALID);
     ck_assert_int_eq(tc_db_export(db, "csv", "nope", tmp_path("b.csv"), &rows),
                      TC_ERR_NOT_FOUND);
@@ -1012,6 +1032,15 @@ START_TEST(merge_dedups)
 
         ck_assert_int_eq(tc_db_insert_gemm(b, &r), TC_OK);
     }
+    {
+        struct tc_attention_row at = {.run_id = run_b, .impl = TC_ATTN_UNFUSED,
+                                      .dtype = TC_DTYPE_FP16, .batch = 1, .heads = 8,
+                                      .seq_q = 512, .head_dim = 64, .time_us = 80.0,
+                                      .scores_us = 20.0, .softmax_us = 30.0,
+                                      .values_us = 25.0, .status = TC_STATUS_OK};
+
+        ck_assert_int_eq(tc_db_insert_attention(b, &at), TC_OK);
+    }
     tc_db_close(b);
     /* c: a collected run with different provenance but the same shapes */
     a = new_db("c.db", NULL);
@@ -1038,6 +1067,7 @@ START_TEST(merge_dedups)
     ck_assert_int_eq(ms.runs_joined, 2); /* b's imported runs = a's */
     ck_assert_int_eq(ms.gemm_added, 7 + 10 + 10);
     ck_assert_int_eq(ms.gemm_duplicates, 7);
+    ck_assert_int_eq(ms.attention_added, 1);
     out = tc_db_open(tmp_path("out.db"), TC_DB_READONLY);
     ck_assert_int_eq(tc_db_count_gemm(out, NULL, -1, -1, &count), TC_OK);
     ck_assert_int_eq(count, 27);
@@ -1049,6 +1079,9 @@ START_TEST(merge_dedups)
     ck_assert_int_eq(ms.runs_added, 0);
     ck_assert_int_eq(ms.gemm_added, 0);
     ck_assert_int_eq(ms.gemm_duplicates, 27 + 7);
+    ck_assert_int_eq(ms.attention_added, 0);
+    ck_assert_int_eq(ms.attention_duplicates, 1);
+    ck_assert_int_eq(sql_int(tmp_path("out.db"), "SELECT round(softmax_us) FROM attention"), 30);
     ck_assert_int_eq(sql_int(tmp_path("out.db"), "SELECT count(*) FROM gemm"), 27);
 
     /* the output may not be an input */
