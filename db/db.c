@@ -1834,6 +1834,71 @@ TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc
 /* Iteration and counting                                                    */
 /* ------------------------------------------------------------------------ */
 
+TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
+                                  const struct tc_attention_row *key,
+                                  struct tc_attention_row *out)
+{
+    static const char sql[] =
+        "SELECT a.id, a.run_id, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us,"
+        " a.softmax_us, a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
+        " WHERE r.gpu_id = ?12 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
+        " AND a.seq_q = ?5 AND a.seq_kv = ?6 AND a.head_dim = ?7 AND a.dtype = ?8"
+        " AND a.impl = ?9 AND a.causal = ?10 AND a.backward = ?11 AND a.status = 'ok'"
+        " ORDER BY a.time_us LIMIT 1";
+    sqlite3_stmt *st = NULL;
+    char idtext[32];
+    int64_t id, reps;
+    int err = TC_OK, rc;
+
+    if (!db || !gpu_id || !key || !out)
+        return tc_error(TC_ERR_INVALID, "tc_db_lookup_attention: missing argument");
+    if ((unsigned)key->dtype >= TC_DTYPE_COUNT)
+        return tc_error(TC_ERR_INVALID, "tc_db_lookup_attention: invalid dtype");
+    rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return db_fail(db, rc, "looking up attention");
+    bind_attention_key(st, key, 2);
+    sqlite3_bind_text(st, 12, gpu_id, -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        err = tc_error(TC_ERR_NOT_FOUND, "%s: no attention measurement of that shape on %s",
+                       db->path, gpu_id);
+        goto out;
+    }
+    if (rc != SQLITE_ROW) {
+        err = db_fail(db, rc, "looking up attention");
+        goto out;
+    }
+    *out = *key;
+    out->kv_heads = key->kv_heads ? key->kv_heads : key->heads;
+    out->seq_kv = key->seq_kv ? key->seq_kv : key->seq_q;
+    out->status = TC_STATUS_OK;
+    out->message[0] = '\0';
+    id = sqlite3_column_int64(st, 0);
+#define TRY(x)                                                                               \
+    do {                                                                                     \
+        if ((err = (x)) < 0)                                                                 \
+            goto bad;                                                                        \
+    } while (0)
+    TRY(column_int_range(db, st, 1, 1, INT64_MAX, false, &out->run_id, "run_id", id));
+    TRY(column_real(db, st, 2, true, &out->time_us, "time_us", id));
+    TRY(column_real(db, st, 3, false, &out->min_us, "min_us", id));
+    TRY(column_real(db, st, 4, false, &out->spread_pct, "spread_pct", id));
+    TRY(column_int_range(db, st, 5, 0, 1 << 30, true, &reps, "reps", id));
+    out->reps = (int)reps;
+    TRY(column_real(db, st, 6, false, &out->scores_us, "scores_us", id));
+    TRY(column_real(db, st, 7, false, &out->softmax_us, "softmax_us", id));
+    TRY(column_real(db, st, 8, false, &out->values_us, "values_us", id));
+#undef TRY
+    goto out;
+bad:
+    snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
+    row_error(db, err, "attention row", idtext);
+out:
+    sqlite3_finalize(st);
+    return err;
+}
+
 struct tc_db_iter {
     struct tc_db *db;
     sqlite3_stmt *st;

@@ -322,6 +322,18 @@ START_TEST(resume_is_idempotent)
     ck_assert_int_eq(tc_db_insert_attention(db, &a), TC_OK);
     ck_assert_int_eq(tc_db_has_attention(db, run_id, &a, &found), TC_OK);
     ck_assert(found);
+    {
+        struct tc_attention_row got;
+
+        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got), TC_OK);
+        ck_assert_double_eq(got.time_us, 300.0);
+        ck_assert_int_eq(got.kv_heads, 16); /* 0 in the key means heads */
+        ck_assert_int_eq(got.seq_kv, 2048);
+        a.causal = false;
+        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got),
+                         TC_ERR_NOT_FOUND);
+        a.causal = true;
+    }
 
     /* --resume finds the run of the same configuration */
     ck_assert_int_eq(tc_db_find_run(db, "a100-sxm4-80gb", "cfg1", &again), TC_OK);

@@ -331,6 +331,12 @@ TC_API int tc_db_count_gemm(struct tc_db *db, const char *gpu_id, int dtype, int
 /* Whether run_id already stored this attention shape (resume). */
 TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc_attention_row *key,
                                bool *found);
+/* Exact lookup of the fastest ok attention measurement of key's shape
+ * (impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal,
+ * backward) on a GPU, over all runs. TC_ERR_NOT_FOUND if none. */
+TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
+                                  const struct tc_attention_row *key,
+                                  struct tc_attention_row *out);
 
 /* Prepares a file for shipping: checkpoints, switches to a rollback journal
  * (so read-only opening never needs -wal/-shm files), ANALYZE, VACUUM.
