@@ -155,10 +155,9 @@ struct tc_backend_ops {
     int (*compile_check)(const char *arch, char *msg, size_t len);
 };
 
-/* The backend table: "cpu", "cuda", "hip" entries exist only when built. */
+/* The backends built into the collector: "cpu" when built, else NULL (the
+ * GPU backends are modules: tc_backend_load). */
 const struct tc_backend_ops *tc_backend_find(const char *name);
-/* Registers a backend compiled in another library (GPU backends). */
-void tc_backend_register(const struct tc_backend_ops *ops);
 /* Loads the GPU backend `name` ("cuda", "hip") from its module
  * tilecast-NAME.so, found in $TILECAST_MODULE_DIR, else the build tree's
  * collector/ folder for an uninstalled tilecast, else the installed module

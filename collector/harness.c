@@ -84,29 +84,12 @@ void tc_harness_defaults(struct tc_harness_opts *o)
 
 /* ------------------------------------------------------------------------ */
 
-static const struct tc_backend_ops *registered[4];
-
-void tc_backend_register(const struct tc_backend_ops *ops)
-{
-    for (size_t i = 0; i < TC_ARRAY_SIZE(registered); i++) {
-        if (registered[i] == ops)
-            return;
-        if (!registered[i]) {
-            registered[i] = ops;
-            return;
-        }
-    }
-}
-
 const struct tc_backend_ops *tc_backend_find(const char *name)
 {
 #if HAVE_CPU_BACKEND
     if (name && !strcmp(name, tc_backend_cpu.name))
         return &tc_backend_cpu;
 #endif
-    for (size_t i = 0; i < TC_ARRAY_SIZE(registered); i++)
-        if (registered[i] && name && !strcmp(registered[i]->name, name))
-            return registered[i];
     return NULL;
 }
 
