@@ -417,6 +417,11 @@ class TestDatabase(unittest.TestCase):
         with self.assertRaises(tilecast.TilecastIOError):
             tilecast.open_db(os.path.join(self.tmp, "missing.db"))
 
+    def test_directory(self):
+        with self.assertRaises(tilecast.TilecastIOError) as cm:
+            tilecast.open_db(self.tmp)
+        self.assertIn(self.tmp, str(cm.exception))
+
     def test_not_a_database(self):
         path = os.path.join(self.tmp, "junk.db")
         with open(path, "wb") as f:

@@ -43,7 +43,10 @@ class Database:
             raise TilecastIOError("%s: no such file" % self.path, TC_ERR_IO)
         h = _lib.function("tc_db_open")(os.fsencode(self.path), TC_DB_READONLY)
         if not h:
-            _raise(TC_ERR_SCHEMA)
+            # tc_db_open returns no code: a file that cannot be read is an I/O
+            # error, anything else it refuses is not a (valid) tilecast file.
+            readable = os.path.isfile(self.path) and os.access(self.path, os.R_OK)
+            _raise(TC_ERR_SCHEMA if readable else TC_ERR_IO)
         self._h = h
 
     def close(self):
