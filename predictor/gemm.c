@@ -467,7 +467,10 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         issue_full = (double)bps * warps / am->schedulers;
         if (issue_full > 1.0)
             issue_full = 1.0;
-        full_compute = (double)bps * block_us / issue_full;
+        /* Each wave's blocks wait for their first loads (and drain their
+         * stores) before and after the K loop: SM time, during which DRAM
+         * keeps serving the other SMs, so a memory-bound wave hides it. */
+        full_compute = (double)bps * block_us / issue_full + am->fill_us;
         full_mem = (double)slots * dram_tile_bytes * r->us_per_dram_byte;
         full_l2 = (double)slots * l2_tile_bytes * r->us_per_l2_byte;
         last_compute = last_mem = last_l2 = 0.0;
@@ -476,9 +479,11 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
             issue_last = (double)last_per_sm * warps / am->schedulers;
             if (issue_last > 1.0)
                 issue_last = 1.0;
-            last_compute = (double)last_per_sm * block_us / issue_last;
+            last_compute = (double)last_per_sm * block_us / issue_last + am->fill_us;
             last_mem = (double)last_tiles * dram_tile_bytes * r->us_per_dram_byte;
-            last_l2 = (double)last_tiles * l2_tile_bytes * r->us_per_l2_byte;
+            /* L2 -> SM bandwidth is per SM: a partial wave's busiest SM
+             * pulls its tiles' panels alone, the idle SMs' share unused. */
+            last_l2 = (double)last_per_sm * r->units * l2_tile_bytes * r->us_per_l2_byte;
         }
         res->compute_us = (double)full_waves * full_compute + last_compute;
         res->memory_us = (double)full_waves * (full_mem > full_l2 ? full_mem : full_l2) +
@@ -486,7 +491,9 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         res->time_us = (double)full_waves * overlap(full_compute, full_mem, full_l2, loss) +
                        overlap(last_compute, last_mem, last_l2, loss);
         res->whole_waves = full_waves + (last_tiles > 0);
-        overhead = am->fill_us * (double)res->whole_waves;
+        /* The pipeline fill is in each wave's compute path (added above):
+         * an SM waits for its first loads while DRAM serves the others. */
+        overhead = 0.0;
     }
     overhead += am->launch_us;
     if (split > 1) {
