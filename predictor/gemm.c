@@ -307,6 +307,7 @@ struct rates {
     int units;
     int warp;
     int max_warps;
+    bool k_tail_loop;       /* K residue at instruction depth (Tensile) */
 };
 
 struct result {
@@ -368,7 +369,14 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
     int64_t tiles_mn = tiles_m * tiles_n;
     int64_t tiles = tiles_mn * s->batch * split;
     int64_t k_split = ceil_div(s->k, split);
-    int64_t iters = ceil_div(k_split, kr->tile_k);
+    /* Main-loop steps. CUTLASS-style kernels (NVIDIA) run the K residue as
+     * one more full step of predicated (zero) loads and full-depth MMAs;
+     * Tensile (AMD) finishes K in a tail loop at the matrix instruction's
+     * depth, so only the remainder rounded to instr_k is paid (which is why
+     * the paper's MI250X sweep over k is flat). */
+    double iters = r->k_tail_loop
+                       ? (double)round_up(k_split, kr->instr_k > 0 ? kr->instr_k : 1) / kr->tile_k
+                       : (double)ceil_div(k_split, kr->tile_k);
     int64_t slots = (int64_t)r->units * bps;
     int warps = c->warps;
     double mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes;
@@ -382,21 +390,21 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         penalty = am->align_eff[s->align] / am->align_eff[required_class(kr->align_bytes)];
 
     /* One block's K loop on an SM it has to itself. */
-    mma_us = (double)iters * c->mma_us_per_iter / penalty;
-    smem_us = (double)iters * c->smem_us_per_iter;
+    mma_us = iters * c->mma_us_per_iter / penalty;
+    smem_us = iters * c->smem_us_per_iter;
     block_us = mma_us > smem_us ? mma_us : smem_us;
 
     /* Data movement. L2 -> SM: each tile streams its A and B panels. DRAM:
      * every operand once when both fit in half the L2 (the other half holds
      * C and the working set of other waves), else the panels of each wave. */
-    l2_tile_bytes = (double)iters * c->l2_bytes_per_iter;
+    l2_tile_bytes = iters * c->l2_bytes_per_iter;
     if (s->m < kr->tile_m || s->n < kr->tile_n) {
         /* Rows and columns outside the matrix are not loaded (predicated
          * loads, TMA bounds), though the MMAs still run on the padding. */
         double rows_a = s->m < kr->tile_m ? (double)s->m : kr->tile_m;
         double cols_b = s->n < kr->tile_n ? (double)s->n : kr->tile_n;
 
-        l2_tile_bytes = (double)iters * kr->tile_k * s->elem_bytes *
+        l2_tile_bytes = iters * kr->tile_k * s->elem_bytes *
                         (rows_a / kr->cluster_n + cols_b / kr->cluster_m);
     }
     {
@@ -615,6 +623,7 @@ static void rates_init(const struct tc_gpu *gpu, enum tc_dtype dtype, struct rat
     r->l2_bytes = gpu->l2_bytes > 0 ? (double)gpu->l2_bytes : 4.0 * 1024 * 1024;
     r->max_warps = gpu->max_warps_per_sm;
     r->warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
+    r->k_tail_loop = gpu->vendor == TC_VENDOR_AMD;
 }
 
 /* The candidates of (gpu, dtype): from the cache, or built into `scratch`
