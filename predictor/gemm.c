@@ -144,6 +144,8 @@ static double overlap(double c, double d, double l, double loss)
 /* Bytes of one partial-sum element (fp32 accumulators). */
 #define PARTIAL_BYTES 4
 
+
+
 /* ------------------------------------------------------------------------ */
 /* Occupancy and alignment                                                  */
 /* ------------------------------------------------------------------------ */
@@ -352,6 +354,19 @@ static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const str
                           ((double)kr->tile_m + kr->tile_n +
                            (double)kr->tile_m * kr->tile_n * (1.0 / kr->warp_m + 1.0 / kr->warp_n)) /
                           (am->smem_bytes_per_clk * r->clock_per_us);
+    if (!r->tensor) {
+        /* SIMT FFMA: every lane loads its own fragment (tm + tn values for
+         * its tm x tn outputs, at best 2 sqrt(tm tn)) and shared memory
+         * serves one 4-byte word per bank and clock whatever the broadcast,
+         * so small warp tiles run out of shared-memory bandwidth before
+         * FFMA issue (sgemm 128x128: 8x8 per lane, balanced; 32x32 warp
+         * tiles: 4x8 per lane, 1.5 words per 4 FFMA). */
+        double per_lane = (double)kr->warp_m * kr->warp_n / r->warp;
+        double warp_tiles = (double)kr->tile_m * kr->tile_n / ((double)kr->warp_m * kr->warp_n);
+        double lane_bytes = (double)kr->tile_k * warp_tiles * r->warp * 2.0 * sqrt(per_lane) * e;
+
+        c->smem_us_per_iter += lane_bytes / (am->smem_bytes_per_clk * r->clock_per_us);
+    }
     /* A cluster of cluster_m x cluster_n blocks multicasts (TMA) the panels
      * its blocks share: B to the cluster_m blocks of a column, A to the
      * cluster_n blocks of a row. */
