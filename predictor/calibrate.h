@@ -58,6 +58,9 @@ enum tc_timing_class {
  * to its class. NULL/empty/unknown: kernel time (tilecast's own collector). */
 enum tc_timing_class tc_timing_classify(const char *timing);
 const char *tc_timing_class_name(enum tc_timing_class c);
+/* The host cost a timing class adds before any fit (the fit's prior mean),
+ * for comparing an uncalibrated kernel-time prediction with such rows. */
+double tc_timing_default_host_us(enum tc_timing_class c);
 
 #define TC_CALIB_ALIGN_CLASSES 4
 #define TC_CALIB_TIME_BINS 3 /* interval quantiles by predicted time */
@@ -154,6 +157,8 @@ struct tc_calib_apply {
     const struct tc_calib_params *params; /* NULL: the state's own */
     bool neighbours;          /* apply the neighbour correction */
     double neighbour_weight;  /* scales the correction (transfer: < 1) */
+    bool same_gpu;            /* the state's rows were measured on the queried GPU:
+                               * its measured times bracket the prediction */
     enum tc_timing_class timing;
 };
 
@@ -166,11 +171,14 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
 
 /* Parameters moved from a GPU of architecture `from` to one of `to`:
  * within a family every scale transfers as fitted; across families the
- * compute and bandwidth efficiencies keep a quarter of their log distance
- * from 1, while the overhead scale, alignment penalties and host costs
- * (library and software stack, not the chip) transfer as fitted. */
+ * compute and bandwidth efficiencies and the overhead scale keep a quarter
+ * of their log distance from 1, and the alignment penalties (the library's
+ * treatment of misaligned operands) transfer as fitted. Host costs
+ * of timing methods belong
+ * to the measuring machine: they transfer only within the same GPU (another
+ * dtype), else the methods' typical costs stand. */
 void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
-                              enum tc_arch to, struct tc_calib_params *out);
+                              enum tc_arch to, bool same_gpu, struct tc_calib_params *out);
 
 /* The parametric model alone (no neighbours), for tests and reports. */
 double tc_calib_model_us(const struct tc_calib_params *cp, const struct tc_calib_sample *s,

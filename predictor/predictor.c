@@ -702,7 +702,8 @@ static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dty
         e->source = TC_SOURCE_TRANSFERRED;
         e->from = src;
         e->same_family = src->arch == gpu->arch;
-        tc_calib_transfer_params(tc_calib_params(src->calib), src->arch, gpu->arch, &e->xfer);
+        tc_calib_transfer_params(tc_calib_params(src->calib), src->arch, gpu->arch,
+                                 strcmp(src->gpu_id, gpu->id) == 0, &e->xfer);
         /* Residuals that survive the fit come from the library's kernel
          * choices; within a family (same kernels) they carry over in part. */
         e->nb_weight = strcmp(src->gpu_id, gpu->id) == 0 ? 1.0 : e->same_family ? 0.5 : 0.0;
@@ -995,12 +996,14 @@ TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
         how.params = NULL;
         how.neighbours = true;
         how.neighbour_weight = 1;
+        how.same_gpu = true;
         tc_calib_predict(e->calib, &how, q, peak, out);
         out->source = TC_SOURCE_CALIBRATED;
     } else if (e->source == TC_SOURCE_TRANSFERRED) {
         how.params = &e->xfer;
         how.neighbours = e->nb_weight > 0;
         how.neighbour_weight = e->nb_weight;
+        how.same_gpu = strcmp(e->from->gpu_id, gpu->id) == 0;
         tc_calib_predict(e->from->calib, &how, q, peak, out);
         tc_calib_transfer_interval(out, e->same_family);
         out->source = TC_SOURCE_TRANSFERRED;
