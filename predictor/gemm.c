@@ -125,15 +125,20 @@ static const int split_factors[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96
 #define OVERLAP_LOSS_WARP_SPECIALISED 0.1
 
 /* Time of work needing c us of compute, d us of DRAM and l us of L2
- * traffic. L2 latency is short enough for the stages to hide; DRAM queues
- * near saturation are not. */
-static double overlap(double c, double d, double l, double loss)
+ * traffic, of which the fraction load_frac of d is loads. L2 latency is
+ * short enough for the stages to hide; DRAM queues near saturation are not.
+ * Only loads stall the main loop: the epilogue's stores of C are posted and
+ * drain while the SM moves on to its next tile, so they add to the DRAM time
+ * but not to the overlap loss (which matters where C dominates the traffic:
+ * small-K GEMMs such as attention scores). */
+static double overlap(double c, double d, double l, double loss, double load_frac)
 {
     double t = c > d ? c : d;
+    double dl = d * load_frac;
 
     if (l > t)
         t = l;
-    return t + loss * (c < d ? c : d);
+    return t + loss * (c < dl ? c : dl);
 }
 
 /* The analytical model's 80% interval, as factors of the prediction (see
@@ -394,7 +399,7 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
                        : (double)ceil_div(k_split, kr->tile_k);
     int64_t slots = (int64_t)r->units * bps;
     int warps = c->warps;
-    double mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes;
+    double mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes, load_frac;
     double full_compute, full_mem, full_l2, last_compute, last_mem, last_l2, overhead;
     int64_t full_waves, last_tiles;
     double penalty = 1.0;
@@ -463,6 +468,7 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         }
     }
     dram_tile_bytes = dram_total / (double)tiles;
+    load_frac = 1.0 - (double)s->m * s->n * s->out_bytes * (double)s->batch / dram_total;
 
     if (kr->stream_k) {
         /* Work is spread evenly over the slots: fractional waves. */
@@ -474,7 +480,7 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         full_l2 = waves_frac * (double)slots * l2_tile_bytes * r->us_per_l2_byte;
         res->compute_us = full_compute;
         res->memory_us = full_mem > full_l2 ? full_mem : full_l2;
-        res->time_us = overlap(full_compute, full_mem, full_l2, loss);
+        res->time_us = overlap(full_compute, full_mem, full_l2, loss, load_frac);
         res->whole_waves = 0;
         /* The fix-up: blocks that share a tile exchange fp32 partials
          * through L2 and wait for each other once. */
@@ -511,8 +517,8 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         res->compute_us = (double)full_waves * full_compute + last_compute;
         res->memory_us = (double)full_waves * (full_mem > full_l2 ? full_mem : full_l2) +
                          (last_mem > last_l2 ? last_mem : last_l2);
-        res->time_us = (double)full_waves * overlap(full_compute, full_mem, full_l2, loss) +
-                       overlap(last_compute, last_mem, last_l2, loss);
+        res->time_us = (double)full_waves * overlap(full_compute, full_mem, full_l2, loss, load_frac) +
+                       overlap(last_compute, last_mem, last_l2, loss, load_frac);
         res->whole_waves = full_waves + (last_tiles > 0);
         /* The pipeline fill is in each wave's compute path (added above):
          * an SM waits for its first loads while DRAM serves the others. */

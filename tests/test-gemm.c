@@ -480,6 +480,23 @@ START_TEST(a100_alignment_cliffs)
 }
 END_TEST
 
+START_TEST(attention_scores_bmm)
+{
+    /* Attention scores, batch b.a = 128 of s x s x (h/a) with s = 2048 on
+     * A100: the paper measured ~90-95 TFLOP/s for odd h/a, ~150 at x2/x4 and
+     * 200-215 at x8 and up. Writing C (k FLOP per byte) dominates, and the
+     * posted stores overlap the next tile's main loop. */
+    double odd = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 63, 128).tflops;
+    double two = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 66, 128).tflops;
+    double x8 = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 72, 128).tflops;
+    double x128 = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 128, 128).tflops;
+
+    ck_assert_msg(odd < 0.8 * two && two < 0.9 * x8 && x8 < x128,
+                  "scores bmm: %g %g %g %g", odd, two, x8, x128);
+    ck_assert_msg(x128 > 0.55 * 312.0, "scores bmm h/a = 128: %g TFLOP/s", x128);
+}
+END_TEST
+
 START_TEST(mi250x_is_flat)
 {
     double v64 = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51200, 1).tflops;
@@ -855,6 +872,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, newer_gpus_are_faster);
     tcase_add_test(tc, a100_alignment_cliffs);
     tcase_add_test(tc, mi250x_is_flat);
+    tcase_add_test(tc, attention_scores_bmm);
     tcase_add_test(tc, hopper_unaligned_leaves_tma);
     tcase_add_test(tc, bad_inputs);
     tcase_add_test(tc, cache_sees_changed_spec);
