@@ -11,14 +11,19 @@
  *     tensor (MMA) time and the shared-memory traffic time of its K loop,
  *     divided by the issue fraction j x warps / schedulers when too few warps
  *     are resident to keep every scheduler busy;
- *   - the data the wave moves: L2 -> SM bytes ((BM + BN) x K per tile) and
+ *   - the K loop: ceil(K / BK) steps on NVIDIA (the residue is one more
+ *     predicated step), K rounded to the MFMA depth on AMD (Tensile's tail
+ *     loop);
+ *   - the data the wave moves: L2 -> SM bytes ((BM + BN) x K per tile, at a
+ *     per-SM rate, so a partial wave cannot borrow idle SMs' share) and
  *     DRAM bytes (each operand once if it fits in half the L2, else re-read
  *     per wave), each at its bandwidth;
- *   - wave time = the largest of compute, DRAM and L2 time, plus a share of
- *     the smaller of compute and DRAM time (imperfect overlap), plus the
- *     pipeline fill (one memory latency); whole waves (the partial last wave
- *     runs with ceil(R/units) blocks on its busiest SM), fractional for
- *     stream-K kernels; plus the launch cost;
+ *   - wave time = the largest of compute (with the pipeline fill, SM time
+ *     that DRAM hides when the wave is memory-bound), DRAM and L2 time, plus
+ *     a share of the smaller of compute and DRAM load time (imperfect
+ *     overlap; the posted stores of C do not stall the loop); whole waves
+ *     (the partial last wave runs with ceil(R/units) blocks on its busiest
+ *     SM), fractional for stream-K kernels; plus the launch cost;
  *   - split-K: partial fp32 tiles written, read and reduced, plus the launch
  *     of the reduction kernel;
  *   - the alignment class of the leading dimensions: kernels whose fast path
