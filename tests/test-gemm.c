@@ -815,7 +815,7 @@ START_TEST(accuracy_vidur)
     check_accuracy("vidur_gemm.csv", "a100-sxm4-80gb", NULL, 5, 0.0, 0.0, TC_DTYPE_FP16, 1500,
                    8.5, 0.72);
     check_accuracy("vidur_gemm.csv", "h100-sxm5-80gb", NULL, 5, 0.0, 0.0, TC_DTYPE_FP16, 1400,
-                   10.5, 0.80);
+                   10.5, 0.82);
 }
 END_TEST
 
@@ -825,7 +825,7 @@ START_TEST(accuracy_cookbook_bsweep)
     check_accuracy("cookbook_gemm.csv", "mi250x", "bsweep", 1, 25.0, 0.0, TC_DTYPE_FP16, 28, 8.0,
                    0.90);
     check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", "bsweep", 1, 25.0, 0.0, TC_DTYPE_FP16,
-                   28, 11.0, 0.25);
+                   28, 9.5, 0.25);
     /* V100 strided-batched runs at its own rate (4.2% measured; its TFLOP/s
      * are flat at b >= 2, so the ranking is mostly noise). */
     check_accuracy("cookbook_gemm.csv", "v100-sxm2-32gb", "bsweep", 1, 25.0, 0.0, TC_DTYPE_FP16,
