@@ -34,13 +34,13 @@ stop() {
 trap stop EXIT
 fail() {
     echo "FAIL: $*"
-    for f in "$tmp"/log/*.log "$tmp"/work/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done
+    for f in "$tmp"/log/*.log "$tmp"/jobs/*.log; do [ -f "$f" ] && { echo "== $f"; tail -20 "$f"; }; done
     exit 1
 }
 
 host=$(hostname -s)
 ncpu=$(nproc)
-mkdir -p "$tmp/munge" "$tmp/munge-run" "$tmp/log" "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/work"
+mkdir -p "$tmp/munge" "$tmp/munge-run" "$tmp/log" "$tmp/state" "$tmp/spool" "$tmp/run" "$tmp/jobs"
 
 # munge: its own key and socket, as the munge user (it refuses root-owned keys)
 dd if=/dev/urandom of="$tmp/munge/munge.key" bs=1024 count=1 status=none
@@ -99,15 +99,15 @@ for _ in $(seq 1 100); do sinfo -h -o %t 2> /dev/null | grep -q idle && break; s
 sinfo -h -o %t | grep -q idle || fail "the node is not idle: $(sinfo -h -o '%t %E')"
 
 # The template, minus the GPU request this test node does not have.
-sed '/--gpus-per-task/d' "$TILECAST_SOURCE_ROOT/tools/slurm/collect.sbatch" > "$tmp/work/collect.sbatch"
+sed '/--gpus-per-task/d' "$TILECAST_SOURCE_ROOT/tools/slurm/collect.sbatch" > "$tmp/jobs/collect.sbatch"
 sweep="$TILECAST_SOURCE_ROOT/tests/data/sweeps/kill.yaml"
 common="--max-time-per-shape-ms 20 --min-reps 3 --warmup 1"
-cd "$tmp/work" || fail "no work directory"
+cd "$tmp/jobs" || fail "no work directory"
 TILECAST="$TILECAST_BIN" TILECAST_BACKEND=cpu TILECAST_GPU='' TILECAST_SWEEP="$sweep" \
 TILECAST_OUT=shard TILECAST_COLLECT_ARGS="$common" OPENBLAS_NUM_THREADS=1 \
-    sbatch --array=0-3 --wait --cpus-per-task=1 --time=10 "$tmp/work/collect.sbatch" \
-    > "$tmp/work/sbatch.out" 2>&1 || { cat "$tmp/work/sbatch.out"; fail "sbatch --wait failed"; }
-cat "$tmp/work/sbatch.out"
+    sbatch --array=0-3 --wait --cpus-per-task=1 --time=10 "$tmp/jobs/collect.sbatch" \
+    > "$tmp/jobs/sbatch.out" 2>&1 || { cat "$tmp/jobs/sbatch.out"; fail "sbatch --wait failed"; }
+cat "$tmp/jobs/sbatch.out"
 for i in 0 1 2 3; do
     [ -f "shard-$i-of-4.db" ] || fail "shard $i wrote no database"
     shard=$(sqlite3 "shard-$i-of-4.db" "SELECT shard FROM run")
