@@ -170,6 +170,41 @@ poison endless-view "a view that never ends" \
     "DROP VIEW gemm_best; CREATE VIEW gemm_best AS WITH RECURSIVE c(x) AS
      (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c;"
 
+# The attention table: a valid measured row, then poisoned copies of it.
+cp good.db attention.db
+sqlite3 attention.db "INSERT INTO attention (run_id, impl, dtype, batch, heads, kv_heads, seq_q,
+    seq_kv, head_dim, causal, backward, time_us, min_us, spread_pct, reps, status)
+    VALUES (1, 'flash', 'fp16', 1, 8, 8, 1024, 1024, 64, 0, 0, 50.0, 49.0, 1.0, 10, 'ok');" ||
+    fail "could not add an attention row"
+run db check attention.db
+[ "$rc" -eq 0 ] || fail "db check of a valid attention row: exit $rc: $(cat err)"
+attention_poison() { # name, what, SQL
+    local t
+    cp attention.db "$1.db"
+    sqlite3 "$1.db" "PRAGMA ignore_check_constraints = ON; $3" ||
+        { fail "could not craft $1.db"; return; }
+    run db check "$1.db"
+    [ "$rc" -eq 2 ] || fail "db check $1.db ($2): exit $rc, expected 2: $(head -c 300 err)"
+    run db info "$1.db"
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || fail "db info $1.db ($2): exit $rc"
+    run predict attention --gpu $GPU --db "$1.db" --batch 1 --heads 8 --seq 1024 \
+        --head-dim 64 --json
+    if [ "$rc" -eq 0 ]; then
+        t=$(sed -n 's/.*"time_us": *\([^,]*\),*/\1/p' out | head -1)
+        case $t in
+        '' | *nan* | *inf* | -* | 0 | 0.0) fail "predict attention --db $1.db ($2): time_us '$t'" ;;
+        esac
+    elif [ "$rc" -ne 2 ]; then
+        fail "predict attention --db $1.db ($2): exit $rc, expected 2 (or 0): $(head -c 300 err)"
+    fi
+}
+attention_poison attention-neg-heads "negative heads" "UPDATE attention SET heads = -8;"
+attention_poison attention-inf-time "an infinite time" "UPDATE attention SET time_us = 1e999;"
+attention_poison attention-text-impl "an unknown implementation" "UPDATE attention SET impl = 'magic';"
+attention_poison attention-causal "causal neither 0 nor 1" "UPDATE attention SET causal = 7;"
+attention_poison attention-huge "huge sizes" \
+    "UPDATE attention SET seq_q = 9223372036854775807, seq_kv = 9223372036854775807;"
+
 # A trigger in a shipped file must not run when tilecast writes to it:
 # importing into it either is refused or keeps every row.
 cp trigger.db trigger-write.db
