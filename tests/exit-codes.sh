@@ -104,6 +104,13 @@ done
     [ "${COMPREPLY[*]}" = predict ] || { echo "completing 'pre' gave '${COMPREPLY[*]}'"; exit 1; }
     COMP_WORDS=(tilecast predict --an); COMP_CWORD=2; _tilecast
     [ "${COMPREPLY[*]}" = --analytical ] || { echo "completing 'predict --an' gave '${COMPREPLY[*]}'"; exit 1; }
+    COMP_WORDS=(tilecast predict ""); COMP_CWORD=2; _tilecast
+    [ "${COMPREPLY[*]}" = "attention gemm layer model" ] ||
+        { echo "completing 'predict ' gave '${COMPREPLY[*]}'"; exit 1; }
+    COMP_WORDS=(tilecast --specs-dir=x db i); COMP_CWORD=3; _tilecast
+    [ "${COMPREPLY[*]}" = "import info" ] || { echo "completing 'db i' gave '${COMPREPLY[*]}'"; exit 1; }
+    COMP_WORDS=(tilecast predict gemm --exp); COMP_CWORD=3; _tilecast
+    [ "${COMPREPLY[*]}" = --explain ] || { echo "completing 'predict gemm --exp' gave '${COMPREPLY[*]}'"; exit 1; }
 ) || fail "bash completion"
 
 # --- exit 1: usage errors --------------------------------------------------
