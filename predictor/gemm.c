@@ -240,7 +240,9 @@ none:
     return 0;
 }
 
-static enum tc_align align_of_bytes(int64_t bytes)
+/* Unsigned so that a huge leading dimension wraps instead of overflowing:
+ * 2^64 is a multiple of 128, so the residues below stay exact. */
+static enum tc_align align_of_bytes(uint64_t bytes)
 {
     if (bytes % 128 == 0)
         return TC_ALIGN_128B;
@@ -277,11 +279,11 @@ enum tc_align tc_gemm_align_class(const struct tc_gemm_query *q)
         ldc = q->ldc;
     if (e <= 0)
         e = 1;
-    worst = align_of_bytes(lda * e);
-    if (align_of_bytes(ldb * e) > worst)
-        worst = align_of_bytes(ldb * e);
-    if (align_of_bytes(ldc * e) > worst)
-        worst = align_of_bytes(ldc * e);
+    worst = align_of_bytes((uint64_t)lda * (uint64_t)e);
+    if (align_of_bytes((uint64_t)ldb * (uint64_t)e) > worst)
+        worst = align_of_bytes((uint64_t)ldb * (uint64_t)e);
+    if (align_of_bytes((uint64_t)ldc * (uint64_t)e) > worst)
+        worst = align_of_bytes((uint64_t)ldc * (uint64_t)e);
     return worst;
 }
 
