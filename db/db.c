@@ -1254,7 +1254,12 @@ static const struct {
      "SELECT count(*), min(id) FROM attention WHERE impl NOT IN ('unfused','flash') OR dtype "
      "NOT IN " DTYPE_LIST " OR batch <= 0 OR heads <= 0 OR kv_heads <= 0 OR seq_q <= 0 OR "
      "seq_kv <= 0 OR head_dim <= 0 OR causal NOT IN (0,1) OR backward NOT IN (0,1) OR "
-     "(status = 'ok' AND (typeof(time_us) NOT IN ('real','integer') OR time_us <= 0))"},
+     "typeof(batch) <> 'integer' OR typeof(heads) <> 'integer' OR typeof(kv_heads) <> "
+     "'integer' OR typeof(seq_q) <> 'integer' OR typeof(seq_kv) <> 'integer' OR "
+     "typeof(head_dim) <> 'integer' OR "
+     "max(batch, heads, kv_heads, seq_q, seq_kv, head_dim) > 1099511627776 OR "
+     "(status = 'ok' AND (typeof(time_us) NOT IN ('real','integer') OR "
+     "NOT (time_us > 0 AND time_us <= 1e12)))"},
     {"runs with an unknown kind", "SELECT count(*), min(id) FROM run WHERE kind NOT IN "
                                   "('collected','imported')"},
     {"runs without rows or GPU", "SELECT count(*), min(id) FROM run WHERE gpu_id NOT IN "

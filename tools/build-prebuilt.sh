@@ -41,6 +41,8 @@ trap 'rm -rf "$tmp"' EXIT
 while read -r gpu file; do
     "$tc" db import --format csv --gpu "$gpu" "$measured/$file" --into "$tmp/$gpu.db" >"$tmp/log"
     sed "s|$tmp/||" "$tmp/log"
+    # fit once here, so a predictor opening the file read-only never refits
+    "$tc" db calibrate "$tmp/$gpu.db" >/dev/null
     "$tc" db compact "$tmp/$gpu.db" >/dev/null
     "$tc" db check "$tmp/$gpu.db" >/dev/null
     mv "$tmp/$gpu.db" "$out/$gpu.db"

@@ -277,7 +277,10 @@ void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt)
                 char *end;
                 double v = strtod(s, &end);
 
-                if (t->numeric[c] && *s && !*end && isfinite(v))
+                if (t->numeric[c] && *s && !*end && isfinite(v) && !strpbrk(s, ".eEnN") &&
+                    fabs(v) < 9.0e15)
+                    json_object_set_new(obj, t->headers[c], json_integer((json_int_t)v));
+                else if (t->numeric[c] && *s && !*end && isfinite(v))
                     json_object_set_new(obj, t->headers[c], json_real(v));
                 else if (t->numeric[c] && !*s)
                     json_object_set_new(obj, t->headers[c], json_null());

@@ -14,7 +14,7 @@
 #include "gemm-cli.h"
 
 const char cmd_bench_help[] =
-    "Usage: tilecast bench [predict|collector|all] [--rows N] [--gpu ID] [--dtype DT]\n"
+    "Usage: tilecast bench [predict|calibrated|collector|all] [--rows N] [--gpu ID] [--dtype DT]\n"
     "\n"
     "Runs benchmarks and prints their figures (nothing is asserted):\n"
     "  predict    GEMM predictions per second on one core: in memory (one call\n"
@@ -22,6 +22,9 @@ const char cmd_bench_help[] =
     "             'predict gemm --input' CSV parsing and writing; peak resident\n"
     "             memory (getrusage) before and after streaming N rows, which\n"
     "             must not grow with N\n"
+    "  calibrated calibrated predictions per second and the time to open a\n"
+    "             prebuilt database and become ready ('tilecast bench\n"
+    "             calibrated --help' for its options)\n"
     "  collector  the collector harness benchmark ('tilecast bench collector\n"
     "             --help' for its options)\n"
     "  all        every benchmark (the default with no argument)\n"
@@ -229,15 +232,25 @@ int cmd_bench(int argc, char **argv)
 
     if (strcmp(which, "predict") == 0)
         return bench_predict(argc - shift, argv + shift);
+    if (strcmp(which, "calibrated") == 0)
+        return cmd_bench_calibrated(argc - shift, argv + shift);
     if (strcmp(which, "collector") == 0)
         return cmd_bench_collector(argc - shift, argv + shift);
     if (strcmp(which, "all") != 0) {
-        cli_error("bench", "unknown benchmark '%s' (expected predict, collector or all)", which);
+        cli_error("bench", "unknown benchmark '%s' (expected predict, calibrated, collector or all)",
+                  which);
         return CLI_EXIT_USAGE;
     }
     rc = bench_predict(argc - shift, argv + shift);
     if (rc != CLI_EXIT_OK)
         return rc;
+    {
+        char *args[] = {"calibrated", NULL};
+
+        rc = cmd_bench_calibrated(1, args);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
     {
         char *args[] = {"collector", NULL};
 

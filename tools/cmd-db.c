@@ -19,6 +19,7 @@ const char cmd_db_help[] =
     "                          [--licence TEXT] [--skip-untimed]\n"
     "       tilecast db export DB [--format csv|json] [--gpu ID] [--output FILE]\n"
     "       tilecast db merge OUT IN...\n"
+    "       tilecast db calibrate DB [--gpu ID] [--dtype DT]   (see 'tilecast db calibrate --help')\n"
     "       tilecast db migrate DB\n"
     "       tilecast db compact DB\n"
     "       tilecast db bench [--rows N] [--batch N]\n"
@@ -624,6 +625,7 @@ int cmd_db(int argc, char **argv)
     } subs[] = {
         {"info", db_info},     {"check", db_check}, {"import", db_import},
         {"export", db_export}, {"merge", db_merge}, {"bench", db_bench},
+        {"calibrate", cmd_db_calibrate},
     };
 
     if (argc < 2) {

@@ -309,9 +309,10 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
 {
     static const char *const base_cols[] = {"gpu",    "dtype",   "layout",    "m",
                                             "n",      "k",       "batch",     "time_us",
-                                            "tflops", "frac_peak", "source"};
-    static const bool base_num[] = {false, false, false, true, true, true,
-                                    true,  true,  true,  true, false};
+                                            "tflops", "frac_peak", "source",
+                                            "lo_us",  "hi_us",   "interval_pct"};
+    static const bool base_num[] = {false, false, false, true, true, true, true,
+                                    true,  true,  true,  false, true, true, true};
     const int nbase = (int)(sizeof(base_cols) / sizeof(base_cols[0]));
     const char *headers[sizeof(base_cols) / sizeof(base_cols[0]) + N_EXPLAIN];
     bool numeric[sizeof(base_cols) / sizeof(base_cols[0]) + N_EXPLAIN];
@@ -343,6 +344,9 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
     cli_table_addf(t, 8, "%.2f", pr->tflops);
     cli_table_addf(t, 9, "%.4f", pr->frac_peak);
     cli_table_addf(t, 10, "%s", gemm_source_label(pr->source));
+    cli_table_addf(t, 11, "%.3f", pr->lo_us);
+    cli_table_addf(t, 12, "%.3f", pr->hi_us);
+    cli_table_addf(t, 13, "%.0f", 100.0 * pr->interval_level);
     if (explain) {
         explain_values(pr, vals);
         for (int c = 0; c < N_EXPLAIN; c++)
@@ -692,6 +696,10 @@ missing:
             goto cleanup;
         }
         rc = print_single(gpu, &q, &pr, so.explain, fmt);
+        /* e.g. a database of another GPU, a stale calibration recomputed */
+        fflush(stdout);
+        if (tc_predictor_note(p) && *tc_predictor_note(p))
+            fprintf(stderr, "tilecast %s: note: %s\n", cmd, tc_predictor_note(p));
     }
 
 cleanup:

@@ -28,5 +28,5 @@ fi
 ninja -C build
 
 echo
-echo "$ build/tools/tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 --explain 8192 10944 4096"
-build/tools/tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 --explain 8192 10944 4096
+echo "$ build/tools/tilecast predict gemm --gpu h100-sxm5-80gb --dtype fp16 --explain 8192 10944 4096"
+build/tools/tilecast predict gemm --gpu h100-sxm5-80gb --dtype fp16 --explain 8192 10944 4096
