@@ -109,6 +109,45 @@ static int push_shape(struct ctx *c, const yaml_node_t *where, const struct tc_s
     return TC_OK;
 }
 
+/* Refuses a set before expanding it when the product of its dimension sizes
+ * (`factors`, named by `names` for the message) would take the sweep past
+ * TC_SWEEP_MAX_SHAPES: expanding first would allocate gigabytes just to fail.
+ * Multiplication saturates at UINT64_MAX so that no product can wrap. */
+static int check_set_size(struct ctx *c, const yaml_node_t *set, const char *const *names,
+                          const size_t *factors, size_t n_factors)
+{
+    uint64_t count = 1;
+    bool saturated = false;
+    char detail[256] = "";
+    size_t len = 0;
+
+    for (size_t i = 0; i < n_factors; i++) {
+        uint64_t f = factors[i];
+
+        if (f && count > UINT64_MAX / f) {
+            count = UINT64_MAX;
+            saturated = true;
+        } else {
+            count *= f;
+        }
+        if (len < sizeof(detail))
+            len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%zu %s",
+                                    i ? " x " : "", factors[i], names[i]);
+    }
+    if (!saturated && count <= TC_SWEEP_MAX_SHAPES - c->sweep->n)
+        return TC_OK;
+    if (saturated)
+        return node_error(c, set,
+                          "the set expands to more than %" PRIu64 " shapes (%s); a sweep may "
+                          "have at most %d",
+                          UINT64_MAX, detail, TC_SWEEP_MAX_SHAPES);
+    return node_error(c, set,
+                      "the set expands to %" PRIu64 " shapes (%s)%s; a sweep may have at most "
+                      "%d",
+                      count, detail, c->sweep->n ? " after the shapes of earlier sets" : "",
+                      TC_SWEEP_MAX_SHAPES);
+}
+
 static const char *scalar(const yaml_node_t *node)
 {
     return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value
@@ -222,8 +261,10 @@ static int expand_range(struct ctx *c, const yaml_node_t *node, const char *what
     if (to < from)
         return node_error(c, node, "%s: range ends (%" PRId64 ") before it starts (%" PRId64 ")",
                           what, to, from);
-    if ((to - from) / step >= VALUES_MAX)
-        return node_error(c, node, "%s: range has more than %d values", what, VALUES_MAX);
+    /* counted before expanding; out->n covers earlier items of a list */
+    if ((to - from) / step >= VALUES_MAX - (int64_t)out->n)
+        return node_error(c, node, "%s: %" PRId64 " values, more than %d in one dimension",
+                          what, (to - from) / step + 1 + (int64_t)out->n, VALUES_MAX);
     for (int64_t v = from; v <= to; v += step)
         if ((err = vec_push(out, v)) < 0)
             return err;
@@ -276,6 +317,9 @@ static int expand_multiples(struct ctx *c, const yaml_node_t *node, const char *
         return err;
     if (count_n && (err = parse_int(c, count_n, "count", 0, 100000, &count)) < 0)
         return err;
+    if ((int64_t)out->n + 2 * count + 1 > VALUES_MAX)
+        return node_error(c, node, "%s: more than %d values in one dimension", what,
+                          VALUES_MAX);
     centre = (around + of / 2) / of * of;
     for (int64_t i = -count; i <= count; i++) {
         int64_t v = centre + i * of;
@@ -477,6 +521,15 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
         if (shapes->type != YAML_SEQUENCE_NODE)
             return node_error(c, shapes, "shapes: expected a list of [m, n, k%s]",
                               bmm ? ", batch" : "");
+        {
+            static const char *const names[] = {"shapes", "dtypes", "layouts"};
+            const size_t f[] = {(size_t)(shapes->data.sequence.items.top -
+                                         shapes->data.sequence.items.start),
+                                dtypes->n, layouts->n};
+
+            if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
+                return err;
+        }
         for (yaml_node_item_t *it = shapes->data.sequence.items.start;
              it < shapes->data.sequence.items.top; it++) {
             const yaml_node_t *t = yaml_document_get_node(c->doc, *it);
@@ -503,6 +556,13 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
             goto out;
         if ((err = set_dim(c, set, "batch", bmm, 1, &d.batch)) < 0)
             goto out;
+        {
+            static const char *const names[] = {"square", "batch", "dtypes", "layouts"};
+            const size_t f[] = {d.m.n, d.batch.n, dtypes->n, layouts->n};
+
+            if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
+                goto out;
+        }
         for (size_t i = 0; i < d.m.n; i++)
             for (size_t b = 0; b < d.batch.n; b++)
                 if ((err = emit_gemms(c, set, bmm, dtypes, layouts, d.m.v[i], d.m.v[i], d.m.v[i],
@@ -522,11 +582,25 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
             return gemm_dims_free(&d),
                    node_error(c, zip_n, "zip: m, n, k%s must have the same number of values",
                               bmm ? " and batch" : "");
+        {
+            static const char *const names[] = {"zipped", "dtypes", "layouts"};
+            const size_t f[] = {len, dtypes->n, layouts->n};
+
+            if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
+                goto out;
+        }
         for (size_t i = 0; i < len; i++)
             if ((err = emit_gemms(c, set, bmm, dtypes, layouts, d.m.v[i], d.n.v[i], d.k.v[i],
                                   bmm ? d.batch.v[i] : 1)) < 0)
                 goto out;
         goto out;
+    }
+    {
+        static const char *const names[] = {"m", "n", "k", "batch", "dtypes", "layouts"};
+        const size_t f[] = {d.m.n, d.n.n, d.k.n, d.batch.n, dtypes->n, layouts->n};
+
+        if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
+            goto out;
     }
     for (size_t b = 0; b < d.batch.n; b++)
         for (size_t i = 0; i < d.m.n; i++)
@@ -555,7 +629,7 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
     const yaml_node_t *ops_n = map_get(c, set, "ops");
     const yaml_node_t *ffn_n = map_get(c, set, "ffn");
     bool ops[OP_N];
-    size_t emitted = 0;
+    size_t emitted = 0, n_ops = 0;
     int err;
 
     for (int i = 0; i < OP_N; i++)
@@ -589,6 +663,18 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
         goto out;
     if (ffn_n && (err = parse_values(c, ffn_n, "ffn", &ffn)) < 0)
         goto out;
+    for (int i = 0; i < OP_N; i++)
+        n_ops += ops[i];
+    {
+        /* an upper bound: combinations that do not divide are skipped later */
+        static const char *const names[] = {"h",   "a",   "s",      "b",      "t",
+                                            "v",   "ffn", "ops",    "dtypes", "layouts"};
+        const size_t f[] = {h.n, a.n, s.n, b.n, t.n, v.n, ffn.n ? ffn.n : 1, n_ops,
+                            dtypes->n, layouts->n};
+
+        if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
+            goto out;
+    }
     for (size_t ih = 0; ih < h.n; ih++)
         for (size_t ia = 0; ia < a.n; ia++)
             for (size_t is = 0; is < s.n; is++)
@@ -676,6 +762,14 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set,
         (err = set_dim(c, set, "seq_kv", false, 0, &skv)) < 0 ||
         (err = set_dim(c, set, "head_dim", true, 0, &hd)) < 0)
         goto out;
+    {
+        static const char *const names[] = {"batch",    "heads",  "kv_heads", "seq_q",
+                                            "seq_kv",   "head_dim", "causal", "dtypes"};
+        const size_t f[] = {batch.n, heads.n, kvh.n, sq.n, skv.n, hd.n, n_causal, dtypes->n};
+
+        if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
+            goto out;
+    }
     for (size_t ib = 0; ib < batch.n; ib++)
         for (size_t ih = 0; ih < heads.n; ih++)
             for (size_t ik = 0; ik < kvh.n; ik++)
