@@ -44,7 +44,7 @@ json_check "$tmp/out" "abs(d['time_us'] - 2.5 * $(python3 -c 'import json,sys;pr
 expect 0 "$bin" predict attention --gpu $gpu --impl unfused --batch 2 --heads 32 --kv-heads 8 \
     --seq 1024 --head-dim 128 --causal --csv
 grep -q '^gpu,impl,dtype' "$tmp/out" || fail "attention --csv header"
-expect 1 "$bin" predict attention --gpu $gpu --impl fused --batch 1 --heads 1 --seq 1 --head-dim 64
+expect 2 "$bin" predict attention --gpu $gpu --impl fused --batch 1 --heads 1 --seq 1 --head-dim 64
 expect 1 "$bin" predict attention --gpu $gpu --batch 1 --heads 8
 expect 2 "$bin" predict attention --gpu $gpu --batch 1 --heads 8 --kv-heads 3 --seq 128 --head-dim 64
 grep -q "kv heads 3" "$tmp/err" || fail "kv-heads error names the value"
@@ -61,7 +61,7 @@ expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --m
 json_check "$tmp/out" '{"scores", "softmax", "values", "mlp_up.wgrad", "mlp_down.dgrad"} <= {o["name"] for o in d["ops"]} and [o["n"] for o in d["ops"] if o["name"] == "mlp_up"] == [11008]'
 expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4
 grep -q "time_us" "$tmp/out" && grep -q "layer_time_us" "$tmp/out" || fail "layer table"
-expect 1 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq x
+expect 2 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq x
 expect 1 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --bogus
 expect 2 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --tp 3
 grep -q "tp 3" "$tmp/err" || fail "tp error names the value"
@@ -98,7 +98,7 @@ json_check "$tmp/out" 'd["tp"] == 2 and d["micro_batch"] == 2 and d["seq"] == 40
 expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --analytical --json
 json_check "$tmp/out" 'd["decode_context"] == 2048 and d["mode"] == "inference" and [o["m"] for o in d["ops"] if o["name"] == "qkv"] == [1] and abs(d["tokens_per_s"] * d["step_time_us"] / 1e6 - 1) < 1e-6'
 expect 1 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --train
-expect 1 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 0
+expect 2 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 0
 printf 'hidden: 4096\nheads: 32\nseq: 2048\nlayerz: 3\n' >"$tmp/bad.yaml"
 expect 2 "$bin" predict model --gpu $gpu --config "$tmp/bad.yaml"
 grep -q "bad.yaml:4:1" "$tmp/err" || fail "model config error names file:line:col"
@@ -110,7 +110,7 @@ printf 'hidden: 4096\nheads: 32\nseq: 2048\nmicro_batch: 4\nlayers: 24\nvocab: 5
 expect 0 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 5% --top 5 --json --verbose --analytical
 json_check "$tmp/out" 'd["n_evaluated"] >= 500 and 0 < len(d["candidates"]) <= 5 and d["candidates"][0]["vocab"] % 64 == 0 and "guideline 1" in d["candidates"][0]["reason"]'
 grep -q "n_evaluated" "$tmp/err" || fail "advise --verbose prints n_evaluated"
-expect 1 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 80%
+expect 2 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 80%
 expect 1 "$bin" advise --gpu $gpu
 
 # --- plot ---------------------------------------------------------------

@@ -105,7 +105,7 @@ has err "lda = 10"
 run 1 "$TC" predict gemm --gpu a100-sxm4-80gb 64 64
 run 1 "$TC" predict gemm 64 64 64
 has err "no GPU"
-run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp12 64 64 64
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp12 64 64 64
 run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --frobnicate 64 64 64
 run 1 "$TC" predict gemm --gpu a100-sxm4-80gb --keep-going 64 64 64
 run 1 "$TC" predict nothing

@@ -137,8 +137,10 @@ expect 1 "bogus" predict bogus
 expect 1 "bogus" plot bogus
 expect 1 "bogus" bench bogus
 expect 1 '' predict gemm --gpu $H 8 8          # K missing
-expect 1 "--dtype" predict gemm --gpu $H --dtype fp7 8 8 8
-expect 1 "--batch" predict gemm --gpu $H --batch x 8 8 8
+expect 1 "--batch" predict gemm --gpu $H 8 8 8 --batch   # value missing
+expect 1 "--batch" predict attention --gpu $H --heads 8 --seq 128 --head-dim 64 --batch
+expect 1 "--hidden" predict layer --gpu $H --heads 32 --seq 128 --hidden
+expect 1 "--top" advise --gpu $H --config "$MODEL" --top
 expect 1 "bogus" db import --format bogus --into "$tmp/x.db" "$tmp/bad-time.csv"
 expect 1 "bogus" collect --backend bogus --sweep "$tmp/bad-sweep.yaml" --db "$tmp/c.db"
 expect 1 '' eval                                # --input is required
@@ -161,6 +163,26 @@ expect 2 "bf16" predict gemm --gpu v100-sxm2-32gb --dtype bf16 8 8 8
 expect 2 "bad-shape.csv:2" predict gemm --gpu $H --input "$tmp/bad-shape.csv"
 expect 2 "missing.csv" predict gemm --gpu $H --input "$tmp/missing.csv"
 expect 2 "junk.db" predict gemm --gpu $H --db "$tmp/junk.db" 8 8 8
+# an impossible flag value is input, like an impossible M N K (the message
+# names the flag and the value)
+expect 2 "--dtype: unknown dtype 'fp7'" predict gemm --gpu $H --dtype fp7 8 8 8
+expect 2 "--batch: 'x' is not an integer" predict gemm --gpu $H --batch x 8 8 8
+expect 2 "--lda: 0 is out of range" predict gemm --gpu $H --lda 0 8 8 8
+expect 2 "--batch: 0 is out of range" predict attention --gpu $H --batch 0 --heads 8 --seq 128 \
+    --head-dim 64
+expect 2 "--head-dim: -3 is out of range" predict attention --gpu $H --batch 1 --heads 8 \
+    --seq 128 --head-dim -3
+expect 2 "--impl: 'fused'" predict attention --gpu $H --impl fused --batch 1 --heads 8 --seq 128 \
+    --head-dim 64
+expect 2 "--hidden: 0 is out of range" predict layer --gpu $H --hidden 0 --heads 32 --seq 128
+expect 2 "--tp: 0 is out of range" predict model --gpu $H --config "$MODEL" --tp 0
+expect 2 "--min-time-us: 'x'" predict layer --gpu $H --hidden 4096 --heads 32 --seq 128 --min-time-us x
+expect 2 "--top: 0 is out of range" advise --gpu $H --config "$MODEL" --top 0
+expect 2 "--seq: 'x' is not an integer" advise --gpu $H --config "$MODEL" --seq x
+expect 2 "--m: 0 is out of range" plot throughput --gpu $H --sweep m --m 0 --output "$tmp/p.svg"
+expect 2 "--sweep: 'q'" plot throughput --gpu $H --sweep q --output "$tmp/p.svg"
+expect 2 "--heads: 0 is out of range" plot layer --gpu $H --hidden 2048 --heads 0 --seq 128 \
+    --output "$tmp/p.svg"
 expect 2 "nope" predict attention --gpu nope --batch 1 --heads 8 --seq 128 --head-dim 64
 expect 2 "3" predict layer --gpu $H --hidden 100 --heads 3 --seq 128 --micro-batch 1
 expect 2 "bad.yaml:" predict model --gpu $H --config "$tmp/bad.yaml"

@@ -147,6 +147,11 @@ bool cli_parse_double(const char *cmd, const char *flag, const char *value, doub
     return true;
 }
 
+int cli_value_status(const char *value)
+{
+    return value && *value ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
+}
+
 bool cli_isatty(FILE *f)
 {
     return isatty(fileno(f)) == 1;

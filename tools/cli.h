@@ -55,6 +55,10 @@ bool cli_parse_int(const char *cmd, const char *flag, const char *value, long lo
                    long long max, long long *out);
 bool cli_parse_double(const char *cmd, const char *flag, const char *value, double min,
                       double max, double *out);
+/* The exit status after cli_parse_* (or a name parser) refused a flag's
+ * value: a missing value is a usage error, a given but impossible one (not a
+ * number, out of range, unknown name) an input error. */
+int cli_value_status(const char *value);
 
 /* A table printed as aligned text, CSV or a JSON array of objects.
  * Cells are strings; columns declared numeric are emitted as JSON numbers. */

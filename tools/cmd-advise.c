@@ -116,22 +116,22 @@ int cmd_advise(int argc, char **argv)
                 cli_error(cmd, "--params-tolerance: '%s' is not a fraction in [0, 0.5] or a "
                                "percentage such as 5%%",
                           v);
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else if (mcli_opt(cmd, argc, argv, &i, "--top", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--top", v, 1, 100000, &top))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if (mcli_opt(cmd, argc, argv, &i, "--tp", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--tp", v, 1, 1024, &x))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             over.tp = x;
         } else if (mcli_opt(cmd, argc, argv, &i, "--micro-batch", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--micro-batch", v, 1, 1 << 20, &x))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             over.micro_batch = x;
         } else if (mcli_opt(cmd, argc, argv, &i, "--seq", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--seq", v, 1, 1 << 24, &x))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             over.seq = x;
         } else {
             cli_error(cmd, "unknown argument '%s' (see --help)", arg);

@@ -318,7 +318,7 @@ static int plot_throughput(int argc, char **argv)
                 continue;
             matched = true;
             if (bad || !cli_parse_int(cmd, ints[k], v, 1, 1LL << 24, dst[k]))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         }
         if (matched)
             continue;
@@ -333,19 +333,19 @@ static int plot_throughput(int argc, char **argv)
         } else if (mcli_opt(cmd, argc, argv, &i, "--sweep", &v, &bad)) {
             if (!bad && (strlen(v) != 1 || !strchr("mnk", v[0]))) {
                 cli_error(cmd, "--sweep: '%s' (expected m, n or k)", v);
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
             if (!bad)
                 s.dim = v[0];
         } else if (mcli_opt(cmd, argc, argv, &i, "--dtype", &v, &bad)) {
             if (!bad && tc_dtype_parse(v, &s.dtype) < 0) {
                 cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else if (mcli_opt(cmd, argc, argv, &i, "--layout", &v, &bad)) {
             if (!bad && tc_layout_parse(v, &s.layout) < 0) {
                 cli_error(cmd, "--layout: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
             s.layout_given = true;
         } else {
@@ -541,7 +541,7 @@ static int plot_layer(int argc, char **argv)
             db = v;
         } else if ((r = mcli_shape_flag(cmd, argc, argv, &i, &c)) != 0) {
             if (r < 0)
-                return CLI_EXIT_USAGE;
+                return r == -2 ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
         } else {
             cli_error(cmd, "unknown argument '%s' (see tilecast plot --help)", arg);
             return CLI_EXIT_USAGE;
@@ -658,7 +658,7 @@ static int plot_advise(int argc, char **argv)
             db = v;
         } else if (mcli_opt(cmd, argc, argv, &i, "--top", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--top", v, 1, 200, &top))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if (mcli_opt(cmd, argc, argv, &i, "--params-tolerance", &v, &bad)) {
             char *end;
             if (bad)
@@ -668,7 +668,7 @@ static int plot_advise(int argc, char **argv)
                 tol /= 100, end++;
             if (end == v || *end || !(tol >= 0 && tol <= 0.5)) {
                 cli_error(cmd, "--params-tolerance: '%s' is not in [0, 50%%]", v);
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else {
             cli_error(cmd, "unknown argument '%s' (see tilecast plot --help)", arg);

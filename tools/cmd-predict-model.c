@@ -68,7 +68,7 @@ int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_mo
         if (!mcli_opt(cmd, argc, argv, i, ints[k].flag, &v, &bad))
             continue;
         if (bad || !cli_parse_int(cmd, ints[k].flag, v, ints[k].min, ints[k].max, &x))
-            return -1;
+            return v ? -2 : -1;
         *(int64_t *)((char *)c + ints[k].offset) = x;
         return 1;
     }
@@ -93,14 +93,14 @@ int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_mo
             c->attention = TC_ATTN_UNFUSED;
         else {
             cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
-            return -1;
+            return -2;
         }
     } else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
         if (bad)
             return -1;
         if (tc_dtype_parse(v, &c->dtype) < 0) {
             cli_error(cmd, "--dtype: %s", tc_last_error());
-            return -1;
+            return -2;
         }
     } else {
         return 0;
@@ -347,14 +347,14 @@ int cmd_predict_attention(int argc, char **argv)
                 q.impl = TC_ATTN_UNFUSED;
             else {
                 cli_error(cmd, "--impl: '%s' (expected flash or unfused)", v);
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else if (mcli_opt(cmd, argc, argv, &i, "--dtype", &v, &bad)) {
             if (bad)
                 break;
             if (tc_dtype_parse(v, &q.dtype) < 0) {
                 cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else {
             static const struct {
@@ -370,7 +370,7 @@ int cmd_predict_attention(int argc, char **argv)
                     continue;
                 matched = true;
                 if (bad || !cli_parse_int(cmd, ints[k].flag, v, 1, 1LL << 24, &x))
-                    return CLI_EXIT_USAGE;
+                    return cli_value_status(v);
                 *dsts[k] = x;
             }
             if (!matched) {
@@ -932,10 +932,10 @@ int cmd_predict_layer(int argc, char **argv)
             measured = v;
         } else if (mcli_opt(cmd, argc, argv, &i, "--min-time-us", &v, &bad)) {
             if (!bad && !cli_parse_double(cmd, "--min-time-us", v, 0, 1e12, &min_time_us))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if ((r = mcli_shape_flag(cmd, argc, argv, &i, &c)) != 0) {
             if (r < 0)
-                return CLI_EXIT_USAGE;
+                return r == -2 ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
         } else {
             cli_error(cmd, "unknown argument '%s' (see --help)", arg);
             return CLI_EXIT_USAGE;
@@ -1013,23 +1013,23 @@ int cmd_predict_model(int argc, char **argv)
                 attention = TC_ATTN_UNFUSED;
             else {
                 cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else if (mcli_opt(cmd, argc, argv, &i, "--tp", &v, &bad)) {
             if (bad || !cli_parse_int(cmd, "--tp", v, 1, 1024, &x))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             over.tp = x;
         } else if (mcli_opt(cmd, argc, argv, &i, "--micro-batch", &v, &bad)) {
             if (bad || !cli_parse_int(cmd, "--micro-batch", v, 1, 1 << 20, &x))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             over.micro_batch = x;
         } else if (mcli_opt(cmd, argc, argv, &i, "--seq", &v, &bad)) {
             if (bad || !cli_parse_int(cmd, "--seq", v, 1, 1 << 24, &x))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             over.seq = x;
         } else if (mcli_opt(cmd, argc, argv, &i, "--decode", &v, &bad)) {
             if (bad || !cli_parse_int(cmd, "--decode", v, 1, 1 << 24, &decode))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else {
             cli_error(cmd, "unknown argument '%s' (see --help)", arg);
             return CLI_EXIT_USAGE;

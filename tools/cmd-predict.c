@@ -592,7 +592,7 @@ static int cmd_predict_gemm(int argc, char **argv)
                 goto missing;
             if (tc_dtype_parse(v, &def.dtype) < 0) {
                 cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
             def.have_dtype = true;
         } else if (take_value(argc, argv, &i, "--layout", &v)) {
@@ -600,20 +600,20 @@ static int cmd_predict_gemm(int argc, char **argv)
                 goto missing;
             if (tc_layout_parse(v, &def.layout) < 0) {
                 cli_error(cmd, "--layout: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else if (take_value(argc, argv, &i, "--batch", &v)) {
             if (!cli_parse_int(cmd, "--batch", v, 1, INT64_MAX, &def.batch))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if (take_value(argc, argv, &i, "--lda", &v)) {
             if (!cli_parse_int(cmd, "--lda", v, 1, INT64_MAX, &ld[0]))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if (take_value(argc, argv, &i, "--ldb", &v)) {
             if (!cli_parse_int(cmd, "--ldb", v, 1, INT64_MAX, &ld[1]))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if (take_value(argc, argv, &i, "--ldc", &v)) {
             if (!cli_parse_int(cmd, "--ldc", v, 1, INT64_MAX, &ld[2]))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if (take_value(argc, argv, &i, "--input", &v)) {
             if (!v || !*v)
                 goto missing;

@@ -78,7 +78,8 @@ bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
  * --head-dim, --seq, --micro-batch, --tp, --ffn, --swiglu, --rmsnorm,
  * --attention, --dtype, --train, --inference, --no-causal, --layers,
  * --vocab). Returns 1 if argv[*i] was one, 0 if not, -1 after printing a
- * usage error. */
+ * usage error (a value is missing), -2 after printing an input error (the
+ * value is impossible: exit status 2). */
 int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_model_config *c);
 
 /* Loads specs, finds the GPU and builds a predictor (analytical only when
