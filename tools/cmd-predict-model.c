@@ -819,6 +819,44 @@ static void config_json(json_t *o, const struct tc_model_config *c)
     json_object_set_new(o, "mode", json_string(c->training ? "training" : "inference"));
 }
 
+/* Counts the ops by source (indexed by enum tc_source). */
+static void count_sources(const struct tc_model_prediction *mp,
+                          size_t counts[TC_SOURCE_ANALYTICAL + 1])
+{
+    for (int s = 0; s <= TC_SOURCE_ANALYTICAL; s++)
+        counts[s] = 0;
+    for (size_t i = 0; i < mp->n_ops; i++)
+        if ((int)mp->ops[i].source >= 0 && mp->ops[i].source <= TC_SOURCE_ANALYTICAL)
+            counts[mp->ops[i].source]++;
+}
+
+/* The footer summarising where the op times came from, e.g. "predictions:
+ * 15 transferred, 10 analytical; measured: 0 (every figure is a
+ * prediction)". The least certain source alone would hide that most ops
+ * were calibrated or measured. */
+static void print_sources(const struct tc_model_prediction *mp)
+{
+    size_t counts[TC_SOURCE_ANALYTICAL + 1];
+    size_t predicted = 0;
+    bool first = true;
+
+    count_sources(mp, counts);
+    predicted = mp->n_ops - counts[TC_SOURCE_MEASURED];
+    if (!predicted) {
+        printf("sources         measured: all %zu ops (totals are sums of measurements)\n",
+               mp->n_ops);
+        return;
+    }
+    printf("sources         predictions:");
+    for (int s = TC_SOURCE_CALIBRATED; s <= TC_SOURCE_ANALYTICAL; s++) {
+        if (!counts[s])
+            continue;
+        printf("%s %zu %s", first ? "" : ",", counts[s], tc_source_name((enum tc_source)s));
+        first = false;
+    }
+    printf("; measured: %zu (every figure is a prediction)\n", counts[TC_SOURCE_MEASURED]);
+}
+
 /* Prints a layer or model prediction. whole: model summary too. */
 static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_config *c,
                             const struct tc_model_prediction *mp, bool whole, long long decode,
@@ -846,6 +884,17 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
             json_object_set_new(o, "params", json_real(mp->params));
         }
         json_object_set_new(o, "source", json_string(tc_source_name(mp->source)));
+        {
+            /* how many ops each source gave: "source" is only the least certain */
+            size_t counts[TC_SOURCE_ANALYTICAL + 1];
+            json_t *so = json_object();
+
+            count_sources(mp, counts);
+            for (int s = 0; s <= TC_SOURCE_ANALYTICAL; s++)
+                json_object_set_new(so, tc_source_name((enum tc_source)s),
+                                    json_integer((json_int_t)counts[s]));
+            json_object_set_new(o, "sources", so);
+        }
         json_object_set_new(o, "ops", mcli_ops_json(mp));
         print_json(o);
         json_decref(o);
@@ -889,7 +938,7 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
         printf("mfu_pct         %.1f\n", 100 * mp->mfu);
         printf("params          %.3g\n", mp->params);
     }
-    printf("source          %s (every figure is a prediction)\n", tc_source_name(mp->source));
+    print_sources(mp);
     return CLI_EXIT_OK;
 }
 
