@@ -1067,6 +1067,7 @@ TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **
     char *uri;
     bool created = false;
     int version = 0, err, rc, flags;
+    bool wal = false;
 
     if (!out)
         return tc_error(TC_ERR_INVALID, "tc_db_open_ex: no result pointer");
@@ -1085,7 +1086,6 @@ TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **
     } else {
         char *wal_path = malloc(strlen(path) + 5);
         struct stat wal_sb;
-        bool wal;
 
         if (!wal_path)
             return tc_error(TC_ERR_NOMEM, "out of memory");
@@ -1117,7 +1117,10 @@ TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **
     flags |= mode == TC_DB_READONLY ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
     if (created)
         flags |= SQLITE_OPEN_CREATE;
-    uri = db_file_uri(path, mode == TC_DB_READONLY ? "mode=ro" : created ? "mode=rwc" : "mode=rw");
+    /* read-only without a log beside it: immutable, so that a file in WAL
+     * mode gets no -wal/-shm files created (and left) in its directory */
+    uri = db_file_uri(path, mode == TC_DB_READONLY ? (wal ? "mode=ro" : "mode=ro&immutable=1")
+                            : created ? "mode=rwc" : "mode=rw");
     if (!uri)
         goto fail;
     rc = sqlite3_open_v2(uri, &db->sql, flags, NULL);

@@ -3,6 +3,7 @@
  * intervals from held-out residuals. See calibrate.h for the model. */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1518,7 +1519,9 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
-/* Reads a JSON string without escapes (keys and versions never need them). */
+/* Reads a JSON string without escapes (keys and versions never need them).
+ * Control characters are refused too: the formatter writes strings back as
+ * they are, and the stored text must stay JSON that any tool can read. */
 static const char *read_string(const char *p, char *out, size_t len)
 {
     size_t n = 0;
@@ -1526,7 +1529,7 @@ static const char *read_string(const char *p, char *out, size_t len)
     if (*p != '"')
         return NULL;
     for (p++; *p && *p != '"'; p++) {
-        if (*p == '\\')
+        if (*p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
             return NULL;
         if (n + 1 < len)
             out[n++] = *p;
@@ -1620,6 +1623,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
     while (*p != '}') {
         char key[64], value[sizeof(cp->runs)];
         size_t f, vn = 0;
+        bool quoted, string_key;
 
         p = read_string(p, key, sizeof(key));
         if (!p)
@@ -1629,7 +1633,8 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         if (*p != ':')
             return tc_error(TC_ERR_PARSE, "calibration parameters: expected ':' after '%s'", key);
         p = skip_ws(p + 1);
-        if (*p == '"') {
+        quoted = *p == '"';
+        if (quoted) {
             p = read_string(p, value, sizeof(value));
             if (!p)
                 return tc_error(TC_ERR_PARSE, "calibration parameters: bad string for '%s'", key);
@@ -1644,6 +1649,13 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         else if (*p != '}')
             return tc_error(TC_ERR_PARSE, "calibration parameters: expected ',' or '}' after '%s'",
                             key);
+        /* Strings are written back quoted and numbers bare, so each must
+         * arrive that way: an unquoted "model" could carry a quote into the
+         * formatted text, a quoted number is not what the formatter wrote. */
+        string_key = strcmp(key, "runs") == 0 || strcmp(key, "kernels") == 0 ||
+                     strcmp(key, "model") == 0;
+        if (string_key && !quoted)
+            return tc_error(TC_ERR_PARSE, "calibration parameters: \"%s\" must be a string", key);
         if (strcmp(key, "runs") == 0) {
             tc_strlcpy(cp->runs, value, sizeof(cp->runs));
             continue;
@@ -1665,6 +1677,8 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
                 break;
         if (f == TC_ARRAY_SIZE(fields))
             continue; /* a later format's key: the format check decides */
+        if (quoted)
+            return tc_error(TC_ERR_PARSE, "calibration parameters: \"%s\" must be a number", key);
         if (fields[f].d) {
             int err = tc_parse_double(value, fields[f].d);
 
@@ -1680,8 +1694,15 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         }
         seen[f] = true;
     }
-    cp->format = (int)format;
-    cp->nb_k = (int)nb_k;
+    /* Both are doubles from untrusted text: check the range before the
+     * conversion (a double outside int's range converts undefined). A format
+     * that is no integer at all is refused; a different integer is a later
+     * or older format, which the caller recomputes. */
+    if (seen[0] && !(format >= 0 && format <= INT_MAX && format == floor(format)))
+        return tc_error(TC_ERR_RANGE, "calibration parameters: format %g is not a format number",
+                        format);
+    cp->format = seen[0] ? (int)format : 0;
+    cp->nb_k = nb_k >= 1 && nb_k <= TC_CALIB_MAX_K && nb_k == floor(nb_k) ? (int)nb_k : 0;
     cp->model_fp = model_fp >= 0 && model_fp <= 4294967295.0 ? (uint32_t)model_fp : 0;
     if (!seen_model || !seen[0])
         return tc_error(TC_ERR_PARSE, "calibration parameters: missing \"%s\"",

@@ -537,6 +537,37 @@ START_TEST(params_roundtrip_and_errors)
     /* a later format parses (so the caller can say it recomputes) */
     ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": \"9.9\"}", &b), TC_OK);
     ck_assert_int_eq(b.format, 99);
+    /* untrusted numbers outside int's range are refused before conversion,
+     * and strings must be quoted (the formatter writes them back as they
+     * are: an unquoted value could carry a quote into the stored JSON) */
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 1e300, \"model\": \"x\"}", &b),
+                     TC_ERR_RANGE);
+    ck_assert_msg(strstr(tc_last_error(), "format"), "%s", tc_last_error());
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 2.5, \"model\": \"x\"}", &b),
+                     TC_ERR_RANGE);
+    {
+        char bad[sizeof(text)], *at, *comma;
+
+        ck_assert_int_eq(tc_calib_params_format(&a, bad, sizeof(bad)), TC_OK);
+        at = strstr(bad, "\"nb_k\": ");
+        ck_assert_ptr_nonnull(at);
+        at += strlen("\"nb_k\": ");
+        comma = strchr(at, ',');
+        ck_assert_ptr_nonnull(comma);
+        memmove(at + 4, comma, strlen(comma) + 1);
+        memcpy(at, "9e99", 4);
+        ck_assert_int_eq(tc_calib_params_parse(bad, &b), TC_ERR_RANGE);
+    }
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": 0.1}", &b),
+                     TC_ERR_PARSE);
+    ck_assert_msg(strstr(tc_last_error(), "\"model\" must be a string"), "%s", tc_last_error());
+    ck_assert_int_eq(
+        tc_calib_params_parse("{\"format\": 99, \"model\": \"x\", \"runs\": _1:0\"}", &b),
+        TC_ERR_PARSE);
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": \"99\", \"model\": \"x\"}", &b),
+                     TC_ERR_PARSE);
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": \"a\tb\"}", &b),
+                     TC_ERR_PARSE);
     /* out-of-range values are refused */
     a.c_memory = -1;
     ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
