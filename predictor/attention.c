@@ -474,10 +474,10 @@ static int predict_flash_decode(const struct tc_gpu *gpu, const struct tc_attent
     return TC_OK;
 }
 
-/* Hook for calibration from the database's attention table: once the
- * predictor exposes measured attention rows, an exact match returns the
- * measurement and nearby rows rescale the tile model. Until then every
- * attention prediction is the analytical model. */
+/* Hook for calibration from the database's attention table: nearby
+ * measured rows could rescale the tile model once the predictor hands its
+ * databases to this file. Exactly measured shapes are answered by
+ * tc_attention_measured, which callers holding a database use. */
 static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
                                const struct tc_attention_query *q,
                                struct tc_attention_prediction *out)
@@ -538,4 +538,56 @@ TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu
                                 struct tc_attention_prediction *out)
 {
     return tc_attention_predict_memo(p, gpu, NULL, q, out);
+}
+
+TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
+                                 const struct tc_attention_query *q,
+                                 struct tc_attention_prediction *out)
+{
+    struct tc_attention_row key, row;
+    struct tc_attention_query full;
+    double spread, flops;
+    int err;
+
+    if (!db || !gpu_id || !q || !out)
+        return tc_error(TC_ERR_INVALID, "tc_attention_measured: missing argument");
+    memset(&key, 0, sizeof(key));
+    key.impl = q->impl;
+    key.dtype = q->dtype;
+    key.batch = q->batch;
+    key.heads = q->heads;
+    /* the collector stores the resolved kv_heads and seq_kv */
+    key.kv_heads = q->kv_heads ? q->kv_heads : q->heads;
+    key.seq_q = q->seq_q;
+    key.seq_kv = q->seq_kv ? q->seq_kv : q->seq_q;
+    key.head_dim = q->head_dim;
+    key.causal = q->causal;
+    key.backward = q->backward;
+    err = tc_db_lookup_attention(db, gpu_id, &key, &row);
+    if (err < 0)
+        return err;
+    if (!(row.time_us > 0) || !isfinite(row.time_us))
+        return tc_error(TC_ERR_INVALID,
+                        "attention: the measured row of run %lld has time_us %g",
+                        (long long)row.run_id, row.time_us);
+    /* FLOPs as tc_predict_attention counts them: unfused GEMMs compute the
+     * whole score matrix even when causal */
+    full = *q;
+    if (q->impl == TC_ATTN_UNFUSED)
+        full.causal = false;
+    flops = attention_fwd_flops(&full, key.seq_kv) *
+            (q->backward ? (q->impl == TC_ATTN_UNFUSED ? 2.0 : 2.5) : 1.0);
+    /* the row's spread where it has one, else ±2% as for measured GEMMs */
+    spread = row.spread_pct > 0 && isfinite(row.spread_pct) ? row.spread_pct / 100 : 0.02;
+    out->time_us = row.time_us;
+    out->flops = flops;
+    out->tflops = flops / row.time_us / 1e6;
+    out->lo_us = row.time_us * (1 - spread);
+    out->hi_us = row.time_us * (1 + spread);
+    out->scores_us = row.scores_us;
+    out->softmax_us = row.softmax_us;
+    out->values_us = row.values_us;
+    out->expand_us = 0;
+    out->source = TC_SOURCE_MEASURED;
+    return TC_OK;
 }

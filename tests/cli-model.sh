@@ -50,6 +50,35 @@ expect 2 "$bin" predict attention --gpu $gpu --batch 1 --heads 8 --kv-heads 3 --
 grep -q "kv heads 3" "$tmp/err" || fail "kv-heads error names the value"
 expect 2 "$bin" predict attention --gpu no-such-gpu --batch 1 --heads 8 --seq 128 --head-dim 64
 
+# An exactly measured attention shape in --db is answered by its measurement
+# (labelled measured, not a prediction); other shapes stay predictions.
+printf 'name: attn\ndtypes: [fp32]\nsets:\n  - kind: attention\n    batch: 1\n    heads: 2\n    seq_q: 64\n    head_dim: 32\n' \
+    >"$tmp/attn.yaml"
+if "$bin" collect --backend cpu --gpu $gpu --sweep "$tmp/attn.yaml" --db "$tmp/attn.db" \
+        >/dev/null 2>"$tmp/err"; then
+    "$bin" db export "$tmp/attn.db" --format json >"$tmp/attn-rows.json" || fail "db export attention"
+    measured_us=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["attention"]; assert len(r) == 1; print(repr(r[0]["time_us"]))' "$tmp/attn-rows.json")
+    attn="--gpu $gpu --impl unfused --dtype fp32 --batch 1 --heads 2 --head-dim 32"
+    # shellcheck disable=SC2086
+    expect 0 "$bin" predict attention $attn --seq 64 --db "$tmp/attn.db" --json
+    json_check "$tmp/out" "d['source'] == 'measured' and d['prediction'] is False and abs(d['time_us'] - $measured_us) <= 1e-6 * $measured_us and d['lo_us'] < d['time_us'] < d['hi_us'] and d['scores_us'] > 0"
+    # shellcheck disable=SC2086
+    expect 0 "$bin" predict attention $attn --seq 64 --db "$tmp/attn.db"
+    grep -q "), measured:" "$tmp/out" && grep -q "^source  *measured" "$tmp/out" ||
+        fail "measured attention table: $(head -1 "$tmp/out")"
+    # shellcheck disable=SC2086
+    expect 0 "$bin" predict attention $attn --seq 128 --db "$tmp/attn.db" --json
+    json_check "$tmp/out" "d['source'] != 'measured' and d['prediction'] is True"
+    # shellcheck disable=SC2086
+    expect 0 "$bin" predict attention $attn --seq 64 --kv-heads 1 --db "$tmp/attn.db" --json
+    json_check "$tmp/out" "d['source'] != 'measured'"
+    # shellcheck disable=SC2086
+    expect 0 "$bin" predict attention $attn --seq 64 --db "$tmp/attn.db" --analytical --json
+    json_check "$tmp/out" "d['source'] == 'analytical' and d['prediction'] is True"
+elif ! grep -q "built without the cpu backend" "$tmp/err"; then
+    fail "collect (cpu) of one attention shape: $(head -c 300 "$tmp/err")"
+fi
+
 # --- predict layer -------------------------------------------------------
 expect 0 "$bin" predict layer --gpu $gpu --hidden 4096 --heads 32 --seq 2048 --micro-batch 4 --analytical --json
 cp "$tmp/out" "$tmp/layer.json"

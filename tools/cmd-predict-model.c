@@ -395,6 +395,19 @@ int cmd_predict_attention(int argc, char **argv)
         code = cli_fail(cmd, err);
         goto cleanup;
     }
+    if (db && !analytical) {
+        /* an exactly measured shape is answered by its measurement */
+        struct tc_db *dbh = NULL;
+
+        err = tc_db_open_ex(db, TC_DB_READONLY, &dbh);
+        if (err == TC_OK)
+            err = tc_attention_measured(dbh, gpu->id, &q, &pred);
+        tc_db_close(dbh);
+        if (err < 0 && err != TC_ERR_NOT_FOUND) {
+            code = cli_fail(cmd, err);
+            goto cleanup;
+        }
+    }
     if (!rec_init(&rec)) {
         code = cli_fail(cmd, TC_ERR_NOMEM);
         goto cleanup;
@@ -430,12 +443,14 @@ int cmd_predict_attention(int argc, char **argv)
     rec_str(&rec, "bound", tc_bound_name(pred.bound));
     rec_str(&rec, "source", tc_source_name(pred.source));
     if (fmt == CLI_FORMAT_JSON) {
-        json_object_set_new(rec.obj, "prediction", json_true());
+        json_object_set_new(rec.obj, "prediction",
+                            json_boolean(pred.source != TC_SOURCE_MEASURED));
         print_json(rec.obj);
     } else if (fmt == CLI_FORMAT_CSV) {
         rec_print_csv(&rec, stdout);
     } else {
-        printf("Attention on %s (%s), predicted:\n", gpu->name, tc_dtype_name(q.dtype));
+        printf("Attention on %s (%s), %s:\n", gpu->name, tc_dtype_name(q.dtype),
+               pred.source == TC_SOURCE_MEASURED ? "measured" : "predicted");
         cli_table_print(rec.kv, stdout, CLI_FORMAT_TABLE);
     }
 cleanup:

@@ -24,7 +24,9 @@
     "  --causal              causal mask (half the useful FLOPs)\n"                        \
     "  --bwd                 the backward pass (about 2.5x the forward for flash)\n"       \
     "  --dtype T             fp16 (default), bf16, fp8, ...\n"                               \
-    "  --analytical, --db FILE   as for predict gemm\n"                                     \
+    "  --analytical, --db FILE   as for predict gemm; a shape measured exactly in the\n"  \
+    "                        --db file is reported as its measurement (source\n"          \
+    "                        measured)\n"                                                  \
     "  --json, --csv         one record as a JSON object or a CSV row\n"
 #define MCLI_PREDICT_LAYER_HELP                                                            \
     "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"  \

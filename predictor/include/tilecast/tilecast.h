@@ -591,6 +591,16 @@ TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu
                                 const struct tc_attention_query *q,
                                 struct tc_attention_prediction *out);
 
+/* The measurement of q's exact shape on gpu_id in db (the fastest ok row,
+ * tc_db_lookup_attention; seq_kv 0 and kv_heads 0 as above). On success
+ * *out holds the measured time, its spread as the interval and the unfused
+ * parts the row measured, labelled TC_SOURCE_MEASURED; the tile-model
+ * fields of a prediction already in *out are kept. TC_ERR_NOT_FOUND (and
+ * *out untouched) when the shape was not measured. */
+TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
+                                 const struct tc_attention_query *q,
+                                 struct tc_attention_prediction *out);
+
 /* A decoder-only transformer (Megatron/GPT-NeoX/Llama style). Shapes follow
  * the paper's decomposition (see predictor/model.c). head_dim 0 means
  * hidden / heads; kv_heads 0 means heads; ffn 0 means 4·hidden (GeLU) or
