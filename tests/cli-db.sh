@@ -73,8 +73,22 @@ rows = sum(c["rows"] for c in d["counts"] if c["table"] == "gemm")
 assert rows == 26, rows
 assert any(r["licence"] == "MIT" and "vidur" in r["source"] for r in d["runs"])
 EOF
+run 0 "$TC" db info "$TMP/a.db" --csv
+python3 - "$TMP/out" <<'EOF' || fail "db info --csv is not the row counts as CSV"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert rows[0] == ["gpu", "table", "kind", "dtype", "status", "rows"], rows[0]
+assert sum(int(r[5]) for r in rows[1:] if r[1] == "gemm") == 26, rows
+assert {r[0] for r in rows[1:]} == {"a100-sxm4-80gb", "h100-sxm5-80gb", "a100-pcie-40gb", "a100-sxm4-40gb"}
+EOF
 run 0 "$TC" db check "$TMP/a.db"
 has out "ok"
+run 1 "$TC" db check "$TMP/a.db" --bogus
+has err "unknown option '--bogus'"
+run 1 "$TC" db check "$TMP/a.db" "$TMP/a.db"
+has err "unexpected argument"
+run 1 "$TC" db info "$TMP/a.db" --bogus
+has err "unknown option '--bogus'"
 
 # a failed import names file:line:column and changes nothing
 cp "$TMP/a.db" "$TMP/before.db"

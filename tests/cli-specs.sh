@@ -100,7 +100,10 @@ has err "h100-sxm5-80gb"
 has err "mi300x"
 run 1 "$TC" specs show
 run 1 "$TC" specs show a b
-run 1 "$TC" specs show h100-sxm5-80gb --csv
+run 0 "$TC" specs show h100-sxm5-80gb --csv
+has out "field,value"
+grep -qx "units,132" "$TMP/out" || fail "specs show --csv: units is not the plain value 132"
+grep -qx "peak_tflops.fp16,989.4" "$TMP/out" || fail "specs show --csv: peak_tflops.fp16 is not plain"
 
 # --- --specs-dir and TILECAST_SPECS_PATH ------------------------------------
 run 2 "$TC" specs show a10
@@ -127,6 +130,15 @@ run 0 "$TC" specs check "$SHIPPED"/*.yaml
 [ "$(grep -c ': OK (' "$TMP/out")" -eq 15 ] || fail "specs check: expected 15 OK lines"
 has out "h100-sxm5-80gb.yaml: OK (h100-sxm5-80gb)"
 
+run 0 "$TC" specs check "$SHIPPED/h100-sxm5-80gb.yaml" "$SHIPPED/a100-sxm4-80gb.yaml" --csv
+[ "$(cat "$TMP/out")" = "file,id,status,error
+$SHIPPED/h100-sxm5-80gb.yaml,h100-sxm5-80gb,OK,
+$SHIPPED/a100-sxm4-80gb.yaml,a100-sxm4-80gb,OK," ] || fail "specs check --csv: $(cat "$TMP/out")"
+run 2 "$TC" specs check "$SHIPPED/h100-sxm5-80gb.yaml" "$DATA/bad/negative.yaml" --csv
+has out "h100-sxm5-80gb.yaml,h100-sxm5-80gb,OK,"
+grep -q "negative.yaml,.*,error,.*mem_bw_gbps: must be positive" "$TMP/out" ||
+    fail "specs check --csv: no error row: $(cat "$TMP/out")"
+has err "negative.yaml:25:14: mem_bw_gbps: must be positive, got -600"
 run 2 "$TC" specs check "$DATA/bad/negative.yaml"
 has err "negative.yaml:25:14: mem_bw_gbps: must be positive, got -600"
 run 2 "$TC" specs check "$DATA/bad/unknown-field.yaml"

@@ -130,7 +130,7 @@ for c in "specs list" "specs show $H" "specs check $src/gpu_specs/$H.yaml" "db i
     # shellcheck disable=SC2086
     expect 1 "--bogus" $c --bogus
 done
-expect 1 '' db check "$tmp/junk.db" --bogus
+expect 1 "--bogus" db check "$tmp/junk.db" --bogus
 expect 1 "bogus" specs bogus
 expect 1 "bogus" db bogus
 expect 1 "bogus" predict bogus
@@ -237,6 +237,13 @@ PY
         done
     }
     formats specs list
+    formats specs show $H
+    formats specs check "$src/gpu_specs/$H.yaml"
+    printf 'gpu,dtype,op,batch,m,n,k,layout,time_us,tflops,timing,source\n%s,fp16,mm,1,64,64,64,NN,10,,profiler-median,test\n' \
+        "$H" >"$tmp/one.csv"
+    "$tc" db import --format csv --into "$tmp/one.db" "$tmp/one.csv" >/dev/null 2>&1 ||
+        fail "db import of one row"
+    formats db info "$tmp/one.db"
     formats predict gemm --gpu $H 4096 4096 4096
     formats predict gemm --gpu $H --explain --layout NT 4096 4096 4096
     formats predict attention --gpu $H --batch 2 --heads 16 --seq 1024 --head-dim 64

@@ -12,7 +12,7 @@
 #include "cli.h"
 
 const char cmd_db_help[] =
-    "Usage: tilecast db info DB [--json]\n"
+    "Usage: tilecast db info DB [--json|--csv]\n"
     "       tilecast db check DB\n"
     "       tilecast db import --format csv|cookbook|mamf FILE... [--gpu ID] --into DB\n"
     "                          [--dtype DTYPE] [--timing TAG] [--source TEXT]\n"
@@ -33,6 +33,7 @@ const char cmd_db_help[] =
     "  info DB        schema version, GPUs, runs with provenance, and row counts by\n"
     "                 GPU, kind (collected/imported), dtype and status\n"
     "    --json         print the same as one JSON object\n"
+    "    --csv          print the row counts as CSV (gpu,table,kind,dtype,status,rows)\n"
     "  check DB       SQLite integrity_check, foreign_key_check and tilecast's own\n"
     "                 checks; exit 0 if clean, 2 otherwise\n"
     "  import         read measurements made by other tools into DB (created if\n"
@@ -166,12 +167,11 @@ static json_t *info_json(const struct tc_db_info *info)
     return root;
 }
 
+static struct cli_table *counts_table(const struct tc_db_info *info);
+
 static void info_text(const char *path, const struct tc_db_info *info)
 {
     static const int shown[] = {6, 11, 12, 13, 16}; /* backend, timing, source, licence, started */
-    static const char *const count_headers[] = {"gpu", "table", "kind", "dtype", "status",
-                                                "rows"};
-    static const bool count_numeric[] = {false, false, false, false, false, true};
     struct cli_table *t;
 
     printf("%s: tilecast database, schema v%d (written by tilecast %s, created %s)\n", path,
@@ -199,7 +199,25 @@ static void info_text(const char *path, const struct tc_db_info *info)
         }
     }
     printf("\nRows by GPU, kind, dtype and status:\n");
-    t = cli_table_new(6, count_headers, count_numeric);
+    t = counts_table(info);
+    if (!t)
+        return;
+    cli_table_print(t, stdout, CLI_FORMAT_TABLE);
+    cli_table_free(t);
+    printf("\nCalibrations stored: %zu\n", info->n_calibrations);
+}
+
+/* The row counts (by GPU, table, kind, dtype and status): the table of
+ * `db info`, and all of its --csv. NULL when out of memory. */
+static struct cli_table *counts_table(const struct tc_db_info *info)
+{
+    static const char *const count_headers[] = {"gpu", "table", "kind", "dtype", "status",
+                                                "rows"};
+    static const bool count_numeric[] = {false, false, false, false, false, true};
+    struct cli_table *t = cli_table_new(6, count_headers, count_numeric);
+
+    if (!t)
+        return NULL;
     for (size_t i = 0; i < info->n_counts; i++) {
         const struct tc_db_info_count *c = &info->counts[i];
 
@@ -211,25 +229,23 @@ static void info_text(const char *path, const struct tc_db_info *info)
         cli_table_addf(t, 5, "%lld", (long long)c->rows);
         cli_table_end_row(t);
     }
-    cli_table_print(t, stdout, CLI_FORMAT_TABLE);
-    cli_table_free(t);
-    printf("\nCalibrations stored: %zu\n", info->n_calibrations);
+    return t;
 }
 
 static int db_info(int argc, char **argv)
 {
     const char *path = NULL;
-    bool json = false;
+    enum cli_format fmt = CLI_FORMAT_TABLE;
     struct tc_db *db;
     struct tc_db_info *info = NULL;
-    int err;
+    int err, code = CLI_EXIT_OK;
 
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
             fputs(cmd_db_help, stdout);
             return CLI_EXIT_OK;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = true;
+        } else if (cli_parse_format(argv[i], &fmt)) {
+            continue;
         } else if (argv[i][0] == '-') {
             return usage("db info: unknown option '%s'", argv[i]);
         } else if (!path) {
@@ -248,32 +264,49 @@ static int db_info(int argc, char **argv)
         tc_db_close(db);
         return cli_fail(db_cmd, err);
     }
-    if (json) {
+    if (fmt == CLI_FORMAT_JSON) {
         json_t *root = info_json(info);
 
         json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         fputc('\n', stdout);
         json_decref(root);
+    } else if (fmt == CLI_FORMAT_CSV) {
+        struct cli_table *t = counts_table(info);
+
+        if (t)
+            cli_table_print(t, stdout, CLI_FORMAT_CSV);
+        else
+            code = cli_fail(db_cmd, TC_ERR_NOMEM);
+        cli_table_free(t);
     } else {
         info_text(path, info);
     }
     tc_db_info_free(info);
     tc_db_close(db);
-    return CLI_EXIT_OK;
+    return code;
 }
 
 static int db_check(int argc, char **argv)
 {
+    const char *path = NULL;
     struct tc_db *db;
     int err;
 
-    if (argc >= 2 && is_help(argv[1])) {
-        fputs(cmd_db_help, stdout);
-        return CLI_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(cmd_db_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (argv[i][0] == '-') {
+            return usage("db check: unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return usage("db check: unexpected argument '%s' (one database)", argv[i]);
+        }
     }
-    if (argc != 2 || argv[1][0] == '-')
-        return usage("db check: expected one database");
-    err = tc_db_open_ex(argv[1], TC_DB_READONLY, &db);
+    if (!path)
+        return usage("db check: which database?");
+    err = tc_db_open_ex(path, TC_DB_READONLY, &db);
     if (err < 0) {
         cli_error(db_cmd, "%s", tc_last_error());
         return CLI_EXIT_INPUT;
@@ -284,7 +317,7 @@ static int db_check(int argc, char **argv)
         cli_error(db_cmd, "%s", tc_last_error());
         return CLI_EXIT_INPUT;
     }
-    printf("%s: ok (schema v%d)\n", argv[1], TC_DB_SCHEMA_VERSION);
+    printf("%s: ok (schema v%d)\n", path, TC_DB_SCHEMA_VERSION);
     return CLI_EXIT_OK;
 }
 

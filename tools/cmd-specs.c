@@ -17,14 +17,14 @@
     "  GPU does not support.\n"
 
 #define SPECS_SHOW_HELP                                                                            \
-    "Usage: tilecast specs show ID [--json]\n"                                                     \
+    "Usage: tilecast specs show ID [--json | --csv]\n"                                             \
     "  Every field of one GPU: identity, clocks, dense peaks and FLOP/clock per\n"                 \
     "  unit for each dtype, memory, L2, power, per-SM/CU occupancy limits, the\n"                  \
     "  file it came from, its sources and the flags that mark uncertain numbers.\n"                \
     "  An unknown ID exits with status 2 and lists the known ids.\n"
 
 #define SPECS_CHECK_HELP                                                                           \
-    "Usage: tilecast specs check FILE... [--json]\n"                                               \
+    "Usage: tilecast specs check FILE... [--json | --csv]\n"                                       \
     "  Parses each spec file and checks it for internal consistency (every peak\n"                 \
     "  within 2% of units x FLOP/clock x clock, the tensor clock for tf32, fp16,\n"                \
     "  bf16, fp8 and int8 and the vector clock for fp32 and fp64; occupancy\n"                     \
@@ -34,8 +34,8 @@
 
 const char cmd_specs_help[] =
     "Usage: tilecast specs list [--json | --csv]\n"
-    "       tilecast specs show ID [--json]\n"
-    "       tilecast specs check FILE... [--json]\n"
+    "       tilecast specs show ID [--json | --csv]\n"
+    "       tilecast specs check FILE... [--json | --csv]\n"
     "\n"
     "GPU specs are YAML files, one per GPU, named ID.yaml (gpu_specs/README.md\n"
     "documents the fields). They are read from the directories of\n"
@@ -46,7 +46,8 @@ const char cmd_specs_help[] =
     "Options:\n"
     "  --json        print JSON (list: an array of objects; show: one object;\n"
     "                check: an array of {file, id, status, error})\n"
-    "  --csv         print CSV with a header line (list only)\n"
+    "  --csv         print CSV with a header line (list: the table; show: field,value\n"
+    "                with plain values; check: file,id,status,error)\n"
     "  -h, --help    print this help\n"
     "\n"
     "Exit status: 0 success, 1 usage error, 2 bad spec file or unknown GPU id,\n"
@@ -264,8 +265,12 @@ static int show_json(const struct tc_gpu *g, const char *file)
     return CLI_EXIT_OK;
 }
 
-static void show_table(const struct tc_gpu *g, const char *file)
+/* The field/value table of one GPU; fmt CLI_FORMAT_CSV leaves out the
+ * explanations (units, the peak's derivation) so that each value parses. */
+static void show_table(const struct tc_gpu *g, const char *file, enum cli_format fmt)
 {
+    bool plain = fmt == CLI_FORMAT_CSV;
+
     static const char *const headers[] = {"field", "value"};
     struct cli_table *t = cli_table_new(2, headers, NULL);
     struct limit_row rows[MAX_LIMITS];
@@ -286,29 +291,38 @@ static void show_table(const struct tc_gpu *g, const char *file)
     ROW("vendor", "%s", g->vendor == TC_VENDOR_AMD ? "amd" : "nvidia");
     ROW("arch", "%s", tc_arch_name(g->arch));
     ROW("compute_capability", "%s", g->compute_capability);
-    ROW("units", "%d %s", g->units, g->vendor == TC_VENDOR_AMD ? "CUs" : "SMs");
+    if (plain)
+        ROW("units", "%d", g->units);
+    else
+        ROW("units", "%d %s", g->units, g->vendor == TC_VENDOR_AMD ? "CUs" : "SMs");
     ROW("clock_tensor_mhz", "%g", g->clock_tensor_mhz);
     ROW("clock_vector_mhz", "%g", g->clock_vector_mhz);
     if (g->clock_base_mhz > 0)
         ROW("clock_base_mhz", "%g", g->clock_base_mhz);
     else
-        ROW("clock_base_mhz", "%s", "unknown");
+        ROW("clock_base_mhz", "%s", plain ? "" : "unknown");
     for (int d = 0; d < TC_DTYPE_COUNT; d++) {
         char label[64];
         double clock_mhz =
             d == TC_DTYPE_FP64 || d == TC_DTYPE_FP32 ? g->clock_vector_mhz : g->clock_tensor_mhz;
 
         snprintf(label, sizeof(label), "peak_tflops.%s", tc_dtype_name((enum tc_dtype)d));
-        if (g->peak_tflops[d] > 0)
+        if (g->peak_tflops[d] > 0 && plain)
+            ROW(label, "%g", g->peak_tflops[d]);
+        else if (g->peak_tflops[d] > 0)
             ROW(label, "%g  (%d x %g FLOP/clk x %g MHz = %.2f)", g->peak_tflops[d], g->units,
                 g->flops_per_clk_per_unit[d], clock_mhz,
                 g->units * g->flops_per_clk_per_unit[d] * clock_mhz * 1e-6);
         else
-            ROW(label, "%s", "not supported");
+            ROW(label, "%s", plain ? "" : "not supported");
     }
     ROW("mem_bw_gbps", "%g", g->mem_bw_gbps);
     ROW("mem_gb", "%g", g->mem_gb);
-    ROW("l2_bytes", "%lld  (%.1f MiB)", (long long)g->l2_bytes, (double)g->l2_bytes / 1048576.0);
+    if (plain)
+        ROW("l2_bytes", "%lld", (long long)g->l2_bytes);
+    else
+        ROW("l2_bytes", "%lld  (%.1f MiB)", (long long)g->l2_bytes,
+            (double)g->l2_bytes / 1048576.0);
     ROW("tdp_w", "%g", g->tdp_w);
     for (size_t i = 0; i < nrows; i++) {
         char label[80];
@@ -319,7 +333,7 @@ static void show_table(const struct tc_gpu *g, const char *file)
     ROW("file", "%s", file ? file : "");
     ROW("sources", "%s", g->sources);
     if (!g->flags[0]) {
-        ROW("flags", "%s", "none");
+        ROW("flags", "%s", plain ? "" : "none");
     } else {
         const char *p = g->flags;
         int n = 0;
@@ -337,7 +351,7 @@ static void show_table(const struct tc_gpu *g, const char *file)
         }
     }
 #undef ROW
-    cli_table_print(t, stdout, CLI_FORMAT_TABLE);
+    cli_table_print(t, stdout, fmt);
     cli_table_free(t);
 }
 
@@ -346,7 +360,7 @@ static int specs_show(int argc, char **argv)
     struct specs_args a;
     struct tc_specs *specs = NULL;
     const struct tc_gpu *gpu;
-    int rc = parse_args(argc, argv, "specs show", SPECS_SHOW_HELP, false, &a);
+    int rc = parse_args(argc, argv, "specs show", SPECS_SHOW_HELP, true, &a);
 
     if (rc >= 0)
         goto cleanup;
@@ -371,7 +385,7 @@ static int specs_show(int argc, char **argv)
     if (a.fmt == CLI_FORMAT_JSON) {
         rc = show_json(gpu, tc_specs_file(specs, gpu->id));
     } else {
-        show_table(gpu, tc_specs_file(specs, gpu->id));
+        show_table(gpu, tc_specs_file(specs, gpu->id), a.fmt);
         rc = CLI_EXIT_OK;
     }
 cleanup:
@@ -388,7 +402,7 @@ static int specs_check(int argc, char **argv)
     char **errors = NULL; /* errors[i]: message for file i, NULL if it passed */
     struct cli_table *t = NULL;
     int failed = 0;
-    int rc = parse_args(argc, argv, "specs check", SPECS_CHECK_HELP, false, &a);
+    int rc = parse_args(argc, argv, "specs check", SPECS_CHECK_HELP, true, &a);
 
     if (rc >= 0)
         goto cleanup;
@@ -436,17 +450,15 @@ static int specs_check(int argc, char **argv)
         }
         cli_table_add(t, file, gpus[i].id, err < 0 ? "error" : "OK", err < 0 ? msg : "");
     }
-    if (a.fmt == CLI_FORMAT_JSON) {
-        cli_table_print(t, stdout, CLI_FORMAT_JSON);
-    } else {
-        /* One line per file reads better than a table whose error column is
-         * as wide as the longest message; errors go to stderr. */
-        for (int i = 0; i < a.npos; i++) {
-            if (errors[i])
-                fprintf(stderr, "tilecast specs check: error: %s\n", errors[i]);
-            else
-                printf("%s: OK (%s)\n", a.pos[i], gpus[i].id);
-        }
+    /* One line per file reads better than a table whose error column is as
+     * wide as the longest message; errors go to stderr in every format. */
+    if (a.fmt != CLI_FORMAT_TABLE)
+        cli_table_print(t, stdout, a.fmt);
+    for (int i = 0; i < a.npos; i++) {
+        if (errors[i])
+            fprintf(stderr, "tilecast specs check: error: %s\n", errors[i]);
+        else if (a.fmt == CLI_FORMAT_TABLE)
+            printf("%s: OK (%s)\n", a.pos[i], gpus[i].id);
     }
     if (failed && a.fmt == CLI_FORMAT_TABLE)
         fprintf(stderr, "tilecast specs check: %d of %d file%s failed\n", failed, a.npos,
