@@ -109,6 +109,9 @@ done
         { echo "completing 'predict ' gave '${COMPREPLY[*]}'"; exit 1; }
     COMP_WORDS=(tilecast --specs-dir=x db i); COMP_CWORD=3; _tilecast
     [ "${COMPREPLY[*]}" = "import info" ] || { echo "completing 'db i' gave '${COMPREPLY[*]}'"; exit 1; }
+    COMP_WORDS=(tilecast bench ""); COMP_CWORD=2; _tilecast
+    [ "${COMPREPLY[*]}" = "all calibrated collector predict" ] ||
+        { echo "completing 'bench ' gave '${COMPREPLY[*]}'"; exit 1; }
     COMP_WORDS=(tilecast predict gemm --exp); COMP_CWORD=3; _tilecast
     [ "${COMPREPLY[*]}" = --explain ] || { echo "completing 'predict gemm --exp' gave '${COMPREPLY[*]}'"; exit 1; }
 ) || fail "bash completion"

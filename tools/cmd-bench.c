@@ -14,7 +14,9 @@
 #include "gemm-cli.h"
 
 const char cmd_bench_help[] =
-    "Usage: tilecast bench [predict|calibrated|collector|all] [--rows N] [--gpu ID] [--dtype DT]\n"
+    "Usage: tilecast bench predict|calibrated|collector|all [--rows N] [--gpu ID]\n"
+    "                      [--dtype DT]\n"
+    "       tilecast bench   (with no benchmark named: all)\n"
     "\n"
     "Runs benchmarks and prints their figures (nothing is asserted):\n"
     "  predict    GEMM predictions per second on one core: in memory (one call\n"
