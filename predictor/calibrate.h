@@ -169,14 +169,14 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
                       const struct tc_gemm_query *q, double peak_tflops,
                       struct tc_gemm_prediction *pred);
 
-/* Parameters moved from a GPU of architecture `from` to one of `to`:
- * within a family every scale transfers as fitted; across families the
- * compute and bandwidth efficiencies and the overhead scale keep a quarter
- * of their log distance from 1, and the alignment penalties (the library's
- * treatment of misaligned operands) transfer as fitted. Host costs
- * of timing methods belong
- * to the measuring machine: they transfer only within the same GPU (another
- * dtype), else the methods' typical costs stand. */
+/* Parameters moved from a GPU of architecture `from` to one of `to`: the
+ * compute, bandwidth and overhead scales and the alignment penalties move
+ * as fitted (they measure the analytical model's idealisations, which every
+ * GPU shares); the per-kernel factors stay with the source's data set (its
+ * operations and layouts) unless it is the same GPU; across families the
+ * compute scale is the average over the compute-bound rows. Host costs of
+ * timing methods belong to the measuring machine: they transfer only within
+ * the same GPU (another dtype), else the methods' typical costs stand. */
 void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
                               enum tc_arch to, bool same_gpu, struct tc_calib_params *out);
 

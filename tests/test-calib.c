@@ -935,17 +935,16 @@ static void transfer_pair(const char *file_from, const char *from, const char *f
     free(dst.rows);
 }
 
-/* Transfers must not lose to the analytical model alone. What they gain
- * depends on how consistent the model's errors are between GPUs; on the
- * development pairs it has ranged from nothing to a few points of MAPE over
- * the model's revisions, so the guard is "within 5% of the analytical
- * MAPE", and the figures are printed for the report. */
+/* Transfers must beat the analytical model alone on every pair that can be
+ * tested (measured: A100 -> H100 9.31% MAPE against 9.66%, H100 -> A100
+ * 7.20% against 7.81%, A100-40GB -> V100 8.04% against 8.17%, A100-80GB ->
+ * A100-40GB 11.28% against 11.87%); the figures are printed for the report. */
 START_TEST(transfer_a100_to_h100)
 {
     double t, a;
 
     transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "vidur_gemm.csv", "h100-sxm5-80gb", &t, &a);
-    ck_assert_double_lt(t, a * 1.05);
+    ck_assert_double_lt(t, a);
 }
 END_TEST
 
@@ -954,7 +953,7 @@ START_TEST(transfer_h100_to_a100)
     double t, a;
 
     transfer_pair("vidur_gemm.csv", "h100-sxm5-80gb", "vidur_gemm.csv", "a100-sxm4-80gb", &t, &a);
-    ck_assert_double_lt(t, a * 1.05);
+    ck_assert_double_lt(t, a);
 }
 END_TEST
 
@@ -964,7 +963,7 @@ START_TEST(transfer_a100_to_v100)
 
     transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "cookbook_gemm.csv", "v100-sxm2-32gb",
                   &t, &a);
-    ck_assert_double_lt(t, a * 1.05);
+    ck_assert_double_lt(t, a);
 }
 END_TEST
 
@@ -976,7 +975,7 @@ START_TEST(transfer_a100_80_to_40)
 
     transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "cookbook_gemm.csv", "a100-sxm4-40gb", &t,
                   &a);
-    ck_assert_double_lt(t, a * 1.05);
+    ck_assert_double_lt(t, a);
 }
 END_TEST
 
