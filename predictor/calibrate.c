@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,8 @@ static void params_default(struct tc_calib_params *cp)
     cp->nb_prior = 0.3;
     cp->nb_k = 16;
     cp->nb_scale_nk = 1;
+    cp->nb2_length = 0;
+    cp->nb2_prior = 1;
     cp->interval_level = 0.8;
     for (int b = 0; b < TC_CALIB_TIME_BINS; b++) {
         cp->q_lo[b] = -0.2;
@@ -514,6 +517,10 @@ struct kd_group {
     size_t lo, hi;     /* range in the state's permuted arrays */
 };
 
+/* The broad tier's neighbour count: few, because it is looked up on nearly
+ * every prediction away from measured shapes and must stay cheap. */
+#define NB_BROAD_K 8
+
 struct nb_heap {
     int k, count;
     double max_d2;     /* farther points weigh nothing: never looked at */
@@ -535,6 +542,9 @@ struct tc_calib {
     /* rows sorted by line (layout, timing, n, k, batch), then m: the
      * measured times that bracket a query along m */
     struct line_row *lines;
+    /* the same rows in a tree at equal scales for the broad tier (its own
+     * order), or NULL when the tier is off */
+    struct tc_calib *broad;
 };
 
 struct line_row {
@@ -583,25 +593,34 @@ static void swap_rows(struct tc_calib *c, size_t i, size_t j)
     c->resid[j] = tr;
 }
 
-/* Quickselect: puts the element of rank `nth` (by dimension d) at nth. */
+/* Quickselect: puts the element of rank `nth` (by dimension d) at nth, no
+ * larger one before it and no smaller one after. Hoare's partition: an
+ * element equal to the pivot stops both scans and is swapped, so the long
+ * runs of equal coordinates (every row of one n and k) split in the middle
+ * instead of costing quadratic time. */
 static void select_nth(struct tc_calib *c, size_t lo, size_t hi, size_t nth, int d)
 {
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2, store = lo;
-        double pivot;
+    ptrdiff_t l = (ptrdiff_t)lo, h = (ptrdiff_t)hi - 1, want = (ptrdiff_t)nth;
 
-        swap_rows(c, mid, hi - 1);
-        pivot = c->pts[hi - 1][d];
-        for (size_t i = lo; i < hi - 1; i++)
-            if (c->pts[i][d] < pivot)
-                swap_rows(c, i, store++);
-        swap_rows(c, store, hi - 1);
-        if (store == nth)
-            return;
-        if (nth < store)
-            hi = store;
+    while (l < h) {
+        double pivot = c->pts[l + (h - l) / 2][d];
+        ptrdiff_t i = l, j = h;
+
+        while (i <= j) {
+            while (c->pts[i][d] < pivot)
+                i++;
+            while (c->pts[j][d] > pivot)
+                j--;
+            if (i <= j)
+                swap_rows(c, (size_t)i++, (size_t)j--);
+        }
+        /* [l, j] <= pivot, (j, i) == pivot, [i, h] >= pivot */
+        if (want <= j)
+            h = j;
+        else if (want >= i)
+            l = i;
         else
-            lo = store + 1;
+            return;
     }
 }
 
@@ -665,10 +684,21 @@ static double dist2(const double *a, const double *b)
     return s;
 }
 
-/* skip_exact leaves out points at distance 0: the same shape, which a
- * held-out evaluation must not see. */
+/* What a held-out query must not see: nothing, the same shape (distance
+ * 0), or every row of the same n and k (the same layer). */
+enum kd_skip { KD_SKIP_NONE, KD_SKIP_EXACT, KD_SKIP_NK };
+
+static bool kd_skipped(const double *q, const double *p, double d2, int skip)
+{
+    if (skip == KD_SKIP_EXACT)
+        return d2 < 1e-18;
+    if (skip == KD_SKIP_NK)
+        return fabs(q[1] - p[1]) < 1e-12 && fabs(q[2] - p[2]) < 1e-12;
+    return false;
+}
+
 static void kd_query(const struct tc_calib *c, size_t lo, size_t hi, const double *q,
-                     bool skip_exact, struct nb_heap *h)
+                     int skip, struct nb_heap *h)
 {
     while (hi > lo) {
         size_t mid;
@@ -678,7 +708,7 @@ static void kd_query(const struct tc_calib *c, size_t lo, size_t hi, const doubl
         if (hi - lo <= KD_LEAF) {
             for (size_t i = lo; i < hi; i++) {
                 d2 = dist2(q, c->pts[i]);
-                if (!(skip_exact && d2 < 1e-18))
+                if (!kd_skipped(q, c->pts[i], d2, skip))
                     heap_offer(h, d2, i);
             }
             return;
@@ -686,16 +716,16 @@ static void kd_query(const struct tc_calib *c, size_t lo, size_t hi, const doubl
         mid = lo + (hi - lo) / 2;
         d = c->split_dim[mid];
         d2 = dist2(q, c->pts[mid]);
-        if (!(skip_exact && d2 < 1e-18))
+        if (!kd_skipped(q, c->pts[mid], d2, skip))
             heap_offer(h, d2, mid);
         diff = q[d] - c->pts[mid][d];
         if (diff < 0) {
-            kd_query(c, lo, mid, q, skip_exact, h);
+            kd_query(c, lo, mid, q, skip, h);
             if (diff * diff > heap_bound(h))
                 return;
             lo = mid + 1;
         } else {
-            kd_query(c, mid + 1, hi, q, skip_exact, h);
+            kd_query(c, mid + 1, hi, q, skip, h);
             if (diff * diff > heap_bound(h))
                 return;
             hi = mid;
@@ -968,7 +998,7 @@ static void loo_heaps(struct tc_calib *c, struct nb_heap *heaps, double radius)
         heaps[i].k = cp->nb_k > 0 && cp->nb_k <= TC_CALIB_MAX_K ? cp->nb_k : 8;
         heaps[i].count = 0;
         heaps[i].max_d2 = radius * radius;
-        kd_query(c, g->lo, g->hi, c->pts[i], true, &heaps[i]);
+        kd_query(c, g->lo, g->hi, c->pts[i], KD_SKIP_EXACT, &heaps[i]);
     }
 }
 
@@ -1095,6 +1125,104 @@ cleanup:
     free(err);
     free(pred);
     return ret;
+}
+
+/* Beyond 3 kernel lengths a weight (e^-4.5) adds little to a tier that
+ * averages over other layers anyway. */
+#define NB_BROAD_RADIUS_LENGTHS 3.0
+
+/* The broad tier: the rows again, in trees at equal scales of log m, n, k
+ * and batch. With choose, its kernel length and prior weight are chosen by
+ * leaving out, for each row, every row of its (n, k): the error of a layer
+ * the database never measured. The tier stays off unless it beats no
+ * correction at all on that test. */
+static int build_broad(struct tc_calib *c, bool choose)
+{
+    static const double lengths[] = {0.1, 0.2, 0.35, 0.6, 1.0};
+    static const double priors[] = {0.1, 0.3, 1.0, 3.0, 10.0};
+    struct tc_calib_params *cp = &c->params;
+    struct tc_calib *b;
+    double total[TC_ARRAY_SIZE(lengths)][TC_ARRAY_SIZE(priors)] = {{0}};
+    double none = 0, best;
+    size_t n = c->n;
+
+    if (!choose && !(cp->nb2_length > 0))
+        return TC_OK;
+    b = calloc(1, sizeof(*b));
+    if (!b)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    c->broad = b;
+    b->n = n;
+    b->params = *cp;
+    b->params.nb_scale_nk = 1;
+    b->samples = malloc(n * sizeof(*b->samples));
+    b->pts = malloc(n * sizeof(*b->pts));
+    b->split_dim = calloc(n, 1);
+    b->resid = malloc(n * sizeof(*b->resid));
+    if (!b->samples || !b->pts || !b->split_dim || !b->resid)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    /* the main tree permutes rows only within their groups: the group
+     * ranges hold for the copy */
+    memcpy(b->samples, c->samples, n * sizeof(*b->samples));
+    memcpy(b->resid, c->resid, n * sizeof(*b->resid));
+    memcpy(b->groups, c->groups, sizeof(b->groups));
+    build_trees(b);
+    if (!choose)
+        return TC_OK;
+    for (size_t i = 0; i < n; i++) {
+        const struct kd_group *g = &b->groups[group_of(b->samples[i].layout, b->samples[i].align)];
+        double radius = NB_BROAD_RADIUS_LENGTHS * lengths[TC_ARRAY_SIZE(lengths) - 1];
+        struct nb_heap h = {NB_BROAD_K, 0, radius * radius, {0}, {0}};
+
+        kd_query(b, g->lo, g->hi, b->pts[i], KD_SKIP_NK, &h);
+        none += fabs(b->resid[i]);
+        for (size_t a = 0; a < TC_ARRAY_SIZE(lengths); a++) {
+            double sw, swr;
+
+            nb_sums(&h, b->resid, lengths[a], 0, &sw, &swr, NULL);
+            for (size_t p = 0; p < TC_ARRAY_SIZE(priors); p++)
+                total[a][p] += fabs(b->resid[i] - (sw > 0 ? swr / (priors[p] + sw) : 0));
+        }
+    }
+    best = none;
+    cp->nb2_length = 0;
+    cp->nb2_prior = 1;
+    for (size_t a = 0; a < TC_ARRAY_SIZE(lengths); a++) {
+        for (size_t p = 0; p < TC_ARRAY_SIZE(priors); p++) {
+            if (total[a][p] < best) {
+                best = total[a][p];
+                cp->nb2_length = lengths[a];
+                cp->nb2_prior = priors[p];
+            }
+        }
+    }
+    b->params.nb2_length = cp->nb2_length;
+    b->params.nb2_prior = cp->nb2_prior;
+    if (!(cp->nb2_length > 0)) {
+        tc_calib_free(b);
+        c->broad = NULL;
+    }
+    return TC_OK;
+}
+
+/* The broad tier's correction at a query point (its tree's scale). */
+static double broad_correction(const struct tc_calib *c, const struct tc_calib_params *cp,
+                               const struct tc_calib_sample *s)
+{
+    const struct tc_calib *b = c->broad;
+    const struct kd_group *g;
+    double pt[KD_DIMS], radius, sw, swr;
+    struct nb_heap h = {NB_BROAD_K, 0, 0, {0}, {0}};
+
+    if (!b || !(cp->nb2_length > 0))
+        return 0;
+    g = &b->groups[group_of(s->layout, s->align)];
+    radius = NB_BROAD_RADIUS_LENGTHS * cp->nb2_length;
+    h.max_d2 = radius * radius;
+    shape_point(&b->params, s->m, s->n, s->k, s->batch, pt);
+    kd_query(b, g->lo, g->hi, pt, KD_SKIP_NONE, &h);
+    nb_sums(&h, b->resid, cp->nb2_length, 0, &sw, &swr, NULL);
+    return sw > 0 ? swr / (cp->nb2_prior + sw) : 0;
 }
 
 struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
@@ -1233,6 +1361,8 @@ struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
     /* builds the trees, which reorder rows within groups: hash after */
     if (fit_neighbours(c, !reuse) < 0)
         goto fail;
+    if (build_broad(c, !reuse) < 0)
+        goto fail;
     if (build_hash(c) < 0)
         goto fail;
     free(scratch);
@@ -1250,6 +1380,7 @@ void tc_calib_free(struct tc_calib *c)
 {
     if (!c)
         return;
+    tc_calib_free(c->broad);
     free(c->samples);
     free(c->pts);
     free(c->split_dim);
@@ -1370,10 +1501,17 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
         double pt[KD_DIMS];
 
         /* the tree's own scale, whatever parameters are applied */
+        double sw, swr, shrink;
+
         shape_point(&c->params, s.m, s.n, s.k, s.batch, pt);
-        kd_query(c, g->lo, g->hi, pt, false, &h);
-        corr = nb_correction(&h, c->resid, cp->nb_length, cp->nb_beta, cp->nb_prior, &dist) *
-               how->neighbour_weight;
+        kd_query(c, g->lo, g->hi, pt, KD_SKIP_NONE, &h);
+        nb_sums(&h, c->resid, cp->nb_length, cp->nb_beta, &sw, &swr, &dist);
+        /* the local correction shrinks towards the broad tier's: far from
+         * the measured shapes (a layer never measured) the broad one speaks */
+        shrink = cp->nb_prior / (cp->nb_prior + sw);
+        corr = (sw > 0 ? swr / (cp->nb_prior + sw) : 0) +
+               (shrink > 1e-3 ? shrink * broad_correction(c, cp, &s) : 0);
+        corr *= how->neighbour_weight;
         pred->neighbours = h.count;
         pred->neighbour_dist = dist;
     }
@@ -1494,7 +1632,7 @@ int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t l
         "\"c_memory\": %.17g, \"c_overhead\": %.17g, \"align1\": %.17g, \"align2\": %.17g, \"align3\": %.17g, "
         "\"host_event_us\": %.17g, \"host_wall_us\": %.17g, \"host_wall_max_us\": %.17g, "
         "\"nb_length\": %.17g, \"nb_prior\": %.17g, \"nb_k\": %d, \"nb_scale_nk\": %.17g, "
-        "\"nb_beta\": %.17g, \"rows\": %lld, "
+        "\"nb_beta\": %.17g, \"nb2_length\": %.17g, \"nb2_prior\": %.17g, \"rows\": %lld, "
         "\"fit_mad\": %.17g, \"fit_mape\": %.17g, \"loo_mape\": %.17g, \"level\": %.17g, "
         "\"q_lo0\": %.17g, \"q_hi0\": %.17g, \"q_lo1\": %.17g, \"q_hi1\": %.17g, "
         "\"q_lo2\": %.17g, \"q_hi2\": %.17g, \"bin0\": %lld, \"bin1\": %lld, \"bin2\": %lld, "
@@ -1504,7 +1642,7 @@ int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t l
         cp->align_factor[1], cp->align_factor[2], cp->align_factor[3],
         cp->host_us[TC_TIMING_EVENT], cp->host_us[TC_TIMING_WALL],
         cp->host_us[TC_TIMING_WALL_MAX], cp->nb_length, cp->nb_prior, cp->nb_k,
-        cp->nb_scale_nk, cp->nb_beta, (long long)cp->n_rows, cp->fit_mad, cp->fit_mape, cp->loo_mape, cp->interval_level,
+        cp->nb_scale_nk, cp->nb_beta, cp->nb2_length, cp->nb2_prior, (long long)cp->n_rows, cp->fit_mad, cp->fit_mape, cp->loo_mape, cp->interval_level,
         cp->q_lo[0], cp->q_hi[0], cp->q_lo[1], cp->q_hi[1], cp->q_lo[2], cp->q_hi[2],
         (long long)cp->bin_rows[0], (long long)cp->bin_rows[1], (long long)cp->bin_rows[2],
         (unsigned long)cp->model_fp, kernels, cp->runs);
@@ -1595,6 +1733,8 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
         {"model_fp", &model_fp, NULL},
         {"nb_scale_nk", &cp->nb_scale_nk, NULL},
         {"nb_beta", &cp->nb_beta, NULL},
+        {"nb2_length", &cp->nb2_length, NULL},
+        {"nb2_prior", &cp->nb2_prior, NULL},
         {"rows", NULL, &cp->n_rows},
         {"fit_mad", &cp->fit_mad, NULL},
         {"fit_mape", &cp->fit_mape, NULL},
@@ -1716,7 +1856,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
             return tc_error(TC_ERR_PARSE, "calibration parameters: missing \"%s\"",
                             fields[f].key);
     if (!(cp->c_compute > 0) || !(cp->c_memory > 0) || !(cp->c_overhead > 0) ||
-        !(cp->nb_length > 0) || cp->nb_prior < 0 || !(cp->nb_scale_nk > 0) || cp->nb_beta < 0 || cp->nb_k < 1 || cp->nb_k > TC_CALIB_MAX_K ||
+        !(cp->nb_length > 0) || cp->nb_prior < 0 || !(cp->nb_scale_nk > 0) || cp->nb_beta < 0 || !(cp->nb2_length >= 0) || !(cp->nb2_prior > 0) || cp->nb_k < 1 || cp->nb_k > TC_CALIB_MAX_K ||
         !(cp->interval_level > 0 && cp->interval_level < 1))
         return tc_error(TC_ERR_RANGE,
                         "calibration parameters: a scale, neighbour setting or level is out of range");

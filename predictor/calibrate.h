@@ -38,7 +38,7 @@
 /* Bumped whenever the fit, the neighbour correction or the analytical model
  * they rescale change meaning: stored calibrations of another version are
  * recomputed, never used. */
-#define TC_CALIB_FORMAT 1
+#define TC_CALIB_FORMAT 2 /* 2: the broad neighbour tier (nb2_length, nb2_prior) */
 /* The model version stored with a calibration in the database
  * (tc_calibration_row.model_version): the calibration format and the
  * analytical model together. Bump when either changes. */
@@ -108,6 +108,12 @@ struct tc_calib_params {
     int nb_k;
     double nb_scale_nk;  /* weight of log n and log k against log m, log batch */
     double nb_beta;      /* kernel widening with the nearest distance (sparse data) */
+    /* broad tier: a Gaussian kernel over (log m, log n, log k, log batch) at
+     * equal scales, chosen by leaving out every row of the held-out row's
+     * (n, k), i.e. its layer: what the residuals of other layers at similar
+     * sizes say about a layer never measured. The local correction shrinks
+     * towards it instead of towards 0. nb2_length 0: off. */
+    double nb2_length, nb2_prior;
     /* statistics of the fit (log residuals of the parametric fit) */
     int64_t n_rows;
     double fit_mad;      /* median |log residual| of the parametric fit */

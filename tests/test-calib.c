@@ -499,6 +499,8 @@ START_TEST(params_roundtrip_and_errors)
     a.nb_k = 16;
     a.nb_scale_nk = 4;
     a.nb_beta = 1;
+    a.nb2_length = 0.35;
+    a.nb2_prior = 3;
     a.interval_level = 0.8;
     a.q_lo[2] = -0.03;
     a.q_hi[2] = 0.04;
@@ -523,15 +525,17 @@ START_TEST(params_roundtrip_and_errors)
     ck_assert_int_eq(b.n_rows, 8288);
     ck_assert_str_eq(b.runs, "1:0,2:2");
     ck_assert_double_eq(b.c_compute_avg, 0.95);
+    ck_assert_double_eq(b.nb2_length, 0.35);
+    ck_assert_double_eq(b.nb2_prior, 3);
     ck_assert_int_eq(b.n_kernels, 2);
     ck_assert_uint_eq(b.kernel_hash[1], a.kernel_hash[1]);
     ck_assert_double_eq(b.kernel_scale[1], 1.08);
     ck_assert_str_eq(b.model_version, tc_version());
 
     ck_assert_int_eq(tc_calib_params_parse("not json", &b), TC_ERR_PARSE);
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 1}", &b), TC_ERR_PARSE);
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 2}", &b), TC_ERR_PARSE);
     ck_assert_msg(strstr(tc_last_error(), "model"), "%s", tc_last_error());
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 1, \"model\": \"0.1.0\"}", &b),
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 2, \"model\": \"0.1.0\"}", &b),
                      TC_ERR_PARSE);
     ck_assert_msg(strstr(tc_last_error(), "missing"), "%s", tc_last_error());
     /* a later format parses (so the caller can say it recomputes) */
