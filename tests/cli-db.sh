@@ -3,30 +3,8 @@
 # exit codes, and refused files left untouched.
 set -u
 : "${TILECAST_BIN:?TILECAST_BIN is not set}" "${TILECAST_SOURCE_ROOT:?TILECAST_SOURCE_ROOT is not set}"
-TC=$TILECAST_BIN
+. "$(dirname "$0")/lib.sh"
 DATA=$TILECAST_SOURCE_ROOT/tests/data/db
-unset TILECAST_SPECS_PATH
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-
-# run EXPECTED_RC CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
-run() {
-    local want=$1 rc
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want; stderr: $(head -c 600 "$TMP/err")"
-}
-
-has() { # has FILE TEXT
-    grep -qF -- "$2" "$TMP/$1" || fail "$1 of the last command lacks '$2'"
-}
 
 # --- help and usage ----------------------------------------------------------
 run 0 "$TC" db --help
@@ -187,8 +165,4 @@ run 0 "$TC" db bench --rows 20000 --batch 5000
 has out "rows/s"
 run 1 "$TC" db bench --rows 0
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "cli-db: all checks passed"
+finish cli-db

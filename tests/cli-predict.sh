@@ -5,31 +5,9 @@
 set -u
 : "${TILECAST_BIN:?TILECAST_BIN is not set}" "${TILECAST_SOURCE_ROOT:?TILECAST_SOURCE_ROOT is not set}"
 : "${TILECAST_SHARED_DATA:?TILECAST_SHARED_DATA is not set}"
-TC=$TILECAST_BIN
+. "$(dirname "$0")/lib.sh"
 DATA=$TILECAST_SOURCE_ROOT/tests/data/gemm
 MEASURED=$TILECAST_SHARED_DATA
-unset TILECAST_SPECS_PATH
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-
-# run EXPECTED_RC CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
-run() {
-    local want=$1 rc
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want; stderr: $(head -c 600 "$TMP/err")"
-}
-
-has() { # has FILE TEXT
-    grep -qF -- "$2" "$TMP/$1" || fail "$1 of the last command lacks '$2'"
-}
 
 # value of column NAME in the first data row of CSV file F
 csv_value() {
@@ -200,8 +178,4 @@ has out "predictions/s"
 has out "peak RSS"
 run 1 "$TC" bench nothing
 
-if [ "$failures" -gt 0 ]; then
-    echo "$failures check(s) failed" >&2
-    exit 1
-fi
-echo "cli-predict: all checks passed"
+finish cli-predict

@@ -2,31 +2,9 @@
 # tilecast specs list/show/check: output and exit codes, and --specs-dir.
 set -u
 : "${TILECAST_BIN:?TILECAST_BIN is not set}" "${TILECAST_SOURCE_ROOT:?TILECAST_SOURCE_ROOT is not set}"
-TC=$TILECAST_BIN
+. "$(dirname "$0")/lib.sh"
 DATA=$TILECAST_SOURCE_ROOT/tests/data/specs
 SHIPPED=$TILECAST_SOURCE_ROOT/gpu_specs
-unset TILECAST_SPECS_PATH
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    failures=$((failures + 1))
-}
-
-# run EXPECTED_RC CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
-run() {
-    local want=$1 rc
-    shift
-    "$@" >"$TMP/out" 2>"$TMP/err"
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, expected $want; stderr: $(head -c 600 "$TMP/err")"
-}
-
-has() { # has FILE TEXT
-    grep -qF -- "$2" "$TMP/$1" || fail "$1 of the last command lacks '$2'"
-}
 
 # --- list -------------------------------------------------------------------
 run 0 "$TC" specs list
@@ -174,8 +152,4 @@ has out "tilecast specs check FILE..."
 has out "--specs-dir"
 run 1 "$TC" specs
 
-if [ "$failures" -ne 0 ]; then
-    echo "$failures check(s) failed" >&2
-    exit 1
-fi
-echo "cli-specs: all checks passed"
+finish cli-specs
