@@ -15,24 +15,8 @@
 #include "csv.h"
 #include "gemm-internal.h"
 #include "tc-internal.h"
+#include "test-util.h"
 #include "tilecast/tilecast.h"
-
-static char path_buf[4][4096];
-
-static const char *src_path(const char *rel)
-{
-    static int next;
-    const char *root = getenv("TILECAST_SOURCE_ROOT");
-    char *buf = path_buf[next++ % 4];
-
-    ck_assert_msg(root && *root, "TILECAST_SOURCE_ROOT is not set (run through meson test)");
-    snprintf(buf, sizeof(path_buf[0]), "%s/%s", root, rel);
-    return buf;
-}
-
-#define ck_assert_error_has(needle)                                                                \
-    ck_assert_msg(strstr(tc_last_error(), (needle)) != NULL, "error message '%s' lacks '%s'",      \
-                  tc_last_error(), (needle))
 
 static struct tc_specs *specs;
 

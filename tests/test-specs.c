@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test-util.h"
 #include "tilecast/tilecast.h"
 
 static const char *const shipped_ids[] = {
@@ -16,24 +17,6 @@ static const char *const shipped_ids[] = {
     "mi250",          "mi250x",         "mi300x",         "v100-pcie-32gb", "v100-sxm2-32gb",
 };
 #define N_SHIPPED (sizeof(shipped_ids) / sizeof(shipped_ids[0]))
-
-static char path_buf[4][4096];
-
-/* <source root>/<rel>; a small ring of buffers so two paths can be live. */
-static const char *src_path(const char *rel)
-{
-    static int next;
-    const char *root = getenv("TILECAST_SOURCE_ROOT");
-    char *buf = path_buf[next++ % 4];
-
-    ck_assert_msg(root && *root, "TILECAST_SOURCE_ROOT is not set (run through meson test)");
-    snprintf(buf, sizeof(path_buf[0]), "%s/%s", root, rel);
-    return buf;
-}
-
-#define ck_assert_error_has(needle)                                                                \
-    ck_assert_msg(strstr(tc_last_error(), (needle)) != NULL, "error message '%s' lacks '%s'",      \
-                  tc_last_error(), (needle))
 
 static struct tc_specs *load_shipped(void)
 {
