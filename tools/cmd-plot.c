@@ -173,6 +173,34 @@ static int close_out(const char *cmd, FILE *f, const char *path)
     return CLI_EXIT_OK;
 }
 
+/* Closes the finished gnuplot script gp (in every case) and draws the
+ * picture with it. */
+static int draw_script(const char *cmd, FILE *gp, const struct plot_files *pf)
+{
+    int code = close_out(cmd, gp, pf->gp);
+
+    return code == CLI_EXIT_OK ? run_gnuplot(cmd, pf) : code;
+}
+
+/* The horizontal bar charts (plot layer, plot advise): one bar per line of
+ * pf->dat, labelled by its first column. axes sets the x and y labels and the
+ * x range; using is the plot's using clause and style. */
+static int draw_bars(const char *cmd, const struct plot_files *pf, const char *title,
+                     const char *axes, const char *using)
+{
+    FILE *gp = open_out(cmd, pf->gp);
+
+    if (!gp)
+        return CLI_EXIT_RUNTIME;
+    gp_header(gp, pf, title);
+    fputs("set style fill solid 0.8 border -1\nset yrange [-1:*] reverse\n", gp);
+    fputs(axes, gp);
+    fputs("plot ", gp);
+    gp_quote(gp, pf->dat);
+    fputs(using, gp);
+    return draw_script(cmd, gp, pf);
+}
+
 /* ------------------------------------------------------------------------ */
 /* plot throughput                                                           */
 /* ------------------------------------------------------------------------ */
@@ -485,10 +513,8 @@ static int plot_throughput(int argc, char **argv)
         }
     }
     fputc('\n', gp);
-    code = close_out(cmd, gp, pf.gp);
+    code = draw_script(cmd, gp, &pf);
     gp = NULL;
-    if (code == CLI_EXIT_OK)
-        code = run_gnuplot(cmd, &pf);
 cleanup:
     if (dat)
         fclose(dat);
@@ -515,7 +541,7 @@ static int plot_layer(int argc, char **argv)
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
     const struct tc_gpu *gpu;
-    FILE *dat = NULL, *gp = NULL;
+    FILE *dat = NULL;
     char title[512];
     int code, err, train = -1;
 
@@ -589,11 +615,6 @@ static int plot_layer(int argc, char **argv)
     dat = NULL;
     if (code)
         goto cleanup;
-    gp = open_out(cmd, pf.gp);
-    if (!gp) {
-        code = CLI_EXIT_RUNTIME;
-        goto cleanup;
-    }
     snprintf(title, sizeof(title),
              "Predicted %s layer time on %s, %s: h=%lld a=%lld s=%lld b=%lld t=%lld, %s "
              "attention (total %.0f us)",
@@ -601,25 +622,14 @@ static int plot_layer(int argc, char **argv)
              (long long)c.hidden, (long long)c.heads, (long long)c.seq,
              (long long)c.micro_batch, (long long)c.tp, tc_attn_impl_name(c.attention),
              mp->layer_time_us);
-    gp_header(gp, &pf, title);
-    fputs("set style fill solid 0.8 border -1\nset yrange [-1:*] reverse\n"
-          "set xlabel 'predicted time per layer (us)'\nset ylabel 'operation'\n"
-          "set xrange [0:*]\n",
-          gp);
-    fputs("plot ", gp);
-    gp_quote(gp, pf.dat);
-    fputs(" using (column(2)/2):0:(column(2)/2):(0.35):yticlabels(1) with boxxyerror "
-          "lc rgb '#4a7ebb' title 'time (us)'\n",
-          gp);
-    code = close_out(cmd, gp, pf.gp);
-    gp = NULL;
-    if (code == CLI_EXIT_OK)
-        code = run_gnuplot(cmd, &pf);
+    code = draw_bars(cmd, &pf, title,
+                     "set xlabel 'predicted time per layer (us)'\nset ylabel 'operation'\n"
+                     "set xrange [0:*]\n",
+                     " using (column(2)/2):0:(column(2)/2):(0.35):yticlabels(1) with boxxyerror "
+                     "lc rgb '#4a7ebb' title 'time (us)'\n");
 cleanup:
     if (dat)
         fclose(dat);
-    if (gp)
-        fclose(gp);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);
@@ -639,7 +649,7 @@ static int plot_advise(int argc, char **argv)
     struct tc_predictor *p = NULL;
     struct tc_advice *adv = NULL;
     const struct tc_gpu *gpu;
-    FILE *dat = NULL, *gp = NULL;
+    FILE *dat = NULL;
     char title[512];
     int code, err;
 
@@ -719,33 +729,17 @@ static int plot_advise(int argc, char **argv)
     dat = NULL;
     if (code)
         goto cleanup;
-    gp = open_out(cmd, pf.gp);
-    if (!gp) {
-        code = CLI_EXIT_RUNTIME;
-        goto cleanup;
-    }
     snprintf(title, sizeof(title),
              "Advisor candidates on %s, %s (%zu shapes within %.1f%% of the parameters)",
              gpu->name, tc_dtype_name(c.dtype), adv->n_evaluated, 100 * tol);
-    gp_header(gp, &pf, title);
-    fputs("set style fill solid 0.8 border -1\nset yrange [-1:*] reverse\n"
-          "set xlabel 'predicted speedup over the baseline (tokens/s per GPU at equal "
-          "parameters, x)'\nset ylabel 'shape'\nset xrange [0.9:*]\n",
-          gp);
-    fputs("plot ", gp);
-    gp_quote(gp, pf.dat);
-    fputs(" using ((column(2)+0.9)/2):0:((column(2)-0.9)/2):(0.35):yticlabels(1) with boxxyerror "
-          "lc rgb '#3a9a5b' title 'speedup (x)'\n",
-          gp);
-    code = close_out(cmd, gp, pf.gp);
-    gp = NULL;
-    if (code == CLI_EXIT_OK)
-        code = run_gnuplot(cmd, &pf);
+    code = draw_bars(cmd, &pf, title,
+                     "set xlabel 'predicted speedup over the baseline (tokens/s per GPU at "
+                     "equal parameters, x)'\nset ylabel 'shape'\nset xrange [0.9:*]\n",
+                     " using ((column(2)+0.9)/2):0:((column(2)-0.9)/2):(0.35):yticlabels(1) "
+                     "with boxxyerror lc rgb '#3a9a5b' title 'speedup (x)'\n");
 cleanup:
     if (dat)
         fclose(dat);
-    if (gp)
-        fclose(gp);
     tc_advice_free(adv);
     tc_predictor_free(p);
     tc_specs_free(specs);
