@@ -152,6 +152,22 @@ int cli_value_status(const char *value)
     return value && *value ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
 }
 
+bool cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value)
+{
+    size_t len = strlen(flag);
+
+    if (strncmp(argv[*i], flag, len) != 0)
+        return false;
+    if (argv[*i][len] == '=') {
+        *value = argv[*i] + len + 1;
+        return true;
+    }
+    if (argv[*i][len] != '\0')
+        return false;
+    *value = *i + 1 < argc ? argv[++*i] : NULL;
+    return true;
+}
+
 bool cli_isatty(FILE *f)
 {
     return isatty(fileno(f)) == 1;

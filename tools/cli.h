@@ -59,6 +59,10 @@ bool cli_parse_double(const char *cmd, const char *flag, const char *value, doub
  * value: a missing value is a usage error, a given but impossible one (not a
  * number, out of range, unknown name) an input error. */
 int cli_value_status(const char *value);
+/* Whether argv[*i] is the value flag `flag`, given as "--flag VALUE" or
+ * "--flag=VALUE". If so, *value is the value (NULL when the flag ends argv:
+ * a usage error for the caller) and *i moves past a separate value. */
+bool cli_flag_value(int argc, char **argv, int *i, const char *flag, const char **value);
 
 /* A table printed as aligned text, CSV or a JSON array of objects.
  * Cells are strings; columns declared numeric are emitted as JSON numbers. */

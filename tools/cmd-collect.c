@@ -278,26 +278,6 @@ static int dry_run(const struct tc_sweep *sw, const struct tc_collect_opts *o,
     return CLI_EXIT_OK;
 }
 
-static bool parse_flag_value(int argc, char **argv, int *i, const char *flag, const char **out)
-{
-    size_t len = strlen(flag);
-
-    if (strncmp(argv[*i], flag, len))
-        return false;
-    if (argv[*i][len] == '=') {
-        *out = argv[*i] + len + 1;
-        return true;
-    }
-    if (argv[*i][len])
-        return false;
-    if (*i + 1 >= argc) {
-        *out = NULL;
-        return true;
-    }
-    *out = argv[++*i];
-    return true;
-}
-
 int cmd_collect(int argc, char **argv)
 {
     const char *backend = NULL, *sweep_path = NULL, *db_path = NULL, *gpu_id = NULL;
@@ -326,67 +306,67 @@ int cmd_collect(int argc, char **argv)
             resume = true;
         } else if (!strcmp(argv[i], "--quiet")) {
             prog.quiet = true;
-        } else if (parse_flag_value(argc, argv, &i, "--backend", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--backend", &v)) {
             if (!(backend = v))
                 goto missing;
-        } else if (parse_flag_value(argc, argv, &i, "--sweep", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--sweep", &v)) {
             if (!(sweep_path = v))
                 goto missing;
-        } else if (parse_flag_value(argc, argv, &i, "--db", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--db", &v)) {
             if (!(db_path = v))
                 goto missing;
-        } else if (parse_flag_value(argc, argv, &i, "--gpu", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--gpu", &v)) {
             if (!(gpu_id = v))
                 goto missing;
-        } else if (parse_flag_value(argc, argv, &i, "--compile-kernels", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--compile-kernels", &v)) {
             if (!(compile_arch = v))
                 goto missing;
-        } else if (parse_flag_value(argc, argv, &i, "--shard", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--shard", &v)) {
             if (!(shard = v))
                 goto missing;
-        } else if (parse_flag_value(argc, argv, &i, "--device", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--device", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--device", v, 0, 1024, &ll))
                 return CLI_EXIT_USAGE;
             o.device = (int)ll;
-        } else if (parse_flag_value(argc, argv, &i, "--rel-ci", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--rel-ci", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_double("collect", "--rel-ci", v, 1e-6, 1.0, &d))
                 return CLI_EXIT_USAGE;
             o.harness.rel_ci = d;
-        } else if (parse_flag_value(argc, argv, &i, "--max-time-per-shape-ms", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--max-time-per-shape-ms", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_double("collect", "--max-time-per-shape-ms", v, 0, 3.6e6, &d))
                 return CLI_EXIT_USAGE;
             o.harness.max_time_ms = d;
-        } else if (parse_flag_value(argc, argv, &i, "--min-reps", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--min-reps", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--min-reps", v, 1, 1000000, &ll))
                 return CLI_EXIT_USAGE;
             o.harness.min_reps = (int)ll;
-        } else if (parse_flag_value(argc, argv, &i, "--max-reps", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--max-reps", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--max-reps", v, 1, 1000000, &ll))
                 return CLI_EXIT_USAGE;
             o.harness.max_reps = (int)ll;
-        } else if (parse_flag_value(argc, argv, &i, "--warmup", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--warmup", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--warmup", v, 0, 1000000, &ll))
                 return CLI_EXIT_USAGE;
             o.harness.warmup_reps = (int)ll;
-        } else if (parse_flag_value(argc, argv, &i, "--commit-rows", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--commit-rows", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--commit-rows", v, 1, 1000000, &ll))
                 return CLI_EXIT_USAGE;
             o.commit_rows = (int)ll;
-        } else if (parse_flag_value(argc, argv, &i, "--progress-interval", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--progress-interval", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_double("collect", "--progress-interval", v, 0, 86400, &d))

@@ -288,22 +288,6 @@ static int timing_index(const char *method)
     return -1;
 }
 
-static bool parse_value(int argc, char **argv, int *i, const char *flag, const char **v)
-{
-    size_t len = strlen(flag);
-
-    if (strncmp(argv[*i], flag, len) != 0)
-        return false;
-    if (argv[*i][len] == '=') {
-        *v = argv[*i] + len + 1;
-        return true;
-    }
-    if (argv[*i][len] != '\0')
-        return false;
-    *v = *i + 1 < argc ? argv[++*i] : NULL;
-    return true;
-}
-
 int cmd_eval(int argc, char **argv)
 {
     const char *cmd = "eval";
@@ -339,22 +323,22 @@ int cmd_eval(int argc, char **argv)
         if ((pr = predictor_opts_parse(cmd, argc, argv, &i, &po)) != 0) {
             if (pr < 0)
                 return CLI_EXIT_USAGE;
-        } else if (parse_value(argc, argv, &i, "--input", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--input", &v)) {
             if (!v || !*v)
                 goto missing;
             input = v;
-        } else if (parse_value(argc, argv, &i, "--output", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--output", &v)) {
             if (!v || !*v)
                 goto missing;
             output = v;
-        } else if (parse_value(argc, argv, &i, "--min-time-us", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--min-time-us", &v)) {
             if (!cli_parse_double(cmd, "--min-time-us", v, 0, 1e12, &min_time_us))
                 return CLI_EXIT_USAGE;
-        } else if (parse_value(argc, argv, &i, "--gpu", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--gpu", &v)) {
             if (!v || !*v)
                 goto missing;
             def.gpu_id = v;
-        } else if (parse_value(argc, argv, &i, "--dtype", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--dtype", &v)) {
             if (!v)
                 goto missing;
             if (tc_dtype_parse(v, &def.dtype) < 0) {
@@ -362,7 +346,7 @@ int cmd_eval(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             }
             def.have_dtype = true;
-        } else if (parse_value(argc, argv, &i, "--group-by", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--group-by", &v)) {
             if (!v || !*v)
                 goto missing;
             if (n_group_names >= MAX_GROUP_COLS) {

@@ -538,22 +538,6 @@ cleanup:
 /* predict gemm                                                             */
 /* ------------------------------------------------------------------------ */
 
-static bool take_value(int argc, char **argv, int *i, const char *flag, const char **value)
-{
-    size_t len = strlen(flag);
-
-    if (strncmp(argv[*i], flag, len) != 0)
-        return false;
-    if (argv[*i][len] == '=') {
-        *value = argv[*i] + len + 1;
-        return true;
-    }
-    if (argv[*i][len] != '\0')
-        return false;
-    *value = *i + 1 < argc ? argv[++*i] : NULL;
-    return true;
-}
-
 static int cmd_predict_gemm(int argc, char **argv)
 {
     const char *cmd = "predict gemm";
@@ -583,11 +567,11 @@ static int cmd_predict_gemm(int argc, char **argv)
         } else if ((r = predictor_opts_parse(cmd, argc, argv, &i, &po)) != 0) {
             if (r < 0)
                 return CLI_EXIT_USAGE;
-        } else if (take_value(argc, argv, &i, "--gpu", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--gpu", &v)) {
             if (!v || !*v)
                 goto missing;
             def.gpu_id = v;
-        } else if (take_value(argc, argv, &i, "--dtype", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--dtype", &v)) {
             if (!v)
                 goto missing;
             if (tc_dtype_parse(v, &def.dtype) < 0) {
@@ -595,30 +579,30 @@ static int cmd_predict_gemm(int argc, char **argv)
                 return CLI_EXIT_INPUT;
             }
             def.have_dtype = true;
-        } else if (take_value(argc, argv, &i, "--layout", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--layout", &v)) {
             if (!v)
                 goto missing;
             if (tc_layout_parse(v, &def.layout) < 0) {
                 cli_error(cmd, "--layout: %s", tc_last_error());
                 return CLI_EXIT_INPUT;
             }
-        } else if (take_value(argc, argv, &i, "--batch", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--batch", &v)) {
             if (!cli_parse_int(cmd, "--batch", v, 1, INT64_MAX, &def.batch))
                 return cli_value_status(v);
-        } else if (take_value(argc, argv, &i, "--lda", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--lda", &v)) {
             if (!cli_parse_int(cmd, "--lda", v, 1, INT64_MAX, &ld[0]))
                 return cli_value_status(v);
-        } else if (take_value(argc, argv, &i, "--ldb", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--ldb", &v)) {
             if (!cli_parse_int(cmd, "--ldb", v, 1, INT64_MAX, &ld[1]))
                 return cli_value_status(v);
-        } else if (take_value(argc, argv, &i, "--ldc", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--ldc", &v)) {
             if (!cli_parse_int(cmd, "--ldc", v, 1, INT64_MAX, &ld[2]))
                 return cli_value_status(v);
-        } else if (take_value(argc, argv, &i, "--input", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--input", &v)) {
             if (!v || !*v)
                 goto missing;
             so.input = v;
-        } else if (take_value(argc, argv, &i, "--output", &v)) {
+        } else if (cli_flag_value(argc, argv, &i, "--output", &v)) {
             if (!v || !*v)
                 goto missing;
             so.output = v;
