@@ -530,11 +530,39 @@ cleanup:
 /* plot layer / plot advise                                                  */
 /* ------------------------------------------------------------------------ */
 
+struct model_plot_opts {
+    const char *gpu_id, *output, *config, *db;
+    bool analytical;
+};
+
+/* The options plot layer and plot advise share: --analytical, --gpu,
+ * --output, --config and --db. Returns true if argv[*i] was one of them;
+ * *bad is set as mcli_opt sets it (a missing value, already reported). */
+static bool model_plot_opt(const char *cmd, int argc, char **argv, int *i,
+                           struct model_plot_opts *o, bool *bad)
+{
+    const char *v;
+
+    if (strcmp(argv[*i], "--analytical") == 0)
+        o->analytical = true;
+    else if (mcli_opt(cmd, argc, argv, i, "--gpu", &v, bad))
+        o->gpu_id = v;
+    else if (mcli_opt(cmd, argc, argv, i, "--output", &v, bad))
+        o->output = v;
+    else if (mcli_opt(cmd, argc, argv, i, "--config", &v, bad))
+        o->config = v;
+    else if (mcli_opt(cmd, argc, argv, i, "--db", &v, bad))
+        o->db = v;
+    else
+        return false;
+    return true;
+}
+
 static int plot_layer(int argc, char **argv)
 {
     const char *cmd = "plot layer";
-    const char *gpu_id = NULL, *output = NULL, *config = NULL, *db = NULL, *v;
-    bool analytical = false, bad = false;
+    struct model_plot_opts o = {0};
+    bool bad = false;
     struct tc_model_config c;
     struct plot_files pf;
     struct tc_specs *specs = NULL;
@@ -551,40 +579,30 @@ static int plot_layer(int argc, char **argv)
         const char *arg = argv[i];
         int r;
 
-        if (strcmp(arg, "--analytical") == 0) {
-            analytical = true;
-        } else if (strcmp(arg, "--train") == 0) {
+        if (strcmp(arg, "--train") == 0) {
             train = 1;
         } else if (strcmp(arg, "--inference") == 0) {
             train = 0;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
-            gpu_id = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--output", &v, &bad)) {
-            output = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--config", &v, &bad)) {
-            config = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
-            db = v;
         } else if ((r = mcli_shape_flag(cmd, argc, argv, &i, &c)) != 0) {
             if (r < 0)
                 return r == -2 ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
-        } else {
+        } else if (!model_plot_opt(cmd, argc, argv, &i, &o, &bad)) {
             cli_error(cmd, "unknown argument '%s' (see tilecast plot --help)", arg);
             return CLI_EXIT_USAGE;
         }
         if (bad)
             return CLI_EXIT_USAGE;
     }
-    if (!output || (!config && (!c.hidden || !c.heads || !c.seq))) {
+    if (!o.output || (!o.config && (!c.hidden || !c.heads || !c.seq))) {
         cli_error(cmd, "--output and either --config FILE or --hidden, --heads and --seq are "
                        "required");
         return CLI_EXIT_USAGE;
     }
-    code = plot_paths(cmd, output, &pf);
+    code = plot_paths(cmd, o.output, &pf);
     if (code)
         return code;
-    if (config) {
-        err = tc_model_config_load(config, &c);
+    if (o.config) {
+        err = tc_model_config_load(o.config, &c);
         if (err < 0) {
             cli_fail(cmd, err);
             return CLI_EXIT_INPUT;
@@ -594,7 +612,7 @@ static int plot_layer(int argc, char **argv)
         c.training = train;
     c.vocab = 0; /* one layer */
     c.layers = 1;
-    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    code = mcli_setup(cmd, o.gpu_id, o.analytical, o.db, &specs, &p, &gpu);
     if (code)
         return code;
     err = tc_predict_model(p, gpu, &c, &mp);
@@ -639,8 +657,9 @@ cleanup:
 static int plot_advise(int argc, char **argv)
 {
     const char *cmd = "plot advise";
-    const char *gpu_id = NULL, *output = NULL, *config = NULL, *db = NULL, *v;
-    bool analytical = false, bad = false;
+    struct model_plot_opts o = {0};
+    const char *v;
+    bool bad = false;
     double tol = 0.05;
     long long top = 15;
     struct tc_model_config c;
@@ -656,17 +675,7 @@ static int plot_advise(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
 
-        if (strcmp(arg, "--analytical") == 0) {
-            analytical = true;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
-            gpu_id = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--output", &v, &bad)) {
-            output = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--config", &v, &bad)) {
-            config = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
-            db = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--top", &v, &bad)) {
+        if (mcli_opt(cmd, argc, argv, &i, "--top", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--top", v, 1, 200, &top))
                 return cli_value_status(v);
         } else if (mcli_opt(cmd, argc, argv, &i, "--params-tolerance", &v, &bad)) {
@@ -680,26 +689,26 @@ static int plot_advise(int argc, char **argv)
                 cli_error(cmd, "--params-tolerance: '%s' is not in [0, 50%%]", v);
                 return CLI_EXIT_INPUT;
             }
-        } else {
+        } else if (!model_plot_opt(cmd, argc, argv, &i, &o, &bad)) {
             cli_error(cmd, "unknown argument '%s' (see tilecast plot --help)", arg);
             return CLI_EXIT_USAGE;
         }
         if (bad)
             return CLI_EXIT_USAGE;
     }
-    if (!output || !config) {
+    if (!o.output || !o.config) {
         cli_error(cmd, "--config and --output are required");
         return CLI_EXIT_USAGE;
     }
-    code = plot_paths(cmd, output, &pf);
+    code = plot_paths(cmd, o.output, &pf);
     if (code)
         return code;
-    err = tc_model_config_load(config, &c);
+    err = tc_model_config_load(o.config, &c);
     if (err < 0) {
         cli_fail(cmd, err);
         return CLI_EXIT_INPUT;
     }
-    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    code = mcli_setup(cmd, o.gpu_id, o.analytical, o.db, &specs, &p, &gpu);
     if (code)
         return code;
     err = tc_advise(p, gpu, &c, tol, (size_t)top, &adv);
