@@ -1907,6 +1907,98 @@ out:
     return err;
 }
 
+int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl impl,
+                         enum tc_dtype dtype, bool backward, struct tc_attention_row **rows,
+                         size_t *n)
+{
+    static const char sql[] =
+        "SELECT a.id, a.run_id, a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim,"
+        " a.causal, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us, a.softmax_us,"
+        " a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
+        " WHERE r.gpu_id = ?1 AND a.dtype = ?2 AND a.impl = ?3 AND a.backward = ?4"
+        " AND a.status = 'ok' ORDER BY a.id";
+    struct tc_attention_row *list = NULL, *grown;
+    sqlite3_stmt *st = NULL;
+    size_t count = 0, cap = 0;
+    char idtext[32];
+    int64_t id = 0, v;
+    int err = TC_OK, rc;
+
+    if (!db || !gpu_id || !rows || !n)
+        return tc_error(TC_ERR_INVALID, "tc_db_attention_rows: missing argument");
+    *rows = NULL;
+    *n = 0;
+    if ((unsigned)dtype >= TC_DTYPE_COUNT || (impl != TC_ATTN_UNFUSED && impl != TC_ATTN_FLASH))
+        return tc_error(TC_ERR_INVALID, "tc_db_attention_rows: invalid dtype or impl");
+    rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return db_fail(db, rc, "reading attention rows");
+    sqlite3_bind_text(st, 1, gpu_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, tc_dtype_name(dtype), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, tc_attn_impl_name(impl), -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, backward ? 1 : 0);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct tc_attention_row *r;
+
+        if (count == cap) {
+            cap = cap ? 2 * cap : 16;
+            grown = realloc(list, cap * sizeof(*list));
+            if (!grown) {
+                err = tc_error(TC_ERR_NOMEM, "out of memory");
+                goto out;
+            }
+            list = grown;
+        }
+        r = &list[count];
+        memset(r, 0, sizeof(*r));
+        r->impl = impl;
+        r->dtype = dtype;
+        r->backward = backward;
+        r->status = TC_STATUS_OK;
+        id = sqlite3_column_int64(st, 0);
+        /* an untrusted file: every value is checked before it is used */
+#define TRY(x)                                                                               \
+    do {                                                                                     \
+        if ((err = (x)) < 0)                                                                 \
+            goto bad;                                                                        \
+    } while (0)
+        TRY(column_int_range(db, st, 1, 1, INT64_MAX, false, &r->run_id, "run_id", id));
+        TRY(column_int_range(db, st, 2, 1, INT32_MAX, false, &r->batch, "batch", id));
+        TRY(column_int_range(db, st, 3, 1, INT32_MAX, false, &r->heads, "heads", id));
+        TRY(column_int_range(db, st, 4, 1, INT32_MAX, false, &r->kv_heads, "kv_heads", id));
+        TRY(column_int_range(db, st, 5, 1, INT32_MAX, false, &r->seq_q, "seq_q", id));
+        TRY(column_int_range(db, st, 6, 1, INT32_MAX, false, &r->seq_kv, "seq_kv", id));
+        TRY(column_int_range(db, st, 7, 1, INT32_MAX, false, &r->head_dim, "head_dim", id));
+        TRY(column_int_range(db, st, 8, 0, 1, false, &v, "causal", id));
+        r->causal = v != 0;
+        TRY(column_real(db, st, 9, true, &r->time_us, "time_us", id));
+        TRY(column_real(db, st, 10, false, &r->min_us, "min_us", id));
+        TRY(column_real(db, st, 11, false, &r->spread_pct, "spread_pct", id));
+        TRY(column_int_range(db, st, 12, 0, 1 << 30, true, &v, "reps", id));
+        r->reps = (int)v;
+        TRY(column_real(db, st, 13, false, &r->scores_us, "scores_us", id));
+        TRY(column_real(db, st, 14, false, &r->softmax_us, "softmax_us", id));
+        TRY(column_real(db, st, 15, false, &r->values_us, "values_us", id));
+#undef TRY
+        count++;
+    }
+    if (rc != SQLITE_DONE) {
+        err = db_fail(db, rc, "reading attention rows");
+        goto out;
+    }
+    *rows = list;
+    *n = count;
+    list = NULL;
+    goto out;
+bad:
+    snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
+    row_error(db, err, "attention row", idtext);
+out:
+    sqlite3_finalize(st);
+    free(list);
+    return err;
+}
+
 struct tc_db_iter {
     struct tc_db *db;
     sqlite3_stmt *st;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibrate.h"
 #include "model-internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -474,24 +475,162 @@ static int predict_flash_decode(const struct tc_gpu *gpu, const struct tc_attent
     return TC_OK;
 }
 
-/* Hook for calibration from the database's attention table: nearby
- * measured rows could rescale the tile model once the predictor hands its
- * databases to this file. Exactly measured shapes are answered by
- * tc_attention_measured, which callers holding a database use. */
-static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
-                               const struct tc_attention_query *q,
-                               struct tc_attention_prediction *out)
+/* The measurement of one row as a prediction of its shape: the measured
+ * time, the row's spread as the interval (else ±2%, as for measured GEMMs)
+ * and the unfused parts it measured. FLOPs as the model counts them; the
+ * tile-model fields already in *out are kept. */
+static void fill_measured(const struct tc_attention_query *q, int64_t seq_kv,
+                          const struct tc_attention_row *row, struct tc_attention_prediction *out)
 {
-    (void)p;
-    (void)gpu;
-    (void)q;
-    (void)out;
-    return TC_ERR_NOT_FOUND;
+    struct tc_attention_query full = *q;
+    double spread, flops;
+
+    /* unfused GEMMs compute the whole score matrix even when causal */
+    if (q->impl == TC_ATTN_UNFUSED)
+        full.causal = false;
+    flops = attention_fwd_flops(&full, seq_kv) *
+            (q->backward ? (q->impl == TC_ATTN_UNFUSED ? 2.0 : 2.5) : 1.0);
+    spread = row->spread_pct > 0 && isfinite(row->spread_pct) ? row->spread_pct / 100 : 0.02;
+    out->time_us = row->time_us;
+    out->flops = flops;
+    out->tflops = flops / row->time_us / 1e6;
+    out->lo_us = row->time_us * (1 - spread);
+    out->hi_us = row->time_us * (1 + spread);
+    out->scores_us = row->scores_us;
+    out->softmax_us = row->softmax_us;
+    out->values_us = row->values_us;
+    out->expand_us = 0;
+    out->source = TC_SOURCE_MEASURED;
 }
 
-int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
-                              struct tc_gemm_memo *memo, const struct tc_attention_query *q,
-                              struct tc_attention_prediction *out)
+static int predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
+                         struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                         struct tc_attention_prediction *out);
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Quantile f of sorted v[0..n-1], linearly interpolated. */
+static double quantile(const double *v, size_t n, double f)
+{
+    double pos = f * (double)(n - 1);
+    size_t i = (size_t)pos;
+
+    if (i + 1 >= n)
+        return v[n - 1];
+    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
+}
+
+/* Rows needed before the measured scale outweighs the model's own: the
+ * scale is shrunk towards 1 with weight n / (n + ATTN_SHRINK_ROWS). */
+#define ATTN_SHRINK_ROWS 5.0
+
+/* Fits the calibration of one (GPU, impl, dtype, direction) from its
+ * measured rows, once:
+ *   r_i    = ln(measured_i / model_i) over the rows the model can predict;
+ *   w      = n / (n + 5)  (few rows: mostly the model's own answer);
+ *   scale  = exp(w · median(r))  (the median: one bad row cannot drag it);
+ *   interval, in log time around the scaled prediction: the 10th and 90th
+ *            percentiles of r − median(r) (widened to include 0), blended
+ *            with the model's ±25% by the same weight w. */
+static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
+                          struct tc_gemm_memo *memo, struct tc_attn_rows *set)
+{
+    double *r = NULL, med, w;
+    size_t n = 0;
+
+    set->fitted = true;
+    set->n_fit = 0;
+    set->scale = 1;
+    set->lo_log = log(0.75);
+    set->hi_log = log(1.25);
+    if (!set->n || !(r = malloc(set->n * sizeof(*r))))
+        return; /* no rows, or no memory: the model alone */
+    for (size_t i = 0; i < set->n; i++) {
+        const struct tc_attention_row *row = &set->rows[i];
+        struct tc_attention_query rq = {
+            .impl = row->impl, .dtype = row->dtype, .batch = row->batch, .heads = row->heads,
+            .kv_heads = row->kv_heads, .seq_q = row->seq_q, .seq_kv = row->seq_kv,
+            .head_dim = row->head_dim, .causal = row->causal, .backward = row->backward,
+        };
+        struct tc_attention_prediction pred;
+
+        /* a row the model cannot predict (say head dim > 256 for flash)
+         * says nothing about its scale */
+        if (predict_model(p, gpu, memo, &rq, &pred) < 0 || !(pred.time_us > 0))
+            continue;
+        r[n++] = log(row->time_us / pred.time_us);
+    }
+    tc_clear_error();
+    if (n) {
+        qsort(r, n, sizeof(*r), cmp_double);
+        med = quantile(r, n, 0.5);
+        w = (double)n / ((double)n + ATTN_SHRINK_ROWS);
+        set->n_fit = n;
+        set->scale = exp(w * med);
+        set->lo_log = w * fmin(0, quantile(r, n, 0.1) - med) + (1 - w) * log(0.75);
+        set->hi_log = w * fmax(0, quantile(r, n, 0.9) - med) + (1 - w) * log(1.25);
+    }
+    free(r);
+}
+
+/* Calibration from the attention rows of the predictor's databases: an
+ * exactly measured shape (same GPU, impl, dtype, batch, heads, kv heads,
+ * sequence lengths, head dim, mask and direction; the fastest row when
+ * several) is answered by its measurement; otherwise the model's time is
+ * scaled as attention_fit describes and labelled calibrated. TC_OK with
+ * *out untouched when there are no rows. */
+static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
+                               struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                               int64_t seq_kv, struct tc_attention_prediction *out)
+{
+    int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads;
+    const struct tc_attention_row *best = NULL;
+    struct tc_attn_rows *set;
+    double k;
+    int err;
+
+    set = tc_predictor_attention_rows(p, gpu->id, q->impl, q->dtype, q->backward, &err);
+    if (!set)
+        return err;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct tc_attention_row *row = &set->rows[i];
+
+        if (row->batch == q->batch && row->heads == q->heads && row->kv_heads == kv_heads &&
+            row->seq_q == q->seq_q && row->seq_kv == seq_kv && row->head_dim == q->head_dim &&
+            row->causal == q->causal && (!best || row->time_us < best->time_us))
+            best = row;
+    }
+    if (best) {
+        fill_measured(q, seq_kv, best, out);
+        return TC_OK;
+    }
+    if (!set->fitted)
+        attention_fit(p, gpu, memo, set);
+    if (!set->n_fit)
+        return TC_OK;
+    k = set->scale;
+    out->time_us *= k;
+    out->scores_us *= k;
+    out->softmax_us *= k;
+    out->values_us *= k;
+    out->expand_us *= k;
+    out->tflops = out->time_us > 0 ? out->flops / out->time_us / 1e6 : 0;
+    out->lo_us = out->time_us * exp(set->lo_log);
+    out->hi_us = out->time_us * exp(set->hi_log);
+    out->source = TC_SOURCE_CALIBRATED;
+    return TC_OK;
+}
+
+/* The model alone: the tile model (flash) or the GEMM predictor's bmms and
+ * the softmax's bytes (unfused), with the model's interval. */
+static int predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
+                         struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                         struct tc_attention_prediction *out)
 {
     int64_t seq_kv;
     int err;
@@ -521,8 +660,6 @@ int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
             err = predict_flash_decode(gpu, q, seq_kv, out);
         else
             err = predict_flash(gpu, q, seq_kv, out);
-        if (err == TC_OK && p)
-            attention_calibrate(p, gpu, q, out);
     }
     if (err < 0)
         return err;
@@ -531,6 +668,17 @@ int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
     out->lo_us = out->time_us * 0.75;
     out->hi_us = out->time_us * 1.25;
     return TC_OK;
+}
+
+int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
+                              struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                              struct tc_attention_prediction *out)
+{
+    int err = predict_model(p, gpu, memo, q, out);
+
+    if (err < 0 || !p)
+        return err;
+    return attention_calibrate(p, gpu, memo, q, q->seq_kv ? q->seq_kv : q->seq_q, out);
 }
 
 TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu,
@@ -545,8 +693,6 @@ TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
                                  struct tc_attention_prediction *out)
 {
     struct tc_attention_row key, row;
-    struct tc_attention_query full;
-    double spread, flops;
     int err;
 
     if (!db || !gpu_id || !q || !out)
@@ -570,24 +716,6 @@ TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
         return tc_error(TC_ERR_INVALID,
                         "attention: the measured row of run %lld has time_us %g",
                         (long long)row.run_id, row.time_us);
-    /* FLOPs as tc_predict_attention counts them: unfused GEMMs compute the
-     * whole score matrix even when causal */
-    full = *q;
-    if (q->impl == TC_ATTN_UNFUSED)
-        full.causal = false;
-    flops = attention_fwd_flops(&full, key.seq_kv) *
-            (q->backward ? (q->impl == TC_ATTN_UNFUSED ? 2.0 : 2.5) : 1.0);
-    /* the row's spread where it has one, else ±2% as for measured GEMMs */
-    spread = row.spread_pct > 0 && isfinite(row.spread_pct) ? row.spread_pct / 100 : 0.02;
-    out->time_us = row.time_us;
-    out->flops = flops;
-    out->tflops = flops / row.time_us / 1e6;
-    out->lo_us = row.time_us * (1 - spread);
-    out->hi_us = row.time_us * (1 + spread);
-    out->scores_us = row.scores_us;
-    out->softmax_us = row.softmax_us;
-    out->values_us = row.values_us;
-    out->expand_us = 0;
-    out->source = TC_SOURCE_MEASURED;
+    fill_measured(q, key.seq_kv, &row, out);
     return TC_OK;
 }

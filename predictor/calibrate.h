@@ -224,4 +224,25 @@ void tc_calib_set_runs(struct tc_calib *c, const char *runs);
 int tc_calib_to_row(const struct tc_calib *c, const char *gpu_id, enum tc_dtype dtype,
                     struct tc_calibration_row *row);
 
+/* The measured attention rows a predictor holds for one GPU, implementation,
+ * dtype and direction (attention.c calibrates its models with them). Read
+ * once from the predictor's databases (the added files, else the GPU's
+ * prebuilt one) and kept until the set of databases changes. The fit
+ * fields belong to attention.c, which fills them on first use. */
+struct tc_attn_rows {
+    struct tc_attention_row *rows;
+    size_t n;
+    bool fitted;
+    size_t n_fit;   /* rows the model could predict (the fit's sample) */
+    double scale;   /* measured / model, shrunk towards 1 */
+    double lo_log, hi_log; /* the interval around a scaled prediction, in log time */
+};
+
+/* The rows of gpu_id, impl, dtype and direction; NULL when the predictor is
+ * analytical-only (*err TC_OK) or a database could not be read (*err < 0,
+ * the message naming the file). A set with n == 0 means none measured. */
+struct tc_attn_rows *tc_predictor_attention_rows(struct tc_predictor *p, const char *gpu_id,
+                                                 enum tc_attn_impl impl, enum tc_dtype dtype,
+                                                 bool backward, int *err);
+
 #endif

@@ -70,6 +70,15 @@ struct entry {
     char note[NOTE_MAX];
 };
 
+/* The attention rows of one (GPU, impl, dtype, direction). */
+struct attn_set {
+    char gpu_id[TC_ID_MAX];
+    enum tc_attn_impl impl;
+    enum tc_dtype dtype;
+    bool backward;
+    struct tc_attn_rows set;
+};
+
 struct tc_predictor {
     const struct tc_specs *specs;
     bool analytical_only;
@@ -84,6 +93,8 @@ struct tc_predictor {
     struct entry **entries;
     size_t n_entries;
     struct entry *last;         /* the entry of the previous query */
+    struct attn_set **attn;     /* measured attention rows, read on first use */
+    size_t n_attn;
     const char *note;
     char note_buf[NOTE_MAX];
 };
@@ -931,6 +942,13 @@ static void drop_entries(struct tc_predictor *p)
     p->n_entries = 0;
     p->last = NULL;
     p->note = "";
+    for (size_t i = 0; i < p->n_attn; i++) {
+        free(p->attn[i]->set.rows);
+        free(p->attn[i]);
+    }
+    free(p->attn);
+    p->attn = NULL;
+    p->n_attn = 0;
 }
 
 TC_API void tc_predictor_free(struct tc_predictor *p)
@@ -965,6 +983,65 @@ TC_API int tc_predictor_add_db(struct tc_predictor *p, const char *path)
     /* Cached states were resolved without this database. */
     drop_entries(p);
     return TC_OK;
+}
+
+struct tc_attn_rows *tc_predictor_attention_rows(struct tc_predictor *p, const char *gpu_id,
+                                                 enum tc_attn_impl impl, enum tc_dtype dtype,
+                                                 bool backward, int *err)
+{
+    struct pred_db *dbs[64];
+    struct attn_set *a, **grown;
+    size_t n_dbs;
+
+    *err = TC_OK;
+    if (!p || !gpu_id || p->analytical_only)
+        return NULL;
+    for (size_t i = 0; i < p->n_attn; i++) {
+        a = p->attn[i];
+        if (a->impl == impl && a->dtype == dtype && a->backward == backward &&
+            strcmp(a->gpu_id, gpu_id) == 0)
+            return &a->set;
+    }
+    a = calloc(1, sizeof(*a));
+    grown = realloc(p->attn, (p->n_attn + 1) * sizeof(*p->attn));
+    if (grown)
+        p->attn = grown;
+    if (!a || !grown) {
+        free(a);
+        *err = tc_error(TC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    tc_strlcpy(a->gpu_id, gpu_id, sizeof(a->gpu_id));
+    a->impl = impl;
+    a->dtype = dtype;
+    a->backward = backward;
+    n_dbs = dbs_for(p, gpu_id, dbs, TC_ARRAY_SIZE(dbs));
+    for (size_t i = 0; i < n_dbs; i++) {
+        struct tc_attention_row *rows, *all;
+        size_t n;
+
+        *err = tc_db_attention_rows(dbs[i]->db, gpu_id, impl, dtype, backward, &rows, &n);
+        if (*err < 0)
+            goto fail;
+        if (!n)
+            continue;
+        all = realloc(a->set.rows, (a->set.n + n) * sizeof(*all));
+        if (!all) {
+            free(rows);
+            *err = tc_error(TC_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        memcpy(all + a->set.n, rows, n * sizeof(*rows));
+        a->set.rows = all;
+        a->set.n += n;
+        free(rows);
+    }
+    p->attn[p->n_attn++] = a;
+    return &a->set;
+fail:
+    free(a->set.rows);
+    free(a);
+    return NULL;
 }
 
 TC_API void tc_predictor_use_prebuilt(struct tc_predictor *p, bool on)

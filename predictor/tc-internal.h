@@ -36,4 +36,11 @@ void tc_strlcpy(char *dst, const char *src, size_t len);
 int tc_parse_i64(const char *s, long long *out);
 int tc_parse_double(const char *s, double *out);
 
+/* Every ok attention row of one GPU, implementation, dtype and direction
+ * in db (all runs), each value checked (db/db.c). *rows (caller frees) is
+ * NULL when there are none. */
+int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl impl,
+                         enum tc_dtype dtype, bool backward, struct tc_attention_row **rows,
+                         size_t *n);
+
 #endif

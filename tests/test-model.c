@@ -214,6 +214,134 @@ START_TEST(test_flash_attention)
 }
 END_TEST
 
+/* The attention rows of the predictor's databases: exact shapes come back
+ * measured, others calibrated by the rows' shrunk median ratio. The
+ * fixture's times are the analytical prediction × 1.3 (a test fixture, not
+ * a measurement). */
+START_TEST(test_attention_calibrated)
+{
+    static const int64_t shapes[][4] = { /* batch, heads, seq, head dim */
+        {8, 16, 2048, 128}, {4, 32, 1024, 128}, {2, 16, 4096, 64}, {16, 16, 512, 128},
+        {1, 32, 8192, 128},
+    };
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+    const char *base = getenv("TMPDIR");
+    char dir[1024], path[1100], aux[1200];
+    struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb", .kind = "collected",
+                               .host = "test", .backend = "test", .config_hash = "attn",
+                               .timing = "event-median-l2flush"};
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH, .dtype = TC_DTYPE_FP16};
+    struct tc_attention_prediction ana, got, first;
+    struct tc_model_config c = layer_cfg(2048, 16, 2048, 8);
+    struct tc_model_prediction *mp = NULL;
+    struct tc_predictor *p;
+    struct tc_db *db;
+    int64_t run_id;
+    size_t n = sizeof(shapes) / sizeof(shapes[0]), calibrated = 0;
+    double expect;
+
+    snprintf(dir, sizeof(dir), "%s/tc-attn-XXXXXX", base && *base ? base : P_tmpdir);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/attn.db", dir);
+    db = tc_db_open(path, TC_DB_CREATE);
+    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_int_eq(tc_db_put_gpu(db, a100), TC_OK);
+    ck_assert_msg(tc_db_add_run(db, &info, &run_id) == TC_OK, "%s", tc_last_error());
+    for (size_t i = 0; i < n; i++) {
+        struct tc_attention_row row = {.run_id = run_id, .impl = TC_ATTN_FLASH,
+                                       .dtype = TC_DTYPE_FP16, .status = TC_STATUS_OK,
+                                       .reps = 10};
+
+        q.batch = row.batch = shapes[i][0];
+        q.heads = row.heads = row.kv_heads = shapes[i][1];
+        q.seq_q = row.seq_q = row.seq_kv = shapes[i][2];
+        q.head_dim = row.head_dim = shapes[i][3];
+        ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK); /* analytical */
+        row.time_us = row.min_us = 1.3 * ana.time_us;
+        row.spread_pct = i == 0 ? 1.5 : 0;
+        ck_assert_msg(tc_db_insert_attention(db, &row) == TC_OK, "%s", tc_last_error());
+    }
+    tc_db_close(db);
+
+    p = tc_predictor_new(specs);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(tc_predictor_add_db(p, path) == TC_OK, "%s", tc_last_error());
+
+    /* an exactly measured shape (kv heads 0 = heads): its measurement */
+    q.batch = 8, q.heads = 16, q.seq_q = 2048, q.head_dim = 128;
+    q.kv_heads = 0;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &first), TC_OK);
+    ck_assert_int_eq(first.source, TC_SOURCE_MEASURED);
+    ck_assert_double_eq_tol(first.time_us, 1.3 * ana.time_us, 1e-9 * ana.time_us);
+    ck_assert_double_eq_tol(first.lo_us, first.time_us * 0.985, 1e-9 * ana.time_us);
+    ck_assert_double_eq_tol(first.hi_us, first.time_us * 1.015, 1e-9 * ana.time_us);
+    ck_assert_double_eq_tol(first.flops, ana.flops, 1);
+
+    /* another shape: the model × 1.3 shrunk by n / (n + 5) in log space */
+    expect = pow(1.3, (double)n / ((double)n + 5));
+    q.batch = 4;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_CALIBRATED);
+    ck_assert_double_eq_tol(got.time_us, expect * ana.time_us, 1e-9 * ana.time_us);
+    ck_assert_msg(got.time_us > 1.1 * ana.time_us && got.time_us < 1.3 * ana.time_us,
+                  "calibrated %.2f us, analytical %.2f us", got.time_us, ana.time_us);
+    ck_assert(got.lo_us < got.time_us && got.time_us < got.hi_us);
+    ck_assert(got.hi_us < got.time_us * 1.25); /* narrower than the model's ±25% */
+    ck_assert_double_eq_tol(got.tflops, got.flops / got.time_us / 1e6, 1e-9);
+
+    /* a causal mask: the same rows still calibrate it */
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_CALIBRATED);
+    ck_assert_double_eq_tol(got.time_us, expect * ana.time_us, 1e-9 * ana.time_us);
+    q.causal = false;
+
+    /* no backward rows, no bf16 rows, no H100 rows: the model alone */
+    q.backward = true;
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_ANALYTICAL);
+    q.backward = false;
+    q.dtype = TC_DTYPE_BF16;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_ANALYTICAL);
+    ck_assert_double_eq_tol(got.time_us, ana.time_us, 1e-9 * ana.time_us);
+    q.dtype = TC_DTYPE_FP16;
+    ck_assert_int_eq(tc_predict_attention(p, gpu("h100-sxm5-80gb"), &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_ANALYTICAL);
+
+    /* a layer's attention op inherits the calibration (causal, so not the
+     * measured row); its GEMMs have no rows here */
+    ck_assert_msg(tc_predict_model(p, a100, &c, &mp) == TC_OK, "%s", tc_last_error());
+    for (size_t i = 0; i < mp->n_ops; i++)
+        calibrated += mp->ops[i].source == TC_SOURCE_CALIBRATED;
+    ck_assert_uint_eq(calibrated, 1);
+    ck_assert_int_eq(find_op(mp, "attention")->source, TC_SOURCE_CALIBRATED);
+    ck_assert_int_eq(find_op(mp, "qkv")->source, TC_SOURCE_ANALYTICAL);
+    ck_assert_int_eq(mp->source, TC_SOURCE_ANALYTICAL);
+    tc_model_prediction_free(mp);
+
+    /* --analytical: the model, even for the measured shape */
+    tc_predictor_set_analytical(p, true);
+    q.batch = 8;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_ANALYTICAL);
+    ck_assert_double_eq_tol(got.time_us, ana.time_us, 1e-9 * ana.time_us);
+
+    tc_predictor_free(p);
+    unlink(path);
+    snprintf(aux, sizeof(aux), "%s-wal", path);
+    unlink(aux);
+    snprintf(aux, sizeof(aux), "%s-shm", path);
+    unlink(aux);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(test_unfused_attention)
 {
     struct tc_attention_query q = {
@@ -556,6 +684,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_shipped_configs);
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_flash_attention);
+    tcase_add_test(tc, test_attention_calibrated);
     tcase_add_test(tc, test_unfused_attention);
     tcase_add_test(tc, test_decomposition);
     tcase_add_test(tc, test_decode);

@@ -395,19 +395,8 @@ int cmd_predict_attention(int argc, char **argv)
         code = cli_fail(cmd, err);
         goto cleanup;
     }
-    if (db && !analytical) {
-        /* an exactly measured shape is answered by its measurement */
-        struct tc_db *dbh = NULL;
-
-        err = tc_db_open_ex(db, TC_DB_READONLY, &dbh);
-        if (err == TC_OK)
-            err = tc_attention_measured(dbh, gpu->id, &q, &pred);
-        tc_db_close(dbh);
-        if (err < 0 && err != TC_ERR_NOT_FOUND) {
-            code = cli_fail(cmd, err);
-            goto cleanup;
-        }
-    }
+    /* the library answers an exactly measured shape in the --db file (or
+     * the prebuilt one) by its measurement, and calibrates the others */
     if (!rec_init(&rec)) {
         code = cli_fail(cmd, TC_ERR_NOMEM);
         goto cleanup;

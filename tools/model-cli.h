@@ -24,9 +24,16 @@
     "  --causal              causal mask (half the useful FLOPs)\n"                        \
     "  --bwd                 the backward pass (about 2.5x the forward for flash)\n"       \
     "  --dtype T             fp16 (default), bf16, fp8, ...\n"                               \
-    "  --analytical, --db FILE   as for predict gemm; a shape measured exactly in the\n"  \
-    "                        --db file is reported as its measurement (source\n"          \
-    "                        measured)\n"                                                  \
+    "  --analytical, --db FILE   as for predict gemm. The attention rows of the --db\n"  \
+    "                        file (else of the GPU's prebuilt database) calibrate\n"    \
+    "                        the model: a shape measured exactly (same impl, dtype,\n"  \
+    "                        shape, mask, direction) is its measurement (source\n"     \
+    "                        measured); otherwise, with ok rows of the same GPU,\n"    \
+    "                        impl, dtype and direction, the model's time x\n"          \
+    "                        exp(w * median ln(measured / model)), w = n / (n + 5)\n"  \
+    "                        for n rows (source calibrated; interval from the\n"      \
+    "                        10th/90th percentiles of those log ratios, blended\n"    \
+    "                        with the model's +-25% by w)\n"                           \
     "  --json, --csv         one record as a JSON object or a CSV row\n"
 #define MCLI_PREDICT_LAYER_HELP                                                            \
     "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"  \

@@ -585,8 +585,12 @@ struct tc_attention_prediction {
 
 /* Predicts one attention call: unfused through the GEMM predictor (scores
  * bmm, softmax from bytes and bandwidth, values bmm), flash from a
- * FlashAttention-2 tile model of the GPU (labelled analytical). seq_kv 0
- * means seq_q, kv_heads 0 means heads. p may be NULL (analytical). */
+ * FlashAttention-2 tile model of the GPU (labelled analytical). With a
+ * predictor whose databases hold attention rows of this GPU, impl, dtype
+ * and direction: an exactly measured shape returns its measurement
+ * (measured), any other the model scaled by the rows' median
+ * measured/model ratio shrunk towards 1 (calibrated); see attention.c.
+ * seq_kv 0 means seq_q, kv_heads 0 means heads. p may be NULL (analytical). */
 TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu,
                                 const struct tc_attention_query *q,
                                 struct tc_attention_prediction *out);
