@@ -734,7 +734,8 @@ static struct entry *transfer_source(struct tc_predictor *p, const struct tc_gpu
         gap = abs((int)sg->arch - (int)gpu->arch);
         c->score = (same_gpu ? 100 : 0) + 10 * (3 - (gap < 3 ? gap : 3)) + (c->dtype == dtype);
     }
-    qsort(cands, n, sizeof(*cands), candidate_cmp);
+    if (n > 1) /* cands is NULL when no database had a candidate */
+        qsort(cands, n, sizeof(*cands), candidate_cmp);
     for (size_t i = 0; i < n && cands[i].score >= 0; i++) {
         struct entry *e = own_entry(p, cands[i].gpu_id, cands[i].dtype);
 
