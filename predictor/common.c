@@ -226,8 +226,11 @@ TC_API const char *tc_data_dir(void)
 
     if (env && *env)
         return env;
+    /* dladdr names the shared library, or for a program linking the library
+     * statically its argv[0], which is no path when found through PATH */
     if (dladdr(&data_dir_anchor, &info) && info.dli_fname &&
-        realpath(info.dli_fname, self)) {
+        ((strchr(info.dli_fname, '/') && realpath(info.dli_fname, self)) ||
+         realpath("/proc/self/exe", self))) {
         char build[PATH_MAX];
         const char *root = TC_BUILD_ROOT;
 

@@ -152,4 +152,9 @@ has out "tilecast specs check FILE..."
 has out "--specs-dir"
 run 1 "$TC" specs
 
+# Found through PATH from another folder, with no data-directory override:
+# an uninstalled build still reads the source tree's specs.
+run 0 env -u TILECAST_DATA_DIR PATH="$(dirname "$TC"):$PATH" sh -c 'cd / && tilecast specs show a100-sxm4-80gb'
+has out "a100-sxm4-80gb"
+
 finish cli-specs
