@@ -80,8 +80,8 @@ int cmd_advise(int argc, char **argv)
     enum cli_format fmt = CLI_FORMAT_TABLE;
     bool analytical = false, verbose = false, bad = false;
     double tol = 0.05;
-    long long top = 10, x;
-    int train = -1, code, err;
+    long long top = 10;
+    int train = -1, code = 0, err;
     struct tc_model_config c, over;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
@@ -121,18 +121,9 @@ int cmd_advise(int argc, char **argv)
         } else if (mcli_opt(cmd, argc, argv, &i, "--top", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--top", v, 1, 100000, &top))
                 return cli_value_status(v);
-        } else if (mcli_opt(cmd, argc, argv, &i, "--tp", &v, &bad)) {
-            if (!bad && !cli_parse_int(cmd, "--tp", v, 1, 1024, &x))
-                return cli_value_status(v);
-            over.tp = x;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--micro-batch", &v, &bad)) {
-            if (!bad && !cli_parse_int(cmd, "--micro-batch", v, 1, 1 << 20, &x))
-                return cli_value_status(v);
-            over.micro_batch = x;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--seq", &v, &bad)) {
-            if (!bad && !cli_parse_int(cmd, "--seq", v, 1, 1 << 24, &x))
-                return cli_value_status(v);
-            over.seq = x;
+        } else if (mcli_override_flag(cmd, argc, argv, &i, &over, &code)) {
+            if (code)
+                return code;
         } else {
             cli_error(cmd, "unknown argument '%s' (see --help)", arg);
             return CLI_EXIT_USAGE;
@@ -140,23 +131,9 @@ int cmd_advise(int argc, char **argv)
         if (bad)
             return CLI_EXIT_USAGE;
     }
-    if (!config) {
-        cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
-        return CLI_EXIT_USAGE;
-    }
-    err = tc_model_config_load(config, &c);
-    if (err < 0) {
-        cli_fail(cmd, err);
-        return CLI_EXIT_INPUT; /* an unreadable config is bad input too */
-    }
-    if (over.tp)
-        c.tp = over.tp;
-    if (over.micro_batch)
-        c.micro_batch = over.micro_batch;
-    if (over.seq)
-        c.seq = over.seq;
-    if (train >= 0)
-        c.training = train;
+    code = mcli_load_config(cmd, config, &over, train, &c);
+    if (code)
+        return code;
     code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
     if (code)
         return code;

@@ -41,6 +41,56 @@ bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
     return true;
 }
 
+bool mcli_override_flag(const char *cmd, int argc, char **argv, int *i,
+                        struct tc_model_config *over, int *code)
+{
+    static const struct {
+        const char *name;
+        long long max;
+    } flags[] = {{"--tp", 1024}, {"--micro-batch", 1 << 20}, {"--seq", 1 << 24}};
+    int64_t *fields[] = {&over->tp, &over->micro_batch, &over->seq};
+
+    for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+        const char *v = NULL;
+        bool bad = false;
+        long long x;
+
+        if (!mcli_opt(cmd, argc, argv, i, flags[f].name, &v, &bad))
+            continue;
+        if (bad || !cli_parse_int(cmd, flags[f].name, v, 1, flags[f].max, &x))
+            *code = cli_value_status(v);
+        else
+            *fields[f] = x;
+        return true;
+    }
+    return false;
+}
+
+int mcli_load_config(const char *cmd, const char *config, const struct tc_model_config *over,
+                     int train, struct tc_model_config *c)
+{
+    int err;
+
+    if (!config) {
+        cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
+        return CLI_EXIT_USAGE;
+    }
+    err = tc_model_config_load(config, c);
+    if (err < 0) {
+        cli_fail(cmd, err);
+        return CLI_EXIT_INPUT; /* an unreadable config is bad input too */
+    }
+    if (over->tp)
+        c->tp = over->tp;
+    if (over->micro_batch)
+        c->micro_batch = over->micro_batch;
+    if (over->seq)
+        c->seq = over->seq;
+    if (train >= 0)
+        c->training = train;
+    return 0;
+}
+
 int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_model_config *c)
 {
     static const struct {
@@ -1034,8 +1084,7 @@ int cmd_predict_model(int argc, char **argv)
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
     const struct tc_gpu *gpu;
-    long long x;
-    int code, err;
+    int code = 0, err;
 
     memset(&over, 0, sizeof(over));
     for (int i = 1; i < argc; i++) {
@@ -1068,18 +1117,9 @@ int cmd_predict_model(int argc, char **argv)
                 cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
                 return CLI_EXIT_INPUT;
             }
-        } else if (mcli_opt(cmd, argc, argv, &i, "--tp", &v, &bad)) {
-            if (bad || !cli_parse_int(cmd, "--tp", v, 1, 1024, &x))
-                return cli_value_status(v);
-            over.tp = x;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--micro-batch", &v, &bad)) {
-            if (bad || !cli_parse_int(cmd, "--micro-batch", v, 1, 1 << 20, &x))
-                return cli_value_status(v);
-            over.micro_batch = x;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--seq", &v, &bad)) {
-            if (bad || !cli_parse_int(cmd, "--seq", v, 1, 1 << 24, &x))
-                return cli_value_status(v);
-            over.seq = x;
+        } else if (mcli_override_flag(cmd, argc, argv, &i, &over, &code)) {
+            if (code)
+                return code;
         } else if (mcli_opt(cmd, argc, argv, &i, "--decode", &v, &bad)) {
             if (bad || !cli_parse_int(cmd, "--decode", v, 1, 1 << 24, &decode))
                 return cli_value_status(v);
@@ -1094,23 +1134,9 @@ int cmd_predict_model(int argc, char **argv)
         cli_error(cmd, "--decode is inference; it cannot be combined with --train");
         return CLI_EXIT_USAGE;
     }
-    if (!config) {
-        cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
-        return CLI_EXIT_USAGE;
-    }
-    err = tc_model_config_load(config, &c);
-    if (err < 0) {
-        cli_fail(cmd, err);
-        return CLI_EXIT_INPUT; /* an unreadable config is bad input too */
-    }
-    if (over.tp)
-        c.tp = over.tp;
-    if (over.micro_batch)
-        c.micro_batch = over.micro_batch;
-    if (over.seq)
-        c.seq = over.seq;
-    if (train >= 0)
-        c.training = train;
+    code = mcli_load_config(cmd, config, &over, train, &c);
+    if (code)
+        return code;
     if (attention >= 0)
         c.attention = (enum tc_attn_impl)attention;
     code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);

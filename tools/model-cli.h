@@ -91,6 +91,18 @@ bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
  * value is impossible: exit status 2). */
 int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_model_config *c);
 
+/* The overrides of a config file's values that predict model and advise
+ * take: --tp, --micro-batch, --seq. Returns true if argv[*i] was one; a
+ * missing or impossible value sets *code to the exit status (1 or 2). */
+bool mcli_override_flag(const char *cmd, int argc, char **argv, int *i,
+                        struct tc_model_config *over, int *code);
+
+/* Loads --config FILE into *c, then applies the non-zero overrides of *over
+ * and --train/--inference (train 1/0; -1 keeps the file's mode). Returns 0
+ * or an exit status after printing the error. */
+int mcli_load_config(const char *cmd, const char *config, const struct tc_model_config *over,
+                     int train, struct tc_model_config *c);
+
 /* Loads specs, finds the GPU and builds a predictor (analytical only when
  * asked; db may be NULL). Returns an exit code; on success the caller frees
  * *p and *specs. */
