@@ -14,7 +14,7 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sweep="$TILECAST_SOURCE_ROOT/tests/data/sweeps/kill.yaml"
+sweep="$TILECAST_SOURCE_ROOT/tests/data/sweeps/kill-long.yaml"
 
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -41,10 +41,12 @@ out=$(SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=4 \
       "$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run)
 case $out in *"in shard 2/4"*) ;; *) fail "SLURM shard not taken: $out" ;; esac
 db="$tmp/kill.db"
-# every shape spends its 40 ms budget (the CI target is out of reach of
-# 50 repetitions); rows are committed one by one
+# every shape spends its 150 ms budget (the CI target is out of reach of
+# 50 repetitions), longer than the polling below takes to react, so that
+# 15 kills land before the sweep of ~50 shapes is done; rows are committed
+# one by one
 args=(collect --backend cpu --sweep "$sweep" --db "$db" --quiet --rel-ci 0.000001
-      --max-time-per-shape-ms 40 --min-reps 50 --warmup 1 --commit-rows 1)
+      --max-time-per-shape-ms 150 --min-reps 50 --warmup 1 --commit-rows 1)
 export OPENBLAS_NUM_THREADS=1
 
 total=$("$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run |
@@ -77,9 +79,9 @@ for i in $(seq 1 15); do
         # the first kills hit start-up: creating the file and the run
         sleep "0.$(printf '%03d' $((RANDOM % 150)))"
     else
-        # later ones after 1..3 more rows, plus 0..40 ms: between, during
+        # later ones after 1..2 more rows, plus 0..40 ms: between, during
         # and right after commits, wherever the machine's load puts them
-        target=$(( $(wc -l < "$tmp/before") + 1 + RANDOM % 3 ))
+        target=$(( $(wc -l < "$tmp/before") + 1 + RANDOM % 2 ))
         while kill -0 "$pid" 2>/dev/null; do
             # (sqlite3 would create a missing file: only ask once it exists)
             n=0
