@@ -470,6 +470,29 @@ static int allreduce_op(struct decomp *dc, const char *name, double bytes)
     return TC_OK;
 }
 
+/* One fused attention op (forward or backward, as q says) of the layer. */
+static int fused_attention_op(struct decomp *dc, const char *name,
+                              const struct tc_attention_query *q)
+{
+    struct tc_attention_prediction pred;
+    struct tc_op_prediction *op;
+    int err = tc_attention_predict_memo(dc->p, dc->gpu, dc->memo, q, &pred);
+
+    if (err < 0)
+        return err;
+    op = op_new(&dc->list, name, "attention", true);
+    if (!op)
+        return TC_ERR_NOMEM;
+    op->m = q->seq_q, op->n = q->seq_kv, op->k = q->head_dim, op->batch = q->batch * q->heads;
+    op->time_us = pred.time_us;
+    op->flops = pred.flops;
+    op->source = pred.source;
+    op->bound = pred.bound;
+    op->waves = pred.waves;
+    op->occupancy = pred.occupancy;
+    return TC_OK;
+}
+
 /* Attention of b sequences: sq queries over skv keys (sq = skv in
  * training and prefill; sq = 1 over the cache in a decode step). */
 static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
@@ -482,8 +505,6 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
         .kv_heads = kv_heads, .seq_q = sq, .seq_kv = skv, .head_dim = c->head_dim,
         .causal = c->causal && sq > 1,
     };
-    struct tc_attention_prediction pred;
-    struct tc_op_prediction *op;
     int err;
 
     if (c->attention == TC_ATTN_UNFUSED) {
@@ -514,36 +535,12 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
         }
         return err;
     }
-    err = tc_attention_predict_memo(dc->p, dc->gpu, dc->memo, &q, &pred);
-    if (err < 0)
-        return err;
-    op = op_new(&dc->list, "attention", "attention", true);
-    if (!op)
-        return TC_ERR_NOMEM;
-    op->m = sq, op->n = skv, op->k = c->head_dim, op->batch = b * heads;
-    op->time_us = pred.time_us;
-    op->flops = pred.flops;
-    op->source = pred.source;
-    op->bound = pred.bound;
-    op->waves = pred.waves;
-    op->occupancy = pred.occupancy;
-    if (c->training) {
+    err = fused_attention_op(dc, "attention", &q);
+    if (err == TC_OK && c->training) {
         q.backward = true;
-        err = tc_attention_predict_memo(dc->p, dc->gpu, dc->memo, &q, &pred);
-        if (err < 0)
-            return err;
-        op = op_new(&dc->list, "attention.bwd", "attention", true);
-        if (!op)
-            return TC_ERR_NOMEM;
-        op->m = sq, op->n = skv, op->k = c->head_dim, op->batch = b * heads;
-        op->time_us = pred.time_us;
-        op->flops = pred.flops;
-        op->source = pred.source;
-        op->bound = pred.bound;
-        op->waves = pred.waves;
-        op->occupancy = pred.occupancy;
+        err = fused_attention_op(dc, "attention.bwd", &q);
     }
-    return TC_OK;
+    return err;
 }
 
 static int decompose(struct decomp *dc)
