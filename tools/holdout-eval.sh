@@ -1,7 +1,7 @@
 #!/bin/bash
 # Held-out accuracy of calibrated predictions on measured data.
 #
-# Usage: tools/holdout-eval.sh MEASURED_CSV [--split shape|group|both]
+# Usage: tools/holdout-eval.sh MEASURED_CSV [--split shape|tokens|octaves|group|both|all]
 #                              [--min-time-us T] [--keep DIR]
 #
 # MEASURED_CSV is in the format of the project's measured data (gpu, dtype,
@@ -11,10 +11,22 @@
 #          layout): never the same shape in both halves. Half A is imported
 #          into a temporary database and half B evaluated against it, then
 #          the other way round.
+#   tokens splits the rows in two halves by a hash of m alone (the token
+#          count of a linear layer): every GEMM of a layer lands in the same
+#          half, so no shape of a held-out layer is in the calibration.
+#   octaves holds out every other octave of m (m in [2^j, 2^(j+1)) for
+#          odd j against even j): the calibration has to extrapolate over
+#          a whole octave of token counts.
 #   group  where the file has a `model` or `sweep` column: each value in
 #          turn is held out whole (leave one model or sweep out), the rest
 #          imported.
-#   both   (default) both splits.
+#   both   (default) shape and group.
+#   all    shape, tokens, octaves and group.
+#
+# Where the file describes whole layers (columns model, tp and vidur_op, as
+# Vidur's profiles do), the tokens, octaves and group splits also compare the
+# predicted sum of each held-out layer's four GEMMs with the measured sum
+# (`tilecast predict layer --measured`), calibrated and analytical.
 #
 # Every evaluation prints `tilecast eval`'s summary (per GPU and dtype:
 # rows, MAPE, median and p90 error, bias, Spearman of TFLOP/s) for the
@@ -46,8 +58,8 @@ while [ $# -gt 0 ]; do
         csv="$1"; shift ;;
     esac
 done
-case "$split" in shape | group | both) ;; *)
-    echo "holdout-eval: --split must be shape, group or both, not '$split'" >&2; exit 1 ;;
+case "$split" in shape | tokens | octaves | group | both | all) ;; *)
+    echo "holdout-eval: --split must be shape, tokens, octaves, group, both or all, not '$split'" >&2; exit 1 ;;
 esac
 if [ -z "$csv" ]; then
     usage >&2
@@ -86,18 +98,24 @@ done
 # Writes the rows of $csv selected by an awk condition on `part` (the
 # row's half) or `group` into $2, with the header. Quoted fields are not
 # split by the key columns this needs (numbers and short tags).
-select_rows() { # awk-condition out-file [group-column]
+select_rows() { # awk-condition out-file [group-column [shape|tokens|octaves]]
     awk -F, -v cm="$(col m)" -v cn="$(col n)" -v ck="$(col k)" -v cb="$(col batch)" \
-        -v cl="$(col layout)" -v cg="${3:-0}" '
+        -v cl="$(col layout)" -v cg="${3:-0}" -v by="${4:-shape}" '
         BEGIN { for (i = 32; i < 127; i++) ord[sprintf("%c", i)] = i }
         NR == 1 { print; next }
         {
             # string hash of the shape key: a shape always lands in one half
-            key = $cm "," $cn "," $ck "," $cb "," $cl
+            key = by == "tokens" ? $cm : $cm "," $cn "," $ck "," $cb "," $cl
             h = 5381
             for (i = 1; i <= length(key); i++)
                 h = (h * 33 + ord[substr(key, i, 1)]) % 1000000007
             part = (int(h / 7) % 2 == 0) ? "A" : "B"
+            if (by == "octaves") {
+                j = 0
+                for (v = $cm; v >= 2; v = int(v / 2))
+                    j++
+                part = (j % 2 == 0) ? "A" : "B"
+            }
             group = cg ? $cg : ""
             if ('"$1"') print
         }' "$csv" >"$2"
@@ -105,7 +123,12 @@ select_rows() { # awk-condition out-file [group-column]
 
 # Imports $1 into a fresh database $2; evaluates $3 against it, then the
 # analytical model on the same rows.
-run_eval() { # train.csv db test.csv label
+layers=0
+if [ "$(col model)" != 0 ] && [ "$(col tp)" != 0 ] && [ "$(col vidur_op)" != 0 ]; then
+    layers=1
+fi
+
+run_eval() { # train.csv db test.csv label [layers]
     rm -f "$2"
     if ! "$tilecast" db import --format csv --skip-untimed "$1" --into "$2" >/dev/null; then
         echo "holdout-eval: importing $1 failed" >&2
@@ -116,17 +139,42 @@ run_eval() { # train.csv db test.csv label
     "$tilecast" eval --input "$3" --db "$2" --min-time-us "$min_time" || true
     echo "-- the same rows, analytical model only"
     "$tilecast" eval --input "$3" --analytical --min-time-us "$min_time" || true
+    if [ "${5:-0}" = 1 ]; then
+        echo "-- whole layers of the held-out rows, calibrated"
+        "$tilecast" predict layer --measured "$3" --db "$2" --no-prebuilt \
+            --min-time-us "$min_time" || true
+        echo "-- the same layers, analytical model only"
+        "$tilecast" predict layer --measured "$3" --analytical --min-time-us "$min_time" || true
+    fi
     echo
 }
 
-if [ "$split" = shape ] || [ "$split" = both ]; then
+if [ "$split" = shape ] || [ "$split" = both ] || [ "$split" = all ]; then
     select_rows 'part == "A"' "$work/half-a.csv"
     select_rows 'part == "B"' "$work/half-b.csv"
     run_eval "$work/half-a.csv" "$work/half-a.db" "$work/half-b.csv" "shape split, A -> B"
     run_eval "$work/half-b.csv" "$work/half-b.db" "$work/half-a.csv" "shape split, B -> A"
 fi
 
-if [ "$split" = group ] || [ "$split" = both ]; then
+if [ "$split" = tokens ] || [ "$split" = all ]; then
+    select_rows 'part == "A"' "$work/tokens-a.csv" 0 tokens
+    select_rows 'part == "B"' "$work/tokens-b.csv" 0 tokens
+    run_eval "$work/tokens-a.csv" "$work/tokens-a.db" "$work/tokens-b.csv" \
+        "token split, A -> B" "$layers"
+    run_eval "$work/tokens-b.csv" "$work/tokens-b.db" "$work/tokens-a.csv" \
+        "token split, B -> A" "$layers"
+fi
+
+if [ "$split" = octaves ] || [ "$split" = all ]; then
+    select_rows 'part == "A"' "$work/octaves-a.csv" 0 octaves
+    select_rows 'part == "B"' "$work/octaves-b.csv" 0 octaves
+    run_eval "$work/octaves-a.csv" "$work/octaves-a.db" "$work/octaves-b.csv" \
+        "octave split (even octaves of m -> odd)" "$layers"
+    run_eval "$work/octaves-b.csv" "$work/octaves-b.db" "$work/octaves-a.csv" \
+        "octave split (odd octaves of m -> even)" "$layers"
+fi
+
+if [ "$split" = group ] || [ "$split" = both ] || [ "$split" = all ]; then
     gcol=0
     for name in model sweep; do
         if [ "$(col "$name")" != 0 ]; then
@@ -148,7 +196,7 @@ if [ "$split" = group ] || [ "$split" = both ]; then
                 continue
             fi
             run_eval "$work/train-$safe.csv" "$work/train-$safe.db" "$work/test-$safe.csv" \
-                "$gname '$value' held out"
+                "$gname '$value' held out" "$layers"
         done
     fi
 fi
