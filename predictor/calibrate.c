@@ -186,10 +186,32 @@ static const double prior_width[P_COUNT] = {
     KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
 };
 
+/* What a timing method typically adds to the kernel time, before any fit:
+ * one physical figure per method, from how it works (see the measured
+ * data's README), never fitted per row. `tilecast eval` adds it to analytical
+ * predictions, and a transfer to another GPU starts from it (the source's
+ * fitted host cost belongs to the machine that measured):
+ *  - event (CUDA events around one PyTorch op): the GPU waits for the op's
+ *    host dispatch (the nn.Linear/bmm path, ~25 us, which is why no such row
+ *    is below 30 us) and then runs the kernel; the bias kernel of nn.Linear
+ *    and the gap between kernels add ~3 us; hence +3 us with a floor of 28;
+ *  - wall (time.time() around launch + synchronize per call): ~20 us of
+ *    launch and sync on the host (the smallest shapes never go below ~24 us);
+ *  - wall-max (the same path, the slowest of 200 calls): ~25 us.
+ * The fit's priors above are wider and centred a little higher: they hold
+ * what a fitted host cost may be, these what a method costs on a typical
+ * host. */
+static const double typical_host_us[TC_TIMING_COUNT] = {0, 3, 20, 25};
+static const double typical_floor_us[TC_TIMING_COUNT] = {0, 28, 0, 0};
+
 double tc_timing_default_host_us(enum tc_timing_class c)
 {
-    return (unsigned)c < TC_TIMING_COUNT && c > TC_TIMING_KERNEL ? prior_mean[P_H_EVENT + c - 1]
-                                                                 : 0;
+    return (unsigned)c < TC_TIMING_COUNT ? typical_host_us[c] : 0;
+}
+
+double tc_timing_floor_us(enum tc_timing_class c)
+{
+    return (unsigned)c < TC_TIMING_COUNT ? typical_floor_us[c] : 0;
 }
 
 static void theta_to_params(const double *theta, struct tc_calib_params *cp)
@@ -1557,7 +1579,7 @@ void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch fr
      * transfer 40% worse. */
     if (!same_gpu)
         for (int t = 1; t < TC_TIMING_COUNT; t++)
-            out->host_us[t] = prior_mean[P_H_EVENT + t - 1];
+            out->host_us[t] = typical_host_us[t];
     if (same_gpu)
         return; /* another dtype of the same GPU and data set: everything */
     /* The per-kernel factors say which real cuBLAS kernel runs behind one

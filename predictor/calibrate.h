@@ -58,9 +58,11 @@ enum tc_timing_class {
  * to its class. NULL/empty/unknown: kernel time (tilecast's own collector). */
 enum tc_timing_class tc_timing_classify(const char *timing);
 const char *tc_timing_class_name(enum tc_timing_class c);
-/* The host cost a timing class adds before any fit (the fit's prior mean),
- * for comparing an uncalibrated kernel-time prediction with such rows. */
+/* The host cost a timing class typically adds (documented in calibrate.c),
+ * for comparing an uncalibrated kernel-time prediction with such rows, and
+ * the time below which such a measurement cannot fall (0: none). */
 double tc_timing_default_host_us(enum tc_timing_class c);
+double tc_timing_floor_us(enum tc_timing_class c);
 
 #define TC_CALIB_ALIGN_CLASSES 4
 #define TC_CALIB_TIME_BINS 3 /* interval quantiles by predicted time */

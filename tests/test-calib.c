@@ -284,8 +284,11 @@ static struct score evaluate(struct tc_predictor *p, const char *gpu_id, const s
         if (pr.source == TC_SOURCE_ANALYTICAL) {
             /* kernel time: add the method's typical host cost, so that the
              * baseline is fair to wall-clock rows */
-            double host = tc_timing_default_host_us(tc_timing_classify(r->timing));
+            enum tc_timing_class tclass = tc_timing_classify(r->timing);
+            double host = tc_timing_default_host_us(tclass);
 
+            if (pr.time_us + host < tc_timing_floor_us(tclass))
+                host = tc_timing_floor_us(tclass) - pr.time_us;
             pr.time_us += host;
             pr.lo_us += host;
             pr.hi_us += host;

@@ -12,34 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibrate.h"
 #include "csv.h"
 #include "gemm-cli.h"
 #include "tc-internal.h"
 
-/* Host time that a timing method adds to the kernel time. The kernel
- * prediction is the GPU's time; a measurement that brackets a host call adds
- * the host's launch and synchronisation path. One physical figure per
- * method, from how the method works (see the data's README), never fitted per
- * row:
- *  - profiler-median: kernel durations from the profiler, nothing added;
- *  - event-fastest5-mean: CUDA events around one PyTorch op: the GPU waits
- *    for the op's host dispatch (the nn.Linear/bmm path, ~25 us, which is
- *    why no such row is below 30 us) and then runs the kernel; the bias
- *    kernel of nn.Linear and the gap between kernels add ~3 us;
- *  - wall-avg-incl-launch: time.time() around launch + synchronize per call:
- *    ~20 us of launch and sync on the host (the smallest shapes never go below
- *    ~24 us);
- *  - wall-slowest: the same path, the slowest of 200 calls: ~25 us.
+/* The timing methods of the measured data whose host cost is known: the
+ * figures (one per method's class, never fitted per row) and why are in
+ * predictor/calibrate.c (tc_timing_default_host_us, tc_timing_floor_us).
  * A method not listed here adds nothing and is reported. */
-static const struct {
-    const char *method;
-    double host_us;     /* added to the kernel prediction */
-    double floor_us;    /* the measurement cannot be below this */
-} timing_methods[] = {
-    {"profiler-median", 0.0, 0.0},
-    {"event-fastest5-mean", 3.0, 28.0},
-    {"wall-avg-incl-launch", 20.0, 0.0},
-    {"wall-slowest", 25.0, 0.0},
+static const char *const timing_methods[] = {
+    "profiler-median",
+    "event-fastest5-mean",
+    "wall-avg-incl-launch",
+    "wall-slowest",
 };
 
 const char cmd_eval_help[] =
@@ -283,7 +269,7 @@ static const char *fmt_num(char *buf, size_t len, double v, int digits, bool sig
 static int timing_index(const char *method)
 {
     for (size_t i = 0; i < sizeof(timing_methods) / sizeof(timing_methods[0]); i++)
-        if (strcmp(method, timing_methods[i].method) == 0)
+        if (strcmp(method, timing_methods[i]) == 0)
             return (int)i;
     return -1;
 }
@@ -484,8 +470,8 @@ missing:
         if (col_timing >= 0 && *fields[col_timing]) {
             ti = timing_index(fields[col_timing]);
             if (ti >= 0) {
-                host_us = timing_methods[ti].host_us;
-                floor_us = timing_methods[ti].floor_us;
+                host_us = tc_timing_default_host_us(tc_timing_classify(timing_methods[ti]));
+                floor_us = tc_timing_floor_us(tc_timing_classify(timing_methods[ti]));
                 method_used[ti] = true;
             } else if (!isnan(meas_us)) {
                 unknown_method = true;
@@ -653,8 +639,11 @@ missing:
                     fprintf(notes,
                             "Timing '%s': %g us of host time added to each analytical kernel "
                             "prediction%s.\n",
-                            timing_methods[i].method, timing_methods[i].host_us,
-                            timing_methods[i].floor_us > 0 ? " (with a floor)" : "");
+                            timing_methods[i],
+                            tc_timing_default_host_us(tc_timing_classify(timing_methods[i])),
+                            tc_timing_floor_us(tc_timing_classify(timing_methods[i])) > 0
+                                ? " (with a floor)"
+                                : "");
             if (unknown_method)
                 fprintf(notes, "Some rows use a timing method with no known host overhead: "
                         "compared as kernel time.\n");
