@@ -19,17 +19,14 @@ if [ ! -r "$vidur" ]; then
     echo "FAIL: the measured data is required: $vidur is not readable" >&2
     exit 1
 fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/layer-accuracy.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+. "$(dirname "$0")/lib.sh"
+work=$TMP
 
 # layers OUT.json ARGS...: `predict layer --measured` as JSON
 layers() {
     local out=$1
     shift
-    if ! "$TILECAST_BIN" predict layer "$@" --json >"$out" 2>"$work/err"; then
+    if ! "$TC" predict layer "$@" --json >"$out" 2>"$work/err"; then
         fail "predict layer $*: $(head -c 400 "$work/err")"
         echo '[]' >"$out"
     fi
@@ -56,7 +53,7 @@ PY
 layers "$work/analytical.json" --measured "$vidur" --analytical
 check "$work/analytical.json" 'e["layers"] > 900 and e["mape_pct"] <= 10.0' "analytical"
 
-if ! TILECAST_BIN="$TILECAST_BIN" "$TILECAST_SOURCE_ROOT/tools/holdout-eval.sh" "$vidur" \
+if ! TILECAST_BIN="$TC" "$TILECAST_SOURCE_ROOT/tools/holdout-eval.sh" "$vidur" \
     --split tokens --keep "$work/split" >"$work/holdout.txt" 2>&1; then
     fail "holdout-eval --split tokens: $(tail -c 400 "$work/holdout.txt")"
 fi
@@ -90,7 +87,7 @@ tail -n +2 "$vidur" | awk -v l="$work/llama.csv" -v c="$work/codellama.csv" \
     '/meta-llama\/Llama-2-7b-hf/ { print >> l; next } { print >> c }'
 for held in llama codellama; do
     train=$([ $held = llama ] && echo codellama || echo llama)
-    "$TILECAST_BIN" db import --format csv --skip-untimed "$work/$train.csv" \
+    "$TC" db import --format csv --skip-untimed "$work/$train.csv" \
         --into "$work/$train.db" >/dev/null 2>"$work/err" || fail "import $train: $(cat "$work/err")"
     layers "$work/held-$held.json" --measured "$work/$held.csv" --db "$work/$train.db" --no-prebuilt
     layers "$work/held-$held-ana.json" --measured "$work/$held.csv" --analytical
@@ -104,8 +101,4 @@ PY
         fail "$held held out: calibrated not better than analytical over all layers"
 done
 
-if [ "$failures" -gt 0 ]; then
-    echo "$failures failure(s)" >&2
-    exit 1
-fi
-echo "layer-accuracy: all checks passed"
+finish layer-accuracy

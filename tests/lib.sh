@@ -1,5 +1,5 @@
 # Helpers shared by the command-line integration tests (cli-db, cli-predict,
-# cli-specs). Sourced, not run: `. "$(dirname "$0")/lib.sh"` after the script
+# cli-specs, layer-accuracy). Sourced, not run: `. "$(dirname "$0")/lib.sh"` after the script
 # has checked its environment. Sets TC (the built command) and TMP (a
 # temporary folder removed on exit), counts failures in $failures, and leaves
 # TILECAST_SPECS_PATH unset so only the shipped specs (or --specs-dir) count.
