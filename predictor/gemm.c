@@ -490,9 +490,21 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         res->time_us = overlap(full_compute, full_mem, full_l2, loss, load_frac);
         res->whole_waves = 0;
         /* The fix-up: blocks that share a tile exchange fp32 partials
-         * through L2 and wait for each other once. */
-        overhead = am->fill_us * (waves_frac < 1.0 ? 1.0 : waves_frac) + am->fill_us +
-                   2.0 * (double)slots * kr->tile_m * kr->tile_n * PARTIAL_BYTES * r->us_per_l2_byte;
+         * through L2 and wait for each other once. With at least as many
+         * tiles as slots a tile is shared by two blocks: one writes its
+         * partial, the other reads it. With fewer, the K loop of each tile
+         * is cut among p = ceil(slots / tiles) blocks, and the block that
+         * owns the tile reads the p - 1 partials of its peers one after the
+         * other, at its own SM's L2 rate (slots x us_per_l2_byte is the time
+         * of one byte through one slot's share of the L2 bandwidth): the
+         * partials' transfers, p in all, are on the critical path. */
+        {
+            int64_t sharers = tiles < slots ? ceil_div(slots, tiles) : 2;
+
+            overhead = am->fill_us * (waves_frac < 1.0 ? 1.0 : waves_frac) + am->fill_us +
+                       (double)sharers * (double)slots * kr->tile_m * kr->tile_n * PARTIAL_BYTES *
+                           r->us_per_l2_byte;
+        }
     } else {
         double issue_full, issue_last;
         int64_t last_per_sm;
