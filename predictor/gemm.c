@@ -24,6 +24,10 @@
  *     overlap; the posted stores of C do not stall the loop); whole waves
  *     (the partial last wave runs with ceil(R/units) blocks on its busiest
  *     SM), fractional for stream-K kernels; plus the launch cost;
+ *   - stream-K fix-up: the blocks that share a tile pass fp32 partials
+ *     through L2; with fewer tiles than slots, each tile's owner reads the
+ *     partials of its ceil(slots / tiles) - 1 peers one after the other at
+ *     its own SM's L2 rate;
  *   - split-K: partial fp32 tiles written, read and reduced, plus the launch
  *     of the reduction kernel;
  *   - the alignment class of the leading dimensions: kernels whose fast path
