@@ -157,8 +157,52 @@ has out "a100-sxm4-40gb,fp16,all,37,0,"
 has rows.csv "pred_kernel_us,host_us,pred_time_us"
 mape=$(grep '^mi250x,fp16,sweep=bsweep,' "$TMP/out" | cut -d, -f6)
 awk -v m="$mape" 'BEGIN { exit !(m > 0 && m < 10) }' || fail "eval: MI250X bsweep MAPE $mape"
+# within-sweep rank correlation: recomputed here from the per-row output
+python3 - "$TMP/out" "$TMP/rows.csv" <<'EOF' || fail "eval: within-sweep Spearman"
+import csv, sys
+def ranks(v):
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(v):
+        j = i
+        while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        for t in range(i, j + 1):
+            r[order[t]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+def rho(x, y):
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** 0.5
+sweeps = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    if r["status"] == "ok":
+        sweeps.setdefault((r["gpu"], r["sweep"]), []).append(
+            (float(r["tflops"]), float(r["pred_tflops"])))
+summary = {r["gpu"]: r for r in csv.DictReader(open(sys.argv[1])) if r["group"] == "all"}
+for gpu, s in summary.items():
+    got = sorted(rho([a for a, _ in v], [b for _, b in v])
+                 for (g, _), v in sweeps.items() if g == gpu and len(v) >= 5)
+    assert int(s["sweeps"]) == len(got) == 2, (gpu, s, got)
+    assert abs(float(s["sweep_rho_min"]) - got[0]) < 1e-3, (gpu, s, got)
+    assert abs(float(s["sweep_rho_median"]) - (got[0] + got[1]) / 2) < 1e-3, (gpu, s, got)
+EOF
+run 0 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv" --csv --group-by sweep+op --sweep none
+has out "v100-sxm2-32gb,fp16,\"sweep=m_sweep,op=mm\",9,0,"
+grep -q '^mi250x,fp16,all,37,0,[0-9.]*,[0-9.]*,[0-9.]*,[-+0-9.]*,[0-9.]*,,,,' "$TMP/out" ||
+    fail "eval --sweep none: the sweep columns must be empty"
+run 1 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv" --group-by sweep+nosuch
+has err "cookbook_gemm.csv:1: --group-by sweep+nosuch: no such column"
+run 1 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv" --sweep nosuch
+has err "--sweep nosuch: no such column"
 run 0 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv"
 has out "Timing 'wall-slowest': 25 us of host time added to each analytical"
+has out "Sweeps: rows with the same sweep (2 sweeps)"
 run 0 "$TC" eval --analytical --input "$MEASURED/rocblas_tensile_efficiency.csv" --json
 python3 - "$TMP/out" <<'EOF' || fail "eval: efficiency rows"
 import json, sys

@@ -1,9 +1,9 @@
 /* tilecast eval: predicts every row of a measured CSV and reports the error
  * per GPU and dtype (and per sweep / model / op where the file has such a
  * column): MAPE, median and 90th-percentile APE, and the Spearman rank
- * correlation of TFLOP/s. Rows with no time (tuning efficiency tables) are
- * compared by the rank correlation of efficiency and predicted fraction of
- * peak. */
+ * correlation of TFLOP/s, over the group and within each sweep of it. Rows
+ * with no time (tuning efficiency tables) are compared by the rank
+ * correlation of efficiency and predicted fraction of peak. */
 #include "config.h"
 
 #include <errno.h>
@@ -44,6 +44,10 @@ const char cmd_eval_help[] =
     "  bias_pct   median signed error (positive: the prediction is slower)\n"
     "  spearman_tflops   Spearman rank correlation of measured and predicted\n"
     "             TFLOP/s (the efficiency ranking shape advice depends on)\n"
+    "  sweeps, sweep_rho_min, sweep_rho_median   the same correlation within\n"
+    "             each sweep of the group (a series measured together, see\n"
+    "             --sweep) that has at least 5 compared rows: how many, the\n"
+    "             lowest and the median\n"
     "  eff_rows, spearman_eff   rows with an efficiency but no time (tuning\n"
     "             tables): rank correlation of efficiency and predicted\n"
     "             fraction of peak\n"
@@ -64,8 +68,12 @@ const char cmd_eval_help[] =
     "                     then pred_kernel_us, host_us, pred_time_us,\n"
     "                     pred_tflops, pred_frac_peak, ape_pct, pred_source, status\n"
     "  --gpu ID, --dtype DT   defaults for rows without gpu / dtype columns\n"
-    "  --group-by COL     group by COL as well (repeatable; replaces the default\n"
-    "                     sweep, model, op)\n"
+    "  --group-by COL[+COL...]   group by COL as well, or by the combination of\n"
+    "                     the columns joined with + (repeatable; replaces the\n"
+    "                     default sweep, model, op; 'none': the GPU and dtype only)\n"
+    "  --sweep COL[+COL...]   the columns that name one sweep (default: sweep\n"
+    "                     where the file has it, else model+tp+vidur_op, Vidur's\n"
+    "                     token sweeps; 'none' turns the sweep columns off)\n"
     "  --analytical       ignore every database: the analytical model only\n"
     "  --db FILE          calibrate with the measurements in FILE (repeatable)\n"
     "  --json, --csv      machine-readable summary (default: a table)\n"
@@ -74,10 +82,115 @@ const char cmd_eval_help[] =
     "FILE:LINE:COLUMN and counted as failed; the exit status is then 2.\n";
 
 #define MAX_GROUP_COLS 8
+/* Columns joined with + in one --group-by or --sweep key. */
+#define MAX_KEY_COLS 4
+/* A sweep's rank correlation needs a few rows to mean anything. */
+#define SWEEP_MIN_ROWS 5
 
 struct sample {
     double ape, signed_err, meas_tflops, pred_tflops;
+    long sweep; /* the row's sweep id, -1 without a --sweep key */
 };
+
+/* A grouping key: one column or several joined with +, resolved against the
+ * header. */
+struct key {
+    const char *spec;
+    int n, col[MAX_KEY_COLS];
+};
+
+/* Resolves "a+b+c" against the header; false when a column is missing or
+ * there are too many. */
+static bool key_resolve(struct key *k, const char *spec, int nfields, char **fields)
+{
+    const char *p = spec;
+
+    k->spec = spec;
+    k->n = 0;
+    while (*p) {
+        const char *e = strchr(p, '+');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int c = -1;
+
+        for (int f = 0; f < nfields && c < 0; f++)
+            if (strlen(fields[f]) == len && strncmp(fields[f], p, len) == 0)
+                c = f;
+        if (c < 0 || k->n == MAX_KEY_COLS)
+            return false;
+        k->col[k->n++] = c;
+        p = e ? e + 1 : p + len;
+    }
+    return k->n > 0;
+}
+
+/* "col=value" for each column of the key, joined with commas. */
+static void key_label(const struct key *k, char **header, char **fields, char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < k->n && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%.40s=%.80s", i ? "," : "",
+                         header[k->col[i]], fields[k->col[i]]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* Sweep ids: the distinct sweep labels seen so far, in a small open hash. */
+struct sweep_ids {
+    char **label;
+    size_t n, cap; /* cap: a power of two, kept at most half full */
+    long *id;
+};
+
+static long sweep_id(struct sweep_ids *t, const char *label)
+{
+    uint32_t h = tc_calib_kernel_hash(label);
+    size_t i;
+
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char **nl = calloc(cap, sizeof(*nl));
+        long *ni = calloc(cap, sizeof(*ni));
+
+        if (!nl || !ni) {
+            free(nl);
+            free(ni);
+            return -1;
+        }
+        for (size_t j = 0; j < t->cap; j++)
+            if (t->label[j]) {
+                size_t s = tc_calib_kernel_hash(t->label[j]) & (cap - 1);
+
+                while (nl[s])
+                    s = (s + 1) & (cap - 1);
+                nl[s] = t->label[j];
+                ni[s] = t->id[j];
+            }
+        free(t->label);
+        free(t->id);
+        t->label = nl;
+        t->id = ni;
+        t->cap = cap;
+    }
+    for (i = h & (t->cap - 1); t->label[i]; i = (i + 1) & (t->cap - 1))
+        if (strcmp(t->label[i], label) == 0)
+            return t->id[i];
+    if (!(t->label[i] = tc_strdup(label)))
+        return -1;
+    t->id[i] = (long)t->n++;
+    return t->id[i];
+}
+
+static void sweep_ids_free(struct sweep_ids *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->label[i]);
+    free(t->label);
+    free(t->id);
+}
 
 struct eff_sample {
     double eff, pred_frac;
@@ -86,7 +199,7 @@ struct eff_sample {
 struct group {
     char gpu[TC_ID_MAX];
     char dtype[16];
-    char label[128];
+    char label[256];
     struct sample *s;
     size_t n, cap;
     struct eff_sample *e;
@@ -254,6 +367,63 @@ done:
     return rho;
 }
 
+static int cmp_sample_sweep(const void *a, const void *b)
+{
+    const struct sample *x = a, *y = b;
+
+    return x->sweep < y->sweep ? -1 : x->sweep > y->sweep;
+}
+
+/* Spearman's rho within each sweep of g with at least SWEEP_MIN_ROWS rows:
+ * how many such sweeps, the lowest rho and the median. Sorts g's samples by
+ * sweep (the group's other statistics do not depend on their order).
+ * Returns false when out of memory. */
+static bool sweep_spearman(struct group *g, size_t *n_sweeps, double *rho_min,
+                           double *rho_median)
+{
+    double *rho = NULL, *x = NULL;
+    size_t nr = 0;
+
+    *n_sweeps = 0;
+    *rho_min = *rho_median = NAN;
+    if (g->n < SWEEP_MIN_ROWS)
+        return true;
+    qsort(g->s, g->n, sizeof(*g->s), cmp_sample_sweep);
+    rho = malloc(g->n * sizeof(*rho));
+    x = malloc(g->n * 2 * sizeof(*x));
+    if (!rho || !x) {
+        free(rho);
+        free(x);
+        return false;
+    }
+    for (size_t i = 0; i < g->n;) {
+        size_t j = i;
+
+        while (j < g->n && g->s[j].sweep == g->s[i].sweep)
+            j++;
+        if (g->s[i].sweep >= 0 && j - i >= SWEEP_MIN_ROWS) {
+            double r;
+
+            for (size_t t = i; t < j; t++) {
+                x[t - i] = g->s[t].meas_tflops;
+                x[g->n + t - i] = g->s[t].pred_tflops;
+            }
+            r = spearman(x, x + g->n, j - i);
+            if (!isnan(r))
+                rho[nr++] = r;
+        }
+        i = j;
+    }
+    if (nr) {
+        *n_sweeps = nr;
+        *rho_median = quantile(rho, nr, 0.5); /* sorts rho */
+        *rho_min = rho[0];
+    }
+    free(rho);
+    free(x);
+    return true;
+}
+
 /* v with `digits` decimals (and a sign when `sign`), or "" for NAN. */
 static const char *fmt_num(char *buf, size_t len, double v, int digits, bool sign)
 {
@@ -278,8 +448,11 @@ int cmd_eval(int argc, char **argv)
 {
     const char *cmd = "eval";
     const char *input = NULL, *output = NULL;
-    const char *group_names[MAX_GROUP_COLS], *group_col_names[MAX_GROUP_COLS];
-    int n_group_names = 0;
+    const char *group_names[MAX_GROUP_COLS], *sweep_spec = NULL;
+    struct key group_keys[MAX_GROUP_COLS], sweep_key = {0};
+    int n_group_names = 0, n_group_keys = 0;
+    struct sweep_ids sweeps = {0};
+    char **header = NULL;
     double min_time_us = 20.0;
     enum cli_format fmt = CLI_FORMAT_TABLE;
     struct predictor_opts po = {0};
@@ -290,15 +463,16 @@ int cmd_eval(int argc, char **argv)
     struct tc_csv *csv = NULL;
     struct groups gs = {0};
     struct gemm_columns cols;
-    int col_time, col_timing, col_eff, group_cols[MAX_GROUP_COLS], n_group_cols = 0;
+    int col_time, col_timing, col_eff;
     const struct tc_gpu *gpu = NULL;
     char **fields;
-    int nfields, header_n, r, rc = CLI_EXIT_OK;
+    int nfields, header_n = 0, r, rc = CLI_EXIT_OK;
     long rows = 0, failed = 0;
     bool method_used[sizeof(timing_methods) / sizeof(timing_methods[0])] = {false};
     bool unknown_method = false;
     long source_count[4] = {0, 0, 0, 0};
     const char *in_name;
+    bool default_groups = false;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -340,6 +514,10 @@ int cmd_eval(int argc, char **argv)
                 return CLI_EXIT_USAGE;
             }
             group_names[n_group_names++] = v;
+        } else if (cli_flag_value(argc, argv, &i, "--sweep", &v)) {
+            if (!v || !*v)
+                goto missing;
+            sweep_spec = v;
         } else {
             cli_error(cmd, "unknown argument '%s' (see 'tilecast eval --help')", a);
             return CLI_EXIT_USAGE;
@@ -354,6 +532,7 @@ missing:
         return CLI_EXIT_USAGE;
     }
     if (!n_group_names) {
+        default_groups = true;
         group_names[0] = "sweep";
         group_names[1] = "model";
         group_names[2] = "op";
@@ -403,13 +582,39 @@ missing:
         rc = CLI_EXIT_INPUT;
         goto cleanup;
     }
-    for (int g = 0; g < n_group_names; g++) {
-        int c = tc_csv_find(nfields, fields, group_names[g]);
-
-        if (c >= 0) {
-            group_col_names[n_group_cols] = group_names[g];
-            group_cols[n_group_cols++] = c;
+    /* The header's names outlive this row's fields: the labels need them. */
+    if (!(header = calloc((size_t)nfields, sizeof(*header)))) {
+        rc = cli_fail(cmd, TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    for (int c = 0; c < nfields; c++)
+        if (!(header[c] = tc_strdup(fields[c]))) {
+            rc = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
         }
+    /* A default grouping column the file lacks is left out; one the user
+     * named must exist ('none' is no grouping). */
+    for (int g = 0; g < n_group_names; g++) {
+        if (strcmp(group_names[g], "none") == 0)
+            continue;
+        if (key_resolve(&group_keys[n_group_keys], group_names[g], nfields, fields))
+            n_group_keys++;
+        else if (!default_groups) {
+            cli_error(cmd, "%s:%ld: --group-by %s: no such column (or more than %d joined)",
+                      in_name, tc_csv_line(csv), group_names[g], MAX_KEY_COLS);
+            rc = CLI_EXIT_USAGE;
+            goto cleanup;
+        }
+    }
+    if (sweep_spec && strcmp(sweep_spec, "none") != 0) {
+        if (!key_resolve(&sweep_key, sweep_spec, nfields, fields)) {
+            cli_error(cmd, "%s:%ld: --sweep %s: no such column (or more than %d joined)",
+                      in_name, tc_csv_line(csv), sweep_spec, MAX_KEY_COLS);
+            rc = CLI_EXIT_USAGE;
+            goto cleanup;
+        }
+    } else if (!sweep_spec && !key_resolve(&sweep_key, "sweep", nfields, fields)) {
+        key_resolve(&sweep_key, "model+tp+vidur_op", nfields, fields);
     }
     if (out) {
         for (int c = 0; c < nfields; c++)
@@ -489,11 +694,10 @@ missing:
         flops = 2.0 * (double)q.m * (double)q.n * (double)q.k * (double)(q.batch ? q.batch : 1);
 
         targets[nt++] = group_get(&gs, gpu->id, tc_dtype_name(q.dtype), "all");
-        for (int g = 0; g < n_group_cols; g++) {
-            char label[128];
+        for (int g = 0; g < n_group_keys; g++) {
+            char label[256];
 
-            snprintf(label, sizeof(label), "%.40s=%.80s", group_col_names[g],
-                     fields[group_cols[g]]);
+            key_label(&group_keys[g], header, fields, label, sizeof(label));
             targets[nt++] = group_get(&gs, gpu->id, tc_dtype_name(q.dtype), label);
         }
         for (int t = 0; t < nt; t++)
@@ -510,6 +714,16 @@ missing:
             } else {
                 struct sample s;
 
+                s.sweep = -1;
+                if (sweep_key.n) {
+                    char label[256];
+
+                    key_label(&sweep_key, header, fields, label, sizeof(label));
+                    if ((s.sweep = sweep_id(&sweeps, label)) < 0) {
+                        rc = cli_fail(cmd, TC_ERR_NOMEM);
+                        goto cleanup;
+                    }
+                }
                 s.signed_err = (pred_us - meas_us) / meas_us * 100.0;
                 s.ape = fabs(s.signed_err);
                 s.meas_tflops = flops / (meas_us * 1e6);
@@ -551,10 +765,11 @@ missing:
     {
         static const char *const headers[] = {
             "gpu", "dtype", "group", "rows", "skipped", "mape_pct", "median_ape_pct",
-            "p90_ape_pct", "bias_pct", "spearman_tflops", "eff_rows", "spearman_eff"};
-        static const bool numeric[] = {false, false, false, true, true, true,
-                                       true,  true,  true,  true, true, true};
-        struct cli_table *t = cli_table_new(12, headers, numeric);
+            "p90_ape_pct", "bias_pct", "spearman_tflops", "sweeps", "sweep_rho_min",
+            "sweep_rho_median", "eff_rows", "spearman_eff"};
+        static const bool numeric[] = {false, false, false, true, true, true, true, true,
+                                       true,  true,  true,  true, true, true, true};
+        struct cli_table *t = cli_table_new(15, headers, numeric);
 
         if (!t) {
             rc = cli_fail(cmd, TC_ERR_NOMEM);
@@ -564,7 +779,9 @@ missing:
             struct group *g = &gs.g[i];
             double *v = malloc((g->n ? g->n : 1) * sizeof(double) * 2);
             double mape = NAN, med = NAN, p90 = NAN, bias = NAN, rho = NAN, rho_eff = NAN;
-            char b[6][32];
+            double sw_min = NAN, sw_med = NAN;
+            size_t n_sw = 0;
+            char b[8][32];
 
             if (!v) {
                 cli_table_free(t);
@@ -592,6 +809,11 @@ missing:
                 rho = spearman(x, y, g->n);
             }
             free(v);
+            if (sweep_key.n && !sweep_spearman(g, &n_sw, &sw_min, &sw_med)) {
+                cli_table_free(t);
+                rc = cli_fail(cmd, TC_ERR_NOMEM);
+                goto cleanup;
+            }
             if (g->ne) {
                 double *x = malloc(g->ne * sizeof(double) * 2);
 
@@ -617,8 +839,12 @@ missing:
             cli_table_addf(t, 7, "%s", fmt_num(b[2], sizeof(b[2]), p90, 2, false));
             cli_table_addf(t, 8, "%s", fmt_num(b[3], sizeof(b[3]), bias, 2, true));
             cli_table_addf(t, 9, "%s", fmt_num(b[4], sizeof(b[4]), rho, 3, false));
-            cli_table_addf(t, 10, "%zu", g->ne);
-            cli_table_addf(t, 11, "%s", fmt_num(b[5], sizeof(b[5]), rho_eff, 3, false));
+            if (sweep_key.n)
+                cli_table_addf(t, 10, "%zu", n_sw);
+            cli_table_addf(t, 11, "%s", fmt_num(b[6], sizeof(b[6]), sw_min, 3, false));
+            cli_table_addf(t, 12, "%s", fmt_num(b[7], sizeof(b[7]), sw_med, 3, false));
+            cli_table_addf(t, 13, "%zu", g->ne);
+            cli_table_addf(t, 14, "%s", fmt_num(b[5], sizeof(b[5]), rho_eff, 3, false));
             cli_table_end_row(t);
         }
         {
@@ -628,6 +854,10 @@ missing:
 
             fprintf(notes, "Predictions against %s; rows measured below %g us skipped.\n",
                     in_name, min_time_us);
+            if (sweep_key.n)
+                fprintf(notes, "Sweeps: rows with the same %s (%zu sweeps); sweep_rho_* over "
+                        "those with at least %d compared rows.\n",
+                        sweep_key.spec, sweeps.n, SWEEP_MIN_ROWS);
             fprintf(notes, "Prediction sources:");
             for (int i = 0; i < 4; i++)
                 if (source_count[i])
@@ -660,6 +890,11 @@ missing:
 
 cleanup:
     groups_free(&gs);
+    sweep_ids_free(&sweeps);
+    if (header)
+        for (int c = 0; c < header_n; c++)
+            free(header[c]);
+    free(header);
     tc_csv_free(csv);
     if (in && in != stdin)
         fclose(in);
