@@ -168,6 +168,17 @@ expect 0 "holdout-eval" -- env TILECAST_BIN="$TILECAST_BIN" bash "$holdout" "$wo
     has "$work/out" 'shape split, A -> B' "holdout split A" &&
     has "$work/out" 'shape split, B -> A' "holdout split B" &&
     has "$work/out" 'calibrated' "holdout calibrated"
+# the sweep split: no (model, tp, vidur_op) sweep on both sides, both used
+expect 0 "holdout-eval sweeps" -- env TILECAST_BIN="$TILECAST_BIN" bash "$holdout" \
+    "$work/test.csv" --split sweeps --keep "$work/hsw" &&
+    has "$work/out" 'sweep split, B -> A' "holdout sweep split"
+for half in a b; do
+    tail -n +2 "$work/hsw/sweeps-$half.csv" | cut -d, -f13-15 | sort -u >"$work/hsw/$half.keys"
+done
+[ -s "$work/hsw/a.keys" ] && [ -s "$work/hsw/b.keys" ] ||
+    fail "holdout-eval --split sweeps: a half is empty"
+[ -z "$(comm -12 "$work/hsw/a.keys" "$work/hsw/b.keys")" ] ||
+    fail "holdout-eval --split sweeps: a sweep is on both sides"
 expect 1 "holdout-eval usage" -- bash "$holdout" --split nonsense "$work/test.csv"
 expect 2 "holdout-eval missing file" -- bash "$holdout" "$work/none.csv"
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Held-out accuracy of calibrated predictions on measured data.
 #
-# Usage: tools/holdout-eval.sh MEASURED_CSV [--split shape|tokens|octaves|group|both|all]
+# Usage: tools/holdout-eval.sh MEASURED_CSV
+#                              [--split shape|tokens|octaves|sweeps|group|both|all]
 #                              [--min-time-us T] [--keep DIR]
 #
 # MEASURED_CSV is in the format of the project's measured data (gpu, dtype,
@@ -17,11 +18,15 @@
 #   octaves holds out every other octave of m (m in [2^j, 2^(j+1)) for
 #          odd j against even j): the calibration has to extrapolate over
 #          a whole octave of token counts.
+#   sweeps splits whole sweeps in two halves by a hash of the sweep's key
+#          (Vidur: model, tp and vidur_op, one token sweep of one GEMM of a
+#          layer; otherwise the `sweep` column): no row of a held-out sweep
+#          is in the calibration, though other sweeps may share its n or k.
 #   group  where the file has a `model` or `sweep` column: each value in
 #          turn is held out whole (leave one model or sweep out), the rest
 #          imported.
 #   both   (default) shape and group.
-#   all    shape, tokens, octaves and group.
+#   all    shape, tokens, octaves, sweeps and group.
 #
 # Where the file describes whole layers (columns model, tp and vidur_op, as
 # Vidur's profiles do), the tokens, octaves and group splits also compare the
@@ -46,7 +51,7 @@ keep=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -h | --help) usage; exit 0 ;;
-    --split) split="${2:?--split needs shape, group or both}"; shift 2 ;;
+    --split) split="${2:?--split needs shape, tokens, octaves, sweeps, group, both or all}"; shift 2 ;;
     --min-time-us) min_time="${2:?--min-time-us needs a value}"; shift 2 ;;
     --keep) keep="${2:?--keep needs a directory}"; shift 2 ;;
     -*) echo "holdout-eval: unknown option '$1' (see --help)" >&2; exit 1 ;;
@@ -58,8 +63,8 @@ while [ $# -gt 0 ]; do
         csv="$1"; shift ;;
     esac
 done
-case "$split" in shape | tokens | octaves | group | both | all) ;; *)
-    echo "holdout-eval: --split must be shape, tokens, octaves, group, both or all, not '$split'" >&2; exit 1 ;;
+case "$split" in shape | tokens | octaves | sweeps | group | both | all) ;; *)
+    echo "holdout-eval: --split must be shape, tokens, octaves, sweeps, group, both or all, not '$split'" >&2; exit 1 ;;
 esac
 if [ -z "$csv" ]; then
     usage >&2
@@ -98,14 +103,22 @@ done
 # Writes the rows of $csv selected by an awk condition on `part` (the
 # row's half) or `group` into $2, with the header. Quoted fields are not
 # split by the key columns this needs (numbers and short tags).
-select_rows() { # awk-condition out-file [group-column [shape|tokens|octaves]]
+select_rows() { # awk-condition out-file [group-column [shape|tokens|octaves|sweeps]]
     awk -F, -v cm="$(col m)" -v cn="$(col n)" -v ck="$(col k)" -v cb="$(col batch)" \
-        -v cl="$(col layout)" -v cg="${3:-0}" -v by="${4:-shape}" '
-        BEGIN { for (i = 32; i < 127; i++) ord[sprintf("%c", i)] = i }
+        -v cl="$(col layout)" -v cg="${3:-0}" -v by="${4:-shape}" -v sweep_cols="$sweep_cols" '
+        BEGIN {
+            for (i = 32; i < 127; i++) ord[sprintf("%c", i)] = i
+            ns = split(sweep_cols, sc, " ")
+        }
         NR == 1 { print; next }
         {
             # string hash of the shape key: a shape always lands in one half
             key = by == "tokens" ? $cm : $cm "," $cn "," $ck "," $cb "," $cl
+            if (by == "sweeps") {
+                key = ""
+                for (i = 1; i <= ns; i++)
+                    key = key "," $sc[i]
+            }
             h = 5381
             for (i = 1; i <= length(key); i++)
                 h = (h * 33 + ord[substr(key, i, 1)]) % 1000000007
@@ -120,6 +133,14 @@ select_rows() { # awk-condition out-file [group-column [shape|tokens|octaves]]
             if ('"$1"') print
         }' "$csv" >"$2"
 }
+
+# The columns (indices) that name one sweep, for --split sweeps.
+sweep_cols=""
+if [ "$(col model)" != 0 ] && [ "$(col tp)" != 0 ] && [ "$(col vidur_op)" != 0 ]; then
+    sweep_cols="$(col model) $(col tp) $(col vidur_op)"
+elif [ "$(col sweep)" != 0 ]; then
+    sweep_cols="$(col sweep)"
+fi
 
 # Imports $1 into a fresh database $2; evaluates $3 against it, then the
 # analytical model on the same rows.
@@ -172,6 +193,19 @@ if [ "$split" = octaves ] || [ "$split" = all ]; then
         "octave split (even octaves of m -> odd)" "$layers"
     run_eval "$work/octaves-b.csv" "$work/octaves-b.db" "$work/octaves-a.csv" \
         "octave split (odd octaves of m -> even)" "$layers"
+fi
+
+if [ "$split" = sweeps ] || [ "$split" = all ]; then
+    if [ -z "$sweep_cols" ]; then
+        echo "== sweep split: $csv has neither model, tp and vidur_op nor a sweep column; skipped"
+    else
+        select_rows 'part == "A"' "$work/sweeps-a.csv" 0 sweeps
+        select_rows 'part == "B"' "$work/sweeps-b.csv" 0 sweeps
+        run_eval "$work/sweeps-a.csv" "$work/sweeps-a.db" "$work/sweeps-b.csv" \
+            "sweep split, A -> B"
+        run_eval "$work/sweeps-b.csv" "$work/sweeps-b.db" "$work/sweeps-a.csv" \
+            "sweep split, B -> A"
+    fi
 fi
 
 if [ "$split" = group ] || [ "$split" = both ] || [ "$split" = all ]; then
