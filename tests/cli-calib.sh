@@ -179,6 +179,25 @@ done
     fail "holdout-eval --split sweeps: a half is empty"
 [ -z "$(comm -12 "$work/hsw/a.keys" "$work/hsw/b.keys")" ] ||
     fail "holdout-eval --split sweeps: a sweep is on both sides"
+# the data's own ceiling: one sweep whose time doubles with the FLOPs but
+# for one row measured at twice its trend; rows 2-4 lose 41.4, 50 and 41.4 %
+ceiling="$TILECAST_SOURCE_ROOT/tools/sweep-ceiling.py"
+{
+    echo "gpu,dtype,op,batch,m,n,k,layout,time_us,sweep"
+    for i in 0 1 2 3 4 5 6; do
+        t=$((100 << i))
+        [ "$i" = 3 ] && t=$((t * 2))
+        echo "a100-sxm4-80gb,fp16,mm,1,$((1000 << i)),1024,1024,NN,$t,s1"
+    done
+} >"$work/bump.csv"
+expect 0 "sweep-ceiling" -- python3 "$ceiling" "$work/bump.csv" &&
+    grep -Eq '^a100-sxm4-80gb +fp16 +5 +26\.57 +1 +' "$work/out" ||
+    fail "sweep-ceiling: expected 5 rows at 26.57 % in one sweep: $(cat "$work/out")"
+expect 0 "sweep-ceiling on Vidur" -- python3 "$ceiling" "$vidur" &&
+    has "$work/out" 'model+tp+vidur_op' "sweep-ceiling default sweep key"
+expect 1 "sweep-ceiling usage" -- python3 "$ceiling" --bogus "$work/bump.csv"
+expect 2 "sweep-ceiling missing file" -- python3 "$ceiling" "$work/none.csv"
+expect 2 "sweep-ceiling no sweep column" -- python3 "$ceiling" "$work/bump.csv" --sweep nosuch
 expect 1 "holdout-eval usage" -- bash "$holdout" --split nonsense "$work/test.csv"
 expect 2 "holdout-eval missing file" -- bash "$holdout" "$work/none.csv"
 
