@@ -158,27 +158,12 @@ has rows.csv "pred_kernel_us,host_us,pred_time_us"
 mape=$(grep '^mi250x,fp16,sweep=bsweep,' "$TMP/out" | cut -d, -f6)
 awk -v m="$mape" 'BEGIN { exit !(m > 0 && m < 10) }' || fail "eval: MI250X bsweep MAPE $mape"
 # within-sweep rank correlation: recomputed here from the per-row output
-python3 - "$TMP/out" "$TMP/rows.csv" <<'EOF' || fail "eval: within-sweep Spearman"
-import csv, sys
-def ranks(v):
-    order = sorted(range(len(v)), key=lambda i: v[i])
-    r = [0.0] * len(v)
-    i = 0
-    while i < len(v):
-        j = i
-        while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
-            j += 1
-        for t in range(i, j + 1):
-            r[order[t]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
-def rho(x, y):
-    rx, ry = ranks(x), ranks(y)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return sxy / (sxx * syy) ** 0.5
+python3 - "$TMP/out" "$TMP/rows.csv" "$TILECAST_SOURCE_ROOT/tools/sweep-ceiling.py" <<'EOF' ||
+import csv, importlib.util, sys
+spec = importlib.util.spec_from_file_location("sweep_ceiling", sys.argv[3])
+ceiling = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ceiling)
+rho = ceiling.spearman
 sweeps = {}
 for r in csv.DictReader(open(sys.argv[2])):
     if r["status"] == "ok":
@@ -192,6 +177,7 @@ for gpu, s in summary.items():
     assert abs(float(s["sweep_rho_min"]) - got[0]) < 1e-3, (gpu, s, got)
     assert abs(float(s["sweep_rho_median"]) - (got[0] + got[1]) / 2) < 1e-3, (gpu, s, got)
 EOF
+    fail "eval: within-sweep Spearman"
 run 0 "$TC" eval --analytical --input "$MEASURED/cookbook_gemm.csv" --csv --group-by sweep+op --sweep none
 has out "v100-sxm2-32gb,fp16,\"sweep=m_sweep,op=mm\",9,0,"
 grep -q '^mi250x,fp16,all,37,0,[0-9.]*,[0-9.]*,[0-9.]*,[-+0-9.]*,[0-9.]*,,,,' "$TMP/out" ||
