@@ -29,7 +29,8 @@
  *     partials of its ceil(slots / tiles) - 1 peers one after the other at
  *     its own SM's L2 rate;
  *   - split-K: partial fp32 tiles written, read and reduced, plus the launch
- *     of the reduction kernel;
+ *     of the reduction kernel (never for batched calls on NVIDIA, whose
+ *     batched kernels spend the grid's z dimension on the batch);
  *   - the alignment class of the leading dimensions: kernels whose fast path
  *     needs more alignment run their narrow-load variant at the family's
  *     alignment-class efficiency; TMA kernels cannot run at all;
@@ -331,6 +332,7 @@ struct rates {
     int warp;
     int max_warps;
     bool k_tail_loop;       /* K residue at instruction depth (Tensile) */
+    bool batch_split;       /* batched calls may split K */
 };
 
 struct result {
@@ -673,6 +675,13 @@ static void rates_init(const struct tc_gpu *gpu, enum tc_dtype dtype, struct rat
     r->max_warps = gpu->max_warps_per_sm;
     r->warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
     r->k_tail_loop = gpu->vendor == TC_VENDOR_AMD;
+    /* cuBLAS's batched kernels index the batch with the grid's z dimension,
+     * the one its in-kernel split-K also uses: a batched call is not split.
+     * NeuSight's A100 (the catalogue's [NS]): none of 16,661 strided-batched
+     * fp32 calls ran a split-K reduction, and they take the time of unsplit
+     * tiles (batch 15 of 27 x 30 x 215: 102 us measured, 48 us unsplit,
+     * 16 us split 6 ways). Tensile's GSU is left as it was: no evidence. */
+    r->batch_split = gpu->vendor == TC_VENDOR_AMD;
 }
 
 /* The candidates of (gpu, dtype): from the cache, or built into `scratch`
@@ -743,7 +752,7 @@ static bool consider(const struct rates *r, const struct cand *c, const struct s
         if (split > 1) {
             /* Split only to fill the machine, and keep K loops long enough
              * (4 steps) to amortise the pipeline. */
-            if (!kr->split_k || tiles_mn * split > slots ||
+            if (!kr->split_k || (s->batch > 1 && !r->batch_split) || tiles_mn * split > slots ||
                 s->k < (int64_t)split * kr->tile_k * 4)
                 break;
         }
