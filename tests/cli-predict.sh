@@ -120,6 +120,12 @@ printf 'm,n,k\n4096,4096,4096\n128,8192,8192\n' |
     fail "stdin batch failed: $(cat "$TMP/err")"
 has out "m,n,k,pred_time_us,pred_tflops,pred_source,kernel,tile_m,tile_n,tile_k,stages,warps,split_k"
 [ "$(wc -l <"$TMP/out")" -eq 3 ] || fail "stdin batch: expected 3 lines"
+# an input column named like an explanation column keeps its name and values
+printf 'm,n,k,kernel\n4096,4096,4096,ampere_sgemm_128x64_tn\n' |
+    "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp16 --explain --input - >"$TMP/out" 2>"$TMP/err" ||
+    fail "batch with a kernel column failed: $(cat "$TMP/err")"
+has out "m,n,k,kernel,pred_time_us,pred_tflops,pred_source,pred_kernel,tile_m,"
+has out "4096,4096,4096,ampere_sgemm_128x64_tn,"
 
 # A bad row stops the run (line and column named) ...
 run 2 "$TC" predict gemm --input "$DATA/shapes.csv" --output "$TMP/shapes.out"

@@ -51,7 +51,9 @@ const char cmd_predict_help[] =
     "                  lda, ldb, ldc are optional and override the flags per row.\n"
     "                  Every input column is written through unchanged, followed\n"
     "                  by pred_time_us, pred_tflops, pred_source (and the\n"
-    "                  --explain columns). The measured CSVs of the project's\n"
+    "                  --explain columns; one whose name the input already has,\n"
+    "                  such as NeuSight's kernel, is written as pred_NAME). The\n"
+    "                  measured CSVs of the project's\n"
     "                  data folder work as they are. Memory does not grow with\n"
     "                  the number of rows.\n"
     "  --output FILE   where batch mode writes (default: stdout)\n"
@@ -451,9 +453,12 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
     for (int c = 0; c < nfields; c++)
         cli_csv_field(out, fields[c], false);
     fputs("pred_time_us,pred_tflops,pred_source", out);
+    /* An explanation column never shadows an input column of that name
+     * (NeuSight's files carry the kernel cuBLAS ran as `kernel`). */
     if (so->explain)
         for (int c = 0; c < N_EXPLAIN; c++)
-            fprintf(out, ",%s", explain_cols[c]);
+            fprintf(out, tc_csv_find(nfields, fields, explain_cols[c]) >= 0 ? ",pred_%s" : ",%s",
+                    explain_cols[c]);
     if (so->keep_going)
         fputs(",pred_error", out);
     fputc('\n', out);
