@@ -89,12 +89,16 @@ struct arch_model {
     int schedulers;
     /* Fixed cost of one kernel as a profiler times it: grid launch, block
      * dispatch and the drain at the end (a few microseconds, the smallest
-     * GEMM kernel times in traces). CDNA2 dispatches slower: the smallest
-     * GEMMs of the rocBLAS gfx90a tuning table (the catalogue's [RB] file,
+     * GEMM kernel times in traces). CDNA2 costs more: the smallest GEMMs
+     * of the rocBLAS gfx90a tuning table (the catalogue's [RB] file,
      * efficiency converted to time at 1.7 GHz; 217 shapes under 20 MFLOP)
      * take 9.6 us at the 10th percentile and 12.4 us at the median, so its
-     * launch and fill together are set to that floor, 9.5 us. CDNA3 keeps
-     * the NVIDIA-like value: no timed small MI300X GEMM is at hand. */
+     * launch and fill together are set to that floor, 9.5 us. A few
+     * matrix-vector shapes (1 x 256 x 1024..4000) run in 3-4 us there, so
+     * this is the cost of a small GEMM kernel, not of a bare dispatch; on
+     * the table's 895 shapes with M.N < 1M and K <= 2048 it takes the
+     * model from 40% optimistic to 10%. CDNA3 keeps the NVIDIA-like value:
+     * no timed small MI300X GEMM is at hand. */
     double launch_us;
     /* Pipeline fill: the first global loads of a block must arrive before
      * its first MMA (DRAM latency ~0.5-0.8 us), plus the epilogue's store. */
