@@ -51,8 +51,7 @@ def spearman(x, y):
 
 
 def usage(code):
-    print(__doc__.strip().split("\n\n")[0] + "\n\n" + __doc__.strip().split("\n\n", 1)[1],
-          file=sys.stderr if code else sys.stdout)
+    print(__doc__.strip(), file=sys.stderr if code else sys.stdout)
     sys.exit(code)
 
 
