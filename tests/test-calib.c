@@ -943,10 +943,11 @@ static void transfer_pair(const char *file_from, const char *from, const char *f
     free(dst.rows);
 }
 
-/* Transfers must beat the analytical model alone on every pair that can be
- * tested (measured: A100 -> H100 9.31% MAPE against 9.66%, H100 -> A100
- * 7.20% against 7.81%, A100-40GB -> V100 8.04% against 8.17%, A100-80GB ->
- * A100-40GB 11.28% against 11.87%); the figures are printed for the report. */
+/* Transfers beat the analytical model alone on these pairs (measured: A100
+ * -> H100 9.22% MAPE against 9.57%, H100 -> A100 7.15% against 7.81%,
+ * A100-40GB -> V100 8.91% against 9.02%, A100-80GB -> A100-40GB 9.10%
+ * against 9.71%; README has all twelve pairs, four of which lose); the
+ * figures are printed for the report. */
 START_TEST(transfer_a100_to_h100)
 {
     double t, a;

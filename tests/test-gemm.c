@@ -805,15 +805,30 @@ END_TEST
 
 START_TEST(accuracy_cookbook_bsweep)
 {
-    /* wall-slowest: 25 us of host time per call (as tilecast eval). */
-    check_accuracy("cookbook_gemm.csv", "mi250x", "bsweep", 1, 25.0, 0.0, TC_DTYPE_FP16, 28, 8.0,
+    /* wall-slowest: 28 us of host time per call (as tilecast eval). */
+    check_accuracy("cookbook_gemm.csv", "mi250x", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16, 28, 8.0,
                    0.90);
-    check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", "bsweep", 1, 25.0, 0.0, TC_DTYPE_FP16,
+    check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16,
                    28, 9.5, 0.25);
-    /* V100 strided-batched runs at its own rate (4.2% measured; its TFLOP/s
+    /* V100 strided-batched runs at its own rate (4.3% measured; its TFLOP/s
      * are flat at b >= 2, so the ranking is mostly noise). */
-    check_accuracy("cookbook_gemm.csv", "v100-sxm2-32gb", "bsweep", 1, 25.0, 0.0, TC_DTYPE_FP16,
+    check_accuracy("cookbook_gemm.csv", "v100-sxm2-32gb", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16,
                    24, 6.0, 0.45);
+}
+END_TEST
+
+/* Every cookbook row of a GPU, both sweeps (m_sweep: wall-avg-incl-launch,
+ * bsweep: wall-slowest, 28 us of host time each, as tilecast eval): the
+ * issue's target of 10% on every GPU and dtype. Measured 9.71 (A100-40GB),
+ * 9.73 (MI250X), 9.02 (V100); Spearman 0.63 / 0.94 / 0.85. */
+START_TEST(accuracy_cookbook_all)
+{
+    check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", NULL, 1, 28.0, 0.0, TC_DTYPE_FP16, 37,
+                   10.0, 0.60);
+    check_accuracy("cookbook_gemm.csv", "mi250x", NULL, 1, 28.0, 0.0, TC_DTYPE_FP16, 37, 10.0,
+                   0.90);
+    check_accuracy("cookbook_gemm.csv", "v100-sxm2-32gb", NULL, 1, 28.0, 0.0, TC_DTYPE_FP16, 33,
+                   10.0, 0.80);
 }
 END_TEST
 
@@ -868,6 +883,7 @@ Suite *gemm_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, accuracy_vidur);
     tcase_add_test(tc, accuracy_cookbook_bsweep);
+    tcase_add_test(tc, accuracy_cookbook_all);
     tcase_add_test(tc, accuracy_neusight_fp32);
     suite_add_tcase(s, tc);
     return s;

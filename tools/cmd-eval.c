@@ -56,7 +56,7 @@ const char cmd_eval_help[] =
     "by the row's `timing` method. Methods that bracket a host call include\n"
     "launch and synchronisation; a fixed host time per method is added to the\n"
     "analytical prediction (profiler-median 0 us; event-fastest5-mean +3 us,\n"
-    "at least 28 us; wall-avg-incl-launch +20 us; wall-slowest +25 us) and the\n"
+    "at least 28 us; wall-avg-incl-launch +28 us; wall-slowest +28 us) and the\n"
     "output says so; calibrated predictions and measurements already answer in\n"
     "the row's timing method. Nothing is fitted to the rows.\n"
     "\n"
