@@ -171,9 +171,9 @@ enum {
  * costs (µs): CUDA events around a PyTorch op add its launch gap and extra
  * kernels (the development set's event-timed rows never go below ~30 µs);
  * a wall clock with a synchronize per call adds ~18-36 µs depending on the
- * host (see typical_host_us below); the slowest of many calls as much. They matter
- * only for small data sets: a few dozen rows must not move a host cost far
- * from what the method costs. */
+ * host (see typical_host_us below); the slowest of many calls as much. They
+ * matter only for small data sets: a few dozen rows must not move a host
+ * cost far from what the method costs. */
 static const double prior_mean[P_COUNT] = {0, 0, 0, 0, 0, 0, 15, 30, 30};
 /* Kernel factors: tile configurations differ by some percent in MMA
  * efficiency, so their prior is narrow and they only move with many rows. */
