@@ -102,8 +102,8 @@ struct tc_calib_params {
     uint32_t kernel_hash[TC_CALIB_MAX_KERNELS];
     double kernel_scale[TC_CALIB_MAX_KERNELS];
     double c_compute_avg; /* c_compute times the kernel factor, geometric mean
-                           * over the compute-bound rows (what transfers to
-                           * another family, whose kernels differ) */
+                           * over the compute-bound rows: the compute scale
+                           * the data set averages to (information) */
     /* neighbour correction: Gaussian kernel length in log-shape units and
      * the prior weight that shrinks the correction towards 0 */
     double nb_length, nb_prior;
@@ -134,6 +134,9 @@ struct tc_calib_params {
     /* fingerprint of the analytical model the scales rescale (see
      * tc_calib_model_fingerprint); 0 if unknown */
     uint32_t model_fp;
+    /* host_us holds the timing methods' typical costs (a transfer), not
+     * fitted ones; never stored */
+    bool host_typical;
 };
 
 /* Serialises params as one line of "key=value" pairs (what the database

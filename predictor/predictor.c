@@ -805,7 +805,8 @@ static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dty
                  "transferred from %s %s measurements (%s family%s) to %s %s", src->gpu_id,
                  tc_dtype_name(src->dtype), tc_arch_name(src->arch),
                  e->same_family ? ", efficiencies as fitted"
-                                 : ", mean efficiencies as fitted",
+                                 : ", fixed costs and alignment as fitted, efficiencies "
+                                   "the model's own",
                  gpu->id, tc_dtype_name(dtype));
         return TC_OK;
     }
