@@ -195,6 +195,28 @@ expect 0 "sweep-ceiling" -- python3 "$ceiling" "$work/bump.csv" &&
     fail "sweep-ceiling: expected 5 rows at 26.57 % in one sweep: $(cat "$work/out")"
 expect 0 "sweep-ceiling on Vidur" -- python3 "$ceiling" "$vidur" &&
     has "$work/out" 'model+tp+vidur_op' "sweep-ceiling default sweep key"
+# with predictions: sweep s1 predicted 25 % too slow throughout, sweep s2
+# exact but for one row 50 % too fast: MAPE (7 x 25 + 50) / 14 = 16.07 %,
+# and with each sweep's median error removed only s2's odd row is left,
+# 50 / 14 = 3.57 %
+{
+    echo "gpu,dtype,op,batch,m,n,k,layout,time_us,sweep,pred_time_us"
+    for i in 0 1 2 3 4 5 6; do
+        t=$((100 << i))
+        p=$((t * 5 / 4)) q=$t
+        [ "$i" = 2 ] && q=$((t / 2))
+        echo "a100-sxm4-80gb,fp16,mm,1,$((1000 << i)),1024,1024,NN,$t,s1,$p"
+        echo "a100-sxm4-80gb,fp16,mm,1,$((1000 << i)),2048,1024,NN,$t,s2,$q"
+    done
+    echo "a100-sxm4-80gb,fp16,mm,1,64000,2048,1024,NN,6400,s2,"
+} >"$work/pred.csv"
+expect 0 "sweep-ceiling with predictions" -- python3 "$ceiling" "$work/pred.csv" &&
+    grep -Eq '^a100-sxm4-80gb +fp16 +14 +16\.07 +2 +3\.57$' "$work/out" ||
+    fail "sweep-ceiling: expected 14 rows, 16.07 % and 3.57 % with the oracle: $(cat "$work/out")"
+printf 'gpu,dtype,op,batch,m,n,k,layout,time_us,sweep,pred_time_us\na100-sxm4-80gb,fp16,mm,1,64,64,64,NN,30,s1,fast\n' \
+    >"$work/badpred.csv"
+expect 2 "sweep-ceiling bad prediction" -- python3 "$ceiling" "$work/badpred.csv" &&
+    has "$work/err" 'badpred.csv:2: pred_time_us' "sweep-ceiling names the bad prediction"
 expect 1 "sweep-ceiling usage" -- python3 "$ceiling" --bogus "$work/bump.csv"
 expect 2 "sweep-ceiling missing file" -- python3 "$ceiling" "$work/none.csv"
 expect 2 "sweep-ceiling no sweep column" -- python3 "$ceiling" "$work/bump.csv" --sweep nosuch

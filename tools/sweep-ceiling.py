@@ -20,6 +20,14 @@ these figures bound what to expect of any model on the rows' jaggedness
 (library heuristics, clocks, run-to-run noise). Rows measured below
 --min-time-us (default 20) are skipped, as eval skips them. The sweep
 columns default to `sweep` where the file has it, else model+tp+vidur_op.
+
+Given the per-row output of `tilecast eval --output` (the measured columns
+plus pred_time_us), it also prints, per GPU and dtype, the model's MAPE and
+the MAPE left after removing each sweep's own median log error from the
+model's predictions: an oracle no held-out calibration has, which shows how
+much of the model's error is a per-sweep bias and how much lies within the
+sweeps. Rows without a prediction (eval's failed rows) are left out of that
+table.
 Exit status: 0 ok, 1 usage, 2 bad input.
 """
 import csv
@@ -111,6 +119,8 @@ def main(argv):
             print(f"sweep-ceiling: {path}:1: no sweep column '{missing[0]}'", file=sys.stderr)
             sys.exit(2)
         sweeps = {}
+        has_pred = "pred_time_us" in header
+        model = {}  # (gpu, dtype) -> sweep key -> [(time, predicted)]
         for line, r in enumerate(rd, start=2):
             if not r.get("time_us"):
                 continue  # efficiency rows carry no time
@@ -128,6 +138,15 @@ def main(argv):
             key = (r["gpu"], r["dtype"]) + tuple(r[c] for c in cols)
             shape = (flops, r["batch"], r["m"], r["n"], r["k"], r.get("layout", ""))
             sweeps.setdefault(key, {}).setdefault(shape, []).append(t)
+            if has_pred and t >= min_time and r.get("pred_time_us"):
+                try:
+                    p = float(r["pred_time_us"])
+                except ValueError:
+                    print(f"sweep-ceiling: {path}:{line}: pred_time_us is not a number",
+                          file=sys.stderr)
+                    sys.exit(2)
+                if p > 0:
+                    model.setdefault(key[:2], {}).setdefault(key[2:], []).append((t, p))
 
     stats = {}
     for key, by_shape in sweeps.items():
@@ -167,6 +186,23 @@ def main(argv):
         print(f"{gpu:<16} {dtype:<6} {len(s['apes']):>6} "
               f"{sum(s['apes']) / len(s['apes']):>9.2f} {n:>7} "
               f"{rho[0] if n else float('nan'):>14.3f} {med:>17.3f}")
+    if has_pred:
+        print()
+        print("The model's predictions (pred_time_us), and the same with each sweep's own "
+              "median log error removed (an oracle).")
+        print(f"{'gpu':<16} {'dtype':<6} {'rows':>6} {'mape_pct':>9} {'sweeps':>7} "
+              f"{'oracle_mape_pct':>16}")
+        for (gpu, dtype), by_sweep in sorted(model.items()):
+            apes, oracle = [], []
+            for pairs in by_sweep.values():
+                logs = sorted(math.log(t / p) for t, p in pairs)
+                n = len(logs)
+                med = (logs[(n - 1) // 2] + logs[n // 2]) / 2
+                for t, p in pairs:
+                    apes.append(abs(p - t) / t * 100)
+                    oracle.append(abs(p * math.exp(med) - t) / t * 100)
+            print(f"{gpu:<16} {dtype:<6} {len(apes):>6} {sum(apes) / len(apes):>9.2f} "
+                  f"{len(by_sweep):>7} {sum(oracle) / len(oracle):>16.2f}")
     return 0
 
 
