@@ -6,7 +6,9 @@
  *   calibrated   this GPU and dtype have measured rows: the fitted model
  *                plus the neighbour correction;
  *   transferred  only another GPU (or a compatible dtype of this GPU) has
- *                rows: its fitted efficiencies moved through the specs;
+ *                rows: the target's spec with the source's fitted fixed
+ *                cost and alignment penalties, and its efficiencies within
+ *                one architecture family (tc_calib_transfer_params);
  *   analytical   nothing applicable: the model from the spec alone.
  *
  * Which databases: those added with tc_predictor_add_db; when none was
