@@ -193,6 +193,9 @@ expect 2 "hiden" predict model --gpu $H --config "$tmp/typo.yaml"
 expect 2 "missing.yaml" predict model --gpu $H --config "$tmp/missing.yaml"
 expect 2 "missing.csv" eval --input "$tmp/missing.csv"
 expect 2 "bad-time.csv" eval --input "$tmp/bad-time.csv"
+expect 2 "--dtype: unknown dtype 'fp7'" eval --input "$tmp/bad-time.csv" --dtype fp7
+expect 2 "--min-time-us: 'x'" eval --input "$tmp/bad-time.csv" --min-time-us x
+expect 1 "--dtype needs a value" eval --input "$tmp/bad-time.csv" --dtype
 expect 2 "bad-sweep.yaml:" collect --backend cpu --sweep "$tmp/bad-sweep.yaml" --dry-run
 expect 2 "missing.yaml" collect --backend cpu --sweep "$tmp/missing.yaml" --dry-run
 expect 2 "nope" advise --gpu nope --config "$MODEL"

@@ -493,19 +493,10 @@ int cmd_eval(int argc, char **argv)
             output = v;
         } else if (cli_flag_value(argc, argv, &i, "--min-time-us", &v)) {
             if (!cli_parse_double(cmd, "--min-time-us", v, 0, 1e12, &min_time_us))
-                return CLI_EXIT_USAGE;
-        } else if (cli_flag_value(argc, argv, &i, "--gpu", &v)) {
-            if (!v || !*v)
-                goto missing;
-            def.gpu_id = v;
-        } else if (cli_flag_value(argc, argv, &i, "--dtype", &v)) {
-            if (!v)
-                goto missing;
-            if (tc_dtype_parse(v, &def.dtype) < 0) {
-                cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
-            }
-            def.have_dtype = true;
+                return cli_value_status(v);
+        } else if ((pr = gemm_defaults_parse(cmd, argc, argv, &i, false, &def)) != 0) {
+            if (pr < 0)
+                return -pr;
         } else if (cli_flag_value(argc, argv, &i, "--group-by", &v)) {
             if (!v || !*v)
                 goto missing;

@@ -543,6 +543,42 @@ cleanup:
 /* predict gemm                                                             */
 /* ------------------------------------------------------------------------ */
 
+int gemm_defaults_parse(const char *cmd, int argc, char **argv, int *i, bool shape,
+                        struct gemm_defaults *d)
+{
+    const char *a = argv[*i], *v = NULL;
+
+    if (cli_flag_value(argc, argv, i, "--gpu", &v)) {
+        if (!v || !*v)
+            goto missing;
+        d->gpu_id = v;
+    } else if (cli_flag_value(argc, argv, i, "--dtype", &v)) {
+        if (!v)
+            goto missing;
+        if (tc_dtype_parse(v, &d->dtype) < 0) {
+            cli_error(cmd, "--dtype: %s", tc_last_error());
+            return -CLI_EXIT_INPUT;
+        }
+        d->have_dtype = true;
+    } else if (shape && cli_flag_value(argc, argv, i, "--layout", &v)) {
+        if (!v)
+            goto missing;
+        if (tc_layout_parse(v, &d->layout) < 0) {
+            cli_error(cmd, "--layout: %s", tc_last_error());
+            return -CLI_EXIT_INPUT;
+        }
+    } else if (shape && cli_flag_value(argc, argv, i, "--batch", &v)) {
+        if (!cli_parse_int(cmd, "--batch", v, 1, INT64_MAX, &d->batch))
+            return -cli_value_status(v);
+    } else {
+        return 0;
+    }
+    return 1;
+missing:
+    cli_error(cmd, "%s needs a value", a);
+    return -CLI_EXIT_USAGE;
+}
+
 static int cmd_predict_gemm(int argc, char **argv)
 {
     const char *cmd = "predict gemm";
@@ -572,28 +608,9 @@ static int cmd_predict_gemm(int argc, char **argv)
         } else if ((r = predictor_opts_parse(cmd, argc, argv, &i, &po)) != 0) {
             if (r < 0)
                 return CLI_EXIT_USAGE;
-        } else if (cli_flag_value(argc, argv, &i, "--gpu", &v)) {
-            if (!v || !*v)
-                goto missing;
-            def.gpu_id = v;
-        } else if (cli_flag_value(argc, argv, &i, "--dtype", &v)) {
-            if (!v)
-                goto missing;
-            if (tc_dtype_parse(v, &def.dtype) < 0) {
-                cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_INPUT;
-            }
-            def.have_dtype = true;
-        } else if (cli_flag_value(argc, argv, &i, "--layout", &v)) {
-            if (!v)
-                goto missing;
-            if (tc_layout_parse(v, &def.layout) < 0) {
-                cli_error(cmd, "--layout: %s", tc_last_error());
-                return CLI_EXIT_INPUT;
-            }
-        } else if (cli_flag_value(argc, argv, &i, "--batch", &v)) {
-            if (!cli_parse_int(cmd, "--batch", v, 1, INT64_MAX, &def.batch))
-                return cli_value_status(v);
+        } else if ((r = gemm_defaults_parse(cmd, argc, argv, &i, true, &def)) != 0) {
+            if (r < 0)
+                return -r;
         } else if (cli_flag_value(argc, argv, &i, "--lda", &v)) {
             if (!cli_parse_int(cmd, "--lda", v, 1, INT64_MAX, &ld[0]))
                 return cli_value_status(v);

@@ -22,6 +22,13 @@ struct gemm_defaults {
     long long batch;
 };
 
+/* Parses --gpu and --dtype at argv[*i], and with `shape` also --layout and
+ * --batch, into d. Returns 1 if consumed, 0 if argv[*i] is none of them,
+ * or minus the exit status after printing the error (a missing value is a
+ * usage error, a bad one an input error). */
+int gemm_defaults_parse(const char *cmd, int argc, char **argv, int *i, bool shape,
+                        struct gemm_defaults *d);
+
 /* Finds the columns; m, n and k are required. On error prints
  * "FILE:LINE: ..." for cmd and returns false. */
 bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields,
