@@ -163,6 +163,7 @@ run 0 "$TC" db check "$TMP/b.db"
 run 0 "$TC" db migrate "$TMP/b.db"
 run 0 "$TC" db bench --rows 20000 --batch 5000
 has out "rows/s"
-run 1 "$TC" db bench --rows 0
+run 2 "$TC" db bench --rows 0
+run 1 "$TC" db bench --rows
 
 finish cli-db

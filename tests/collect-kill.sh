@@ -28,9 +28,9 @@ done
 "$TILECAST_BIN" collect --backend gpu9 --sweep "$sweep" --db "$tmp/x.db" > /dev/null 2>&1
 [ $? -eq 1 ] || fail "unknown backend: not exit 1"
 "$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run --shard 4/4 > /dev/null 2>&1
-[ $? -eq 1 ] || fail "--shard 4/4: not exit 1"
+[ $? -eq 2 ] || fail "--shard 4/4: not exit 2 (an impossible value is input)"
 "$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run --rel-ci 0 > /dev/null 2>&1
-[ $? -eq 1 ] || fail "--rel-ci 0: not exit 1"
+[ $? -eq 2 ] || fail "--rel-ci 0: not exit 2 (an impossible value is input)"
 bad="$TILECAST_SOURCE_ROOT/tests/data/sweeps/bad-key.yaml"
 err=$("$TILECAST_BIN" collect --backend cpu --sweep "$bad" --db "$tmp/x.db" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "bad sweep: exit $rc, not 2"

@@ -91,13 +91,13 @@ static int bench_predict(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc) {
             if (!cli_parse_int(cmd, "--rows", argv[++i], 1000, 1000000000LL, &rows))
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
         } else if (strcmp(argv[i], "--gpu") == 0 && i + 1 < argc) {
             gpu_id = argv[++i];
         } else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
             if (tc_dtype_parse(argv[++i], &dtype) < 0) {
                 cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else {
             cli_error(cmd, "unknown argument '%s' (see 'tilecast bench --help')", argv[i]);

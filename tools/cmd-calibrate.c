@@ -150,7 +150,7 @@ int cmd_db_calibrate(int argc, char **argv)
                 gpu_filter = argv[++i];
             } else if (tc_dtype_parse(argv[++i], &dtype_filter) < 0) {
                 cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else if (strcmp(a, "--dry-run") == 0) {
             dry_run = true;
@@ -311,14 +311,14 @@ int cmd_bench_calibrated(int argc, char **argv)
         } else if (strcmp(a, "--dtype") == 0) {
             if (tc_dtype_parse(v, &dtype) < 0) {
                 cli_error(cmd, "--dtype: %s", tc_last_error());
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
             }
         } else if (strcmp(a, "--predictions") == 0) {
             if (!cli_parse_int(cmd, a, v, 1, 100000000, &n_pred))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else if (strcmp(a, "--opens") == 0) {
             if (!cli_parse_int(cmd, a, v, 1, 64, &n_open))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
         } else {
             cli_error(cmd, "unknown option '%s' (see tilecast bench calibrated --help)", a);
             return CLI_EXIT_USAGE;

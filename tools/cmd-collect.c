@@ -328,49 +328,49 @@ int cmd_collect(int argc, char **argv)
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--device", v, 0, 1024, &ll))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             o.device = (int)ll;
         } else if (cli_flag_value(argc, argv, &i, "--rel-ci", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_double("collect", "--rel-ci", v, 1e-6, 1.0, &d))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             o.harness.rel_ci = d;
         } else if (cli_flag_value(argc, argv, &i, "--max-time-per-shape-ms", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_double("collect", "--max-time-per-shape-ms", v, 0, 3.6e6, &d))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             o.harness.max_time_ms = d;
         } else if (cli_flag_value(argc, argv, &i, "--min-reps", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--min-reps", v, 1, 1000000, &ll))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             o.harness.min_reps = (int)ll;
         } else if (cli_flag_value(argc, argv, &i, "--max-reps", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--max-reps", v, 1, 1000000, &ll))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             o.harness.max_reps = (int)ll;
         } else if (cli_flag_value(argc, argv, &i, "--warmup", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--warmup", v, 0, 1000000, &ll))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             o.harness.warmup_reps = (int)ll;
         } else if (cli_flag_value(argc, argv, &i, "--commit-rows", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_int("collect", "--commit-rows", v, 1, 1000000, &ll))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             o.commit_rows = (int)ll;
         } else if (cli_flag_value(argc, argv, &i, "--progress-interval", &v)) {
             if (!v)
                 goto missing;
             if (!cli_parse_double("collect", "--progress-interval", v, 0, 86400, &d))
-                return CLI_EXIT_USAGE;
+                return cli_value_status(v);
             prog.interval_s = d;
         } else {
             cli_error("collect", "unknown argument '%s' (see 'tilecast collect --help')",
@@ -421,7 +421,7 @@ int cmd_collect(int argc, char **argv)
     }
     if (shard) {
         if ((err = tc_shard_parse(shard, &o.shard_index, &o.shard_count)) < 0)
-            return cli_error("collect", "--shard: %s", tc_last_error()), CLI_EXIT_USAGE;
+            return cli_error("collect", "--shard: %s", tc_last_error()), CLI_EXIT_INPUT;
     } else if (getenv("SLURM_ARRAY_TASK_ID") && getenv("SLURM_ARRAY_TASK_COUNT")) {
         long long id, count, min = 0;
         char text[64];
@@ -578,7 +578,7 @@ int cmd_bench_collector(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
             if (!cli_parse_int("bench collector", "--rows", argv[++i], 1, 100000000, &rows))
-                return CLI_EXIT_USAGE;
+                return CLI_EXIT_INPUT;
         } else {
             cli_error("bench collector", "unknown argument '%s'", argv[i]);
             return CLI_EXIT_USAGE;

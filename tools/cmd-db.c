@@ -578,13 +578,15 @@ static int db_bench(int argc, char **argv)
             fputs(cmd_db_help, stdout);
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "--rows") == 0) {
-            if (!flag_value(argc, argv, &i, &v) ||
-                !cli_parse_int(db_cmd, "--rows", v, 1, 100000000, &rows))
+            if (!flag_value(argc, argv, &i, &v))
                 return CLI_EXIT_USAGE;
+            if (!cli_parse_int(db_cmd, "--rows", v, 1, 100000000, &rows))
+                return CLI_EXIT_INPUT;
         } else if (strcmp(argv[i], "--batch") == 0) {
-            if (!flag_value(argc, argv, &i, &v) ||
-                !cli_parse_int(db_cmd, "--batch", v, 1, 100000000, &batch))
+            if (!flag_value(argc, argv, &i, &v))
                 return CLI_EXIT_USAGE;
+            if (!cli_parse_int(db_cmd, "--batch", v, 1, 100000000, &batch))
+                return CLI_EXIT_INPUT;
         } else {
             return usage("db bench: unknown argument '%s'", argv[i]);
         }
