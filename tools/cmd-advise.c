@@ -76,20 +76,20 @@ static json_t *cfg_json(const struct tc_model_config *c)
 int cmd_advise(int argc, char **argv)
 {
     const char *cmd = "advise";
-    const char *gpu_id = NULL, *db = NULL, *config = NULL, *v;
+    struct mcli_model_opts opt = {.train = -1};
+    const char *v;
     enum cli_format fmt = CLI_FORMAT_TABLE;
-    bool analytical = false, verbose = false, bad = false;
+    bool verbose = false, bad = false;
     double tol = 0.05;
     long long top = 10;
-    int train = -1, code = 0, err;
-    struct tc_model_config c, over;
+    int code = 0, err;
+    struct tc_model_config c;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
     struct tc_advice *adv = NULL;
     const struct tc_gpu *gpu;
     struct timespec t0, t1;
 
-    memset(&over, 0, sizeof(over));
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
 
@@ -97,20 +97,12 @@ int cmd_advise(int argc, char **argv)
             fputs(cmd_advise_help, stdout);
             return CLI_EXIT_OK;
         } else if (cli_parse_format(arg, &fmt)) {
-        } else if (strcmp(arg, "--analytical") == 0) {
-            analytical = true;
         } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
             verbose = true;
-        } else if (strcmp(arg, "--train") == 0) {
-            train = 1;
-        } else if (strcmp(arg, "--inference") == 0) {
-            train = 0;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
-            gpu_id = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
-            db = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--config", &v, &bad)) {
-            config = v;
+        } else if ((code = mcli_model_opt(cmd, argc, argv, &i, &opt)) != 0) {
+            if (code < 0)
+                return -code;
+            code = 0;
         } else if (mcli_opt(cmd, argc, argv, &i, "--params-tolerance", &v, &bad)) {
             if (!bad && !parse_tolerance(v, &tol)) {
                 cli_error(cmd, "--params-tolerance: '%s' is not a fraction in [0, 0.5] or a "
@@ -121,9 +113,6 @@ int cmd_advise(int argc, char **argv)
         } else if (mcli_opt(cmd, argc, argv, &i, "--top", &v, &bad)) {
             if (!bad && !cli_parse_int(cmd, "--top", v, 1, 100000, &top))
                 return cli_value_status(v);
-        } else if (mcli_override_flag(cmd, argc, argv, &i, &over, &code)) {
-            if (code)
-                return code;
         } else {
             cli_error(cmd, "unknown argument '%s' (see --help)", arg);
             return CLI_EXIT_USAGE;
@@ -131,10 +120,10 @@ int cmd_advise(int argc, char **argv)
         if (bad)
             return CLI_EXIT_USAGE;
     }
-    code = mcli_load_config(cmd, config, &over, train, &c);
+    code = mcli_load_config(cmd, &opt, &c);
     if (code)
         return code;
-    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    code = mcli_setup(cmd, opt.gpu_id, opt.analytical, opt.db, &specs, &p, &gpu);
     if (code)
         return code;
 

@@ -41,8 +41,11 @@ bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
     return true;
 }
 
-bool mcli_override_flag(const char *cmd, int argc, char **argv, int *i,
-                        struct tc_model_config *over, int *code)
+/* The overrides of a config file's values: --tp, --micro-batch, --seq.
+ * Returns true if argv[*i] was one; a missing or impossible value sets
+ * *code to the exit status (1 or 2). */
+static bool override_flag(const char *cmd, int argc, char **argv, int *i,
+                          struct tc_model_config *over, int *code)
 {
     static const struct {
         const char *name;
@@ -66,28 +69,52 @@ bool mcli_override_flag(const char *cmd, int argc, char **argv, int *i,
     return false;
 }
 
-int mcli_load_config(const char *cmd, const char *config, const struct tc_model_config *over,
-                     int train, struct tc_model_config *c)
+int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_model_opts *o)
+{
+    const char *arg = argv[*i], *v = NULL;
+    bool bad = false;
+    int code = 0;
+
+    if (strcmp(arg, "--analytical") == 0)
+        o->analytical = true;
+    else if (strcmp(arg, "--train") == 0)
+        o->train = 1;
+    else if (strcmp(arg, "--inference") == 0)
+        o->train = 0;
+    else if (mcli_opt(cmd, argc, argv, i, "--gpu", &v, &bad))
+        o->gpu_id = v;
+    else if (mcli_opt(cmd, argc, argv, i, "--db", &v, &bad))
+        o->db = v;
+    else if (mcli_opt(cmd, argc, argv, i, "--config", &v, &bad))
+        o->config = v;
+    else if (override_flag(cmd, argc, argv, i, &o->over, &code))
+        return code ? -code : 1;
+    else
+        return 0;
+    return bad ? -CLI_EXIT_USAGE : 1;
+}
+
+int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc_model_config *c)
 {
     int err;
 
-    if (!config) {
+    if (!o->config) {
         cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
         return CLI_EXIT_USAGE;
     }
-    err = tc_model_config_load(config, c);
+    err = tc_model_config_load(o->config, c);
     if (err < 0) {
         cli_fail(cmd, err);
         return CLI_EXIT_INPUT; /* an unreadable config is bad input too */
     }
-    if (over->tp)
-        c->tp = over->tp;
-    if (over->micro_batch)
-        c->micro_batch = over->micro_batch;
-    if (over->seq)
-        c->seq = over->seq;
-    if (train >= 0)
-        c->training = train;
+    if (o->over.tp)
+        c->tp = o->over.tp;
+    if (o->over.micro_batch)
+        c->micro_batch = o->over.micro_batch;
+    if (o->over.seq)
+        c->seq = o->over.seq;
+    if (o->train >= 0)
+        c->training = o->train;
     return 0;
 }
 
@@ -1074,11 +1101,12 @@ const char cmd_predict_model_help[] = MCLI_PREDICT_MODEL_HELP;
 int cmd_predict_model(int argc, char **argv)
 {
     const char *cmd = "predict model";
-    struct tc_model_config over, c;
+    struct mcli_model_opts o = {.train = -1};
+    struct tc_model_config c;
     enum cli_format fmt = CLI_FORMAT_TABLE;
-    const char *gpu_id = NULL, *db = NULL, *config = NULL, *v;
-    bool analytical = false, bad = false;
-    int train = -1, attention = -1;
+    const char *v;
+    bool bad = false;
+    int attention = -1;
     long long decode = 0;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
@@ -1086,7 +1114,6 @@ int cmd_predict_model(int argc, char **argv)
     const struct tc_gpu *gpu;
     int code = 0, err;
 
-    memset(&over, 0, sizeof(over));
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
 
@@ -1094,18 +1121,10 @@ int cmd_predict_model(int argc, char **argv)
             fputs(cmd_predict_model_help, stdout);
             return CLI_EXIT_OK;
         } else if (cli_parse_format(arg, &fmt)) {
-        } else if (strcmp(arg, "--analytical") == 0) {
-            analytical = true;
-        } else if (strcmp(arg, "--train") == 0) {
-            train = 1;
-        } else if (strcmp(arg, "--inference") == 0) {
-            train = 0;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
-            gpu_id = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--db", &v, &bad)) {
-            db = v;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--config", &v, &bad)) {
-            config = v;
+        } else if ((code = mcli_model_opt(cmd, argc, argv, &i, &o)) != 0) {
+            if (code < 0)
+                return -code;
+            code = 0;
         } else if (mcli_opt(cmd, argc, argv, &i, "--attention", &v, &bad)) {
             if (bad)
                 return CLI_EXIT_USAGE;
@@ -1117,9 +1136,6 @@ int cmd_predict_model(int argc, char **argv)
                 cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
                 return CLI_EXIT_INPUT;
             }
-        } else if (mcli_override_flag(cmd, argc, argv, &i, &over, &code)) {
-            if (code)
-                return code;
         } else if (mcli_opt(cmd, argc, argv, &i, "--decode", &v, &bad)) {
             if (bad || !cli_parse_int(cmd, "--decode", v, 1, 1 << 24, &decode))
                 return cli_value_status(v);
@@ -1130,16 +1146,16 @@ int cmd_predict_model(int argc, char **argv)
         if (bad)
             return CLI_EXIT_USAGE;
     }
-    if (decode && train == 1) {
+    if (decode && o.train == 1) {
         cli_error(cmd, "--decode is inference; it cannot be combined with --train");
         return CLI_EXIT_USAGE;
     }
-    code = mcli_load_config(cmd, config, &over, train, &c);
+    code = mcli_load_config(cmd, &o, &c);
     if (code)
         return code;
     if (attention >= 0)
         c.attention = (enum tc_attn_impl)attention;
-    code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
+    code = mcli_setup(cmd, o.gpu_id, o.analytical, o.db, &specs, &p, &gpu);
     if (code)
         return code;
     if (decode)

@@ -91,17 +91,24 @@ bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
  * value is impossible: exit status 2). */
 int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_model_config *c);
 
-/* The overrides of a config file's values that predict model and advise
- * take: --tp, --micro-batch, --seq. Returns true if argv[*i] was one; a
- * missing or impossible value sets *code to the exit status (1 or 2). */
-bool mcli_override_flag(const char *cmd, int argc, char **argv, int *i,
-                        struct tc_model_config *over, int *code);
+/* The options predict model and advise share. */
+struct mcli_model_opts {
+    const char *gpu_id, *db, *config;
+    bool analytical;
+    int train;                   /* --train 1, --inference 0, else -1: the file's mode */
+    struct tc_model_config over; /* --tp, --micro-batch, --seq (0: the file's) */
+};
 
-/* Loads --config FILE into *c, then applies the non-zero overrides of *over
- * and --train/--inference (train 1/0; -1 keeps the file's mode). Returns 0
- * or an exit status after printing the error. */
-int mcli_load_config(const char *cmd, const char *config, const struct tc_model_config *over,
-                     int train, struct tc_model_config *c);
+/* Parses --gpu, --db, --config, --analytical, --train, --inference, --tp,
+ * --micro-batch and --seq at argv[*i] into o (set o->train to -1 first).
+ * Returns 1 if argv[*i] was one, 0 if not, or minus the exit status after
+ * printing the error (1 for a missing value, 2 for an impossible one). */
+int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_model_opts *o);
+
+/* Loads o->config into *c, then applies o's overrides and its
+ * --train/--inference. Returns 0 or an exit status after printing the
+ * error. */
+int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc_model_config *c);
 
 /* Loads specs, finds the GPU and builds a predictor (analytical only when
  * asked; db may be NULL). Returns an exit code; on success the caller frees
