@@ -20,9 +20,12 @@ const char cmd_advise_help[] =
     "intermediate size, micro-batch x1/x2, tensor-parallel degree t and t/2) whose\n"
     "parameter count is within the tolerance, predicts each (GEMMs through the\n"
     "GEMM predictor, attention through its tile model) and ranks them by predicted\n"
-    "tokens/s per GPU. Each candidate names the operation that gained most, the\n"
-    "mechanism its GEMM prediction shows (tensor-core alignment, tile quantization,\n"
-    "wave quantization, occupancy) and the paper's guidelines it satisfies:\n"
+    "speedup: tokens/s per GPU over the baseline's, times the candidate's parameter\n"
+    "count over the baseline's (a token of a smaller model is less work, not a\n"
+    "speedup); within 0.5% the smaller change ranks first. Each candidate names\n"
+    "the operation that gained most, the mechanism its GEMM prediction shows\n"
+    "(tensor-core alignment, tile quantization, wave quantization, occupancy) and\n"
+    "the paper's guidelines it satisfies:\n"
     "  1 vocabulary divisible by 64        2 micro-batch as large as possible\n"
     "  3 b*s, h/a, h/t divisible by powers of two (h/a up to 64)\n"
     "  4 (b*a)/t an integer                5 tensor-parallel degree as small as possible\n"
@@ -209,7 +212,8 @@ int cmd_advise(int argc, char **argv)
                        100 * tol);
             else
                 printf("Predicted faster shapes within %.1f%% of the parameters (speedup = "
-                       "tokens/s per GPU over the baseline):\n",
+                       "tokens/s per GPU over the baseline's, times params over the "
+                       "baseline's: the same work per token):\n",
                        100 * tol);
         }
         cli_table_print(t, stdout, fmt);
