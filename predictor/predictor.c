@@ -774,6 +774,17 @@ static const char *db_list_gpus(struct tc_predictor *p, char *buf, size_t len)
     return buf;
 }
 
+/* Whether transferred parameters across families are the analytical model
+ * itself: no fixed-cost scale and no alignment penalty was fitted (a
+ * source of wall-clock rows only). */
+static bool transfers_nothing(const struct tc_calib_params *x)
+{
+    for (int j = 1; j < TC_CALIB_ALIGN_CLASSES; j++)
+        if (x->align_factor[j] != 1)
+            return false;
+    return x->c_overhead == 1;
+}
+
 static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype dtype,
                    struct entry **out)
 {
@@ -806,9 +817,12 @@ static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dty
         snprintf(e->note, sizeof(e->note),
                  "transferred from %s %s measurements (%s family%s) to %s %s", src->gpu_id,
                  tc_dtype_name(src->dtype), tc_arch_name(src->arch),
-                 e->same_family ? ", efficiencies as fitted"
-                                 : ", fixed costs and alignment as fitted, efficiencies "
-                                   "the model's own",
+                 e->same_family            ? ", efficiencies as fitted"
+                 : transfers_nothing(&e->xfer) ? "; a fit without kernel-timed rows has "
+                                                 "nothing that crosses families, so the "
+                                                 "time is the analytical model's"
+                                               : ", fixed costs and alignment as fitted, "
+                                                 "efficiencies the model's own",
                  gpu->id, tc_dtype_name(dtype));
         return TC_OK;
     }

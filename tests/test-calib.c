@@ -1019,10 +1019,21 @@ END_TEST
 START_TEST(transfer_wall_clock_across_families)
 {
     double t, a;
+    struct tc_predictor *p;
+    struct tc_gemm_query q = {1024, 1024, 1024, 1, TC_DTYPE_FP16, TC_LAYOUT_NN, 0, 0, 0};
+    struct tc_gemm_prediction pr;
 
     transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "cookbook_gemm.csv", "v100-sxm2-32gb",
                   &t, &a, NULL);
     ck_assert_double_eq_tol(t, a, 1e-9 * a);
+    /* and the note says so (transfer_pair left the source's database) */
+    p = tc_predictor_new(specs);
+    ck_assert_int_eq(tc_predictor_add_db(p, tmp_path(3)), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, tc_specs_find(specs, "v100-sxm2-32gb"), &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_msg(strstr(tc_predictor_note(p), "nothing that crosses families"), "%s",
+                  tc_predictor_note(p));
+    tc_predictor_free(p);
 }
 END_TEST
 
