@@ -774,15 +774,17 @@ static const char *db_list_gpus(struct tc_predictor *p, char *buf, size_t len)
     return buf;
 }
 
-/* Whether transferred parameters across families are the analytical model
- * itself: no fixed-cost scale and no alignment penalty was fitted (a
- * source of wall-clock rows only). */
+/* Whether transferred parameters leave the analytical model as it is:
+ * every scale at 1 and no kernel factor (across families, a source of
+ * wall-clock rows only, whose fit has no fixed-cost scale or alignment
+ * penalty). Judged on the parameters themselves, not on the rule that
+ * made them. */
 static bool transfers_nothing(const struct tc_calib_params *x)
 {
     for (int j = 1; j < TC_CALIB_ALIGN_CLASSES; j++)
         if (x->align_factor[j] != 1)
             return false;
-    return x->c_overhead == 1;
+    return x->c_compute == 1 && x->c_memory == 1 && x->c_overhead == 1 && x->n_kernels == 0;
 }
 
 static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype dtype,
