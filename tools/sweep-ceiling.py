@@ -146,7 +146,8 @@ def main(argv):
                           file=sys.stderr)
                     sys.exit(2)
                 if p > 0:
-                    model.setdefault(key[:2], {}).setdefault(key[2:], []).append((t, p))
+                    model.setdefault(key[:2], {}).setdefault(key[2:], []).append(
+                        (t, p, r["m"], r["n"], r["k"], r["batch"]))
 
     stats = {}
     for key, by_shape in sweeps.items():
@@ -188,21 +189,35 @@ def main(argv):
               f"{rho[0] if n else float('nan'):>14.3f} {med:>17.3f}")
     if has_pred:
         print()
-        print("The model's predictions (pred_time_us), and the same with each sweep's own "
-              "median log error removed (an oracle).")
+        print("The model's predictions (pred_time_us); the same with each sweep's own median "
+              "log error removed (an oracle);")
+        print("and that oracle plus the median step profile of the sweeps sharing the row's n or k "
+              "(at the same m and batch).")
         print(f"{'gpu':<16} {'dtype':<6} {'rows':>6} {'mape_pct':>9} {'sweeps':>7} "
-              f"{'oracle_mape_pct':>16}")
+              f"{'oracle_mape_pct':>16} {'oracle_profile_mape_pct':>24}")
         for (gpu, dtype), by_sweep in sorted(model.items()):
-            apes, oracle = [], []
-            for pairs in by_sweep.values():
-                logs = sorted(math.log(t / p) for t, p in pairs)
+            apes, oracle, profiled = [], [], []
+            bias, at = {}, {}  # sweep -> median log error; (m, batch) -> [(sweep, n, k, e)]
+            for sk, rows in by_sweep.items():
+                logs = sorted(math.log(t / p) for t, p, *_ in rows)
                 n = len(logs)
-                med = (logs[(n - 1) // 2] + logs[n // 2]) / 2
-                for t, p in pairs:
+                bias[sk] = (logs[(n - 1) // 2] + logs[n // 2]) / 2
+                for t, p, m, nn, kk, b in rows:
+                    at.setdefault((m, b), []).append((sk, nn, kk, math.log(t / p) - bias[sk]))
+            for sk, rows in by_sweep.items():
+                for t, p, m, nn, kk, b in rows:
                     apes.append(abs(p - t) / t * 100)
-                    oracle.append(abs(p * math.exp(med) - t) / t * 100)
+                    po = p * math.exp(bias[sk])
+                    oracle.append(abs(po - t) / t * 100)
+                    rel = sorted(e for s2, n2, k2, e in at[(m, b)]
+                                 if s2 != sk and (n2 == nn or k2 == kk))
+                    if rel:
+                        h = len(rel)
+                        po *= math.exp((rel[(h - 1) // 2] + rel[h // 2]) / 2)
+                    profiled.append(abs(po - t) / t * 100)
             print(f"{gpu:<16} {dtype:<6} {len(apes):>6} {sum(apes) / len(apes):>9.2f} "
-                  f"{len(by_sweep):>7} {sum(oracle) / len(oracle):>16.2f}")
+                  f"{len(by_sweep):>7} {sum(oracle) / len(oracle):>16.2f} "
+                  f"{sum(profiled) / len(profiled):>24.2f}")
     return 0
 
 
