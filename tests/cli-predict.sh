@@ -70,6 +70,12 @@ has out "--lda"
 # --- bad input and usage -------------------------------------------------------
 run 2 "$TC" predict gemm --gpu a100-sxm4-80gb 0 64 64
 has err "M: 0 is out of range"
+run 2 "$TC" predict gemm --gpu a100-sxm4-80gb -- 64 -5 64
+has err "N: -5 is out of range"
+run 0 "$TC" predict gemm --gpu a100-sxm4-80gb --json -- 64 64 64
+has out '"m": 64'
+run 1 "$TC" predict gemm --gpu a100-sxm4-80gb -- 64 64 64 --json
+has err "too many arguments: '--json'"
 run 2 "$TC" predict gemm --gpu v100-sxm2-32gb --dtype bf16 64 64 64
 has err "bf16 is not supported by v100-sxm2-32gb"
 run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp8 64 64 64

@@ -46,6 +46,7 @@ const char cmd_predict_help[] =
     "  --json, --csv   machine-readable output (default: a table)\n"
     "  --analytical    ignore every database: the analytical model only\n"
     "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"
+    "  --              ends the options: M N K follow\n"
     "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"
     "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"
     "                  lda, ldb, ldc are optional and override the flags per row.\n"
@@ -579,6 +580,22 @@ missing:
     return -CLI_EXIT_USAGE;
 }
 
+/* One of the positional M N K. Shapes are input: a bad one is an input
+ * error (exit 2). */
+static int gemm_dim(const char *cmd, const char *a, long long dims[3], int *ndims)
+{
+    static const char *const names[] = {"M", "N", "K"};
+
+    if (*ndims >= 3) {
+        cli_error(cmd, "too many arguments: '%s' (expected M N K)", a);
+        return CLI_EXIT_USAGE;
+    }
+    if (!cli_parse_int(cmd, names[*ndims], a, 1, INT64_MAX, &dims[*ndims]))
+        return CLI_EXIT_INPUT;
+    (*ndims)++;
+    return CLI_EXIT_OK;
+}
+
 static int cmd_predict_gemm(int argc, char **argv)
 {
     const char *cmd = "predict gemm";
@@ -589,6 +606,7 @@ static int cmd_predict_gemm(int argc, char **argv)
     enum cli_format fmt = CLI_FORMAT_TABLE;
     long long dims[3], ld[3] = {0, 0, 0};
     int ndims = 0, rc;
+    bool opts_done = false;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
 
@@ -596,7 +614,12 @@ static int cmd_predict_gemm(int argc, char **argv)
         const char *a = argv[i], *v = NULL;
         int r;
 
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (opts_done) {
+            if ((rc = gemm_dim(cmd, a, dims, &ndims)) != CLI_EXIT_OK)
+                return rc;
+        } else if (strcmp(a, "--") == 0) {
+            opts_done = true; /* what follows is M N K, even "-5" */
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(cmd_predict_help, stdout);
             return CLI_EXIT_OK;
         } else if (cli_parse_format(a, &fmt)) {
@@ -631,17 +654,8 @@ static int cmd_predict_gemm(int argc, char **argv)
         } else if (a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9')) {
             cli_error(cmd, "unknown option '%s' (see 'tilecast predict --help')", a);
             return CLI_EXIT_USAGE;
-        } else {
-            const char *names[] = {"M", "N", "K"};
-
-            if (ndims >= 3) {
-                cli_error(cmd, "too many arguments: '%s' (expected M N K)", a);
-                return CLI_EXIT_USAGE;
-            }
-            /* Shapes are input: a bad one is an input error (exit 2). */
-            if (!cli_parse_int(cmd, names[ndims], a, 1, INT64_MAX, &dims[ndims]))
-                return CLI_EXIT_INPUT;
-            ndims++;
+        } else if ((rc = gemm_dim(cmd, a, dims, &ndims)) != CLI_EXIT_OK) {
+            return rc;
         }
         continue;
 missing:
