@@ -58,6 +58,12 @@ def spearman(x, y):
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
 
 
+def median(v):
+    """The median of a sorted list (NaN if empty)."""
+    n = len(v)
+    return (v[(n - 1) // 2] + v[n // 2]) / 2 if n else float("nan")
+
+
 def usage(code):
     print(__doc__.strip(), file=sys.stderr if code else sys.stdout)
     sys.exit(code)
@@ -183,7 +189,7 @@ def main(argv):
             continue
         rho = sorted(s["rho"])
         n = len(rho)
-        med = (rho[(n - 1) // 2] + rho[n // 2]) / 2 if n else float("nan")
+        med = median(rho)
         print(f"{gpu:<16} {dtype:<6} {len(s['apes']):>6} "
               f"{sum(s['apes']) / len(s['apes']):>9.2f} {n:>7} "
               f"{rho[0] if n else float('nan'):>14.3f} {med:>17.3f}")
@@ -199,9 +205,7 @@ def main(argv):
             apes, oracle, profiled = [], [], []
             bias, at = {}, {}  # sweep -> median log error; (m, batch) -> [(sweep, n, k, e)]
             for sk, rows in by_sweep.items():
-                logs = sorted(math.log(t / p) for t, p, *_ in rows)
-                n = len(logs)
-                bias[sk] = (logs[(n - 1) // 2] + logs[n // 2]) / 2
+                bias[sk] = median(sorted(math.log(t / p) for t, p, *_ in rows))
                 for t, p, m, nn, kk, b in rows:
                     at.setdefault((m, b), []).append((sk, nn, kk, math.log(t / p) - bias[sk]))
             for sk, rows in by_sweep.items():
@@ -212,8 +216,7 @@ def main(argv):
                     rel = sorted(e for s2, n2, k2, e in at[(m, b)]
                                  if s2 != sk and (n2 == nn or k2 == kk))
                     if rel:
-                        h = len(rel)
-                        po *= math.exp((rel[(h - 1) // 2] + rel[h // 2]) / 2)
+                        po *= math.exp(median(rel))
                     profiled.append(abs(po - t) / t * 100)
             print(f"{gpu:<16} {dtype:<6} {len(apes):>6} {sum(apes) / len(apes):>9.2f} "
                   f"{len(by_sweep):>7} {sum(oracle) / len(oracle):>16.2f} "
