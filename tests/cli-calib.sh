@@ -2,12 +2,12 @@
 # Calibrated prediction through the tilecast command: measured, calibrated,
 # transferred and analytical sources, `db calibrate` storing what it
 # fitted, `bench calibrated`, and tools/holdout-eval.sh, on a slice of the
-# shared measured data ($TILECAST_SHARED_DATA).
+# vendored measured data ($TILECAST_MEASURED_DATA).
 set -u
 
 : "${TILECAST_BIN:?run through meson test}"
 : "${TILECAST_SOURCE_ROOT:?run through meson test}"
-data="${TILECAST_SHARED_DATA:-}"
+data="${TILECAST_MEASURED_DATA:-}"
 vidur="$data/vidur_gemm.csv"
 if [ ! -r "$vidur" ]; then
     echo "FAIL: the measured data is required: $vidur is not readable" >&2

@@ -4,10 +4,10 @@
 # codes.
 set -u
 : "${TILECAST_BIN:?TILECAST_BIN is not set}" "${TILECAST_SOURCE_ROOT:?TILECAST_SOURCE_ROOT is not set}"
-: "${TILECAST_SHARED_DATA:?TILECAST_SHARED_DATA is not set}"
+: "${TILECAST_MEASURED_DATA:?TILECAST_MEASURED_DATA is not set}"
 . "$(dirname "$0")/lib.sh"
 DATA=$TILECAST_SOURCE_ROOT/tests/data/gemm
-MEASURED=$TILECAST_SHARED_DATA
+MEASURED=$TILECAST_MEASURED_DATA
 
 # value of column NAME in the first data row of CSV file F
 csv_value() {

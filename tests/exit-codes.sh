@@ -256,8 +256,8 @@ PY
     formats predict layer --gpu $H --hidden 4096 --heads 32 --seq 1024 --micro-batch 1
     formats predict model --gpu $H --config "$MODEL"
     formats advise --gpu $H --config "$MODEL" --top 3
-    if [ -n "${TILECAST_SHARED_DATA:-}" ] && [ -f "$TILECAST_SHARED_DATA/cookbook_gemm.csv" ]; then
-        formats eval --input "$TILECAST_SHARED_DATA/cookbook_gemm.csv"
+    if [ -n "${TILECAST_MEASURED_DATA:-}" ] && [ -f "$TILECAST_MEASURED_DATA/cookbook_gemm.csv" ]; then
+        formats eval --input "$TILECAST_MEASURED_DATA/cookbook_gemm.csv"
     fi
 else
     echo "python3 not found: --json/--csv checks skipped"

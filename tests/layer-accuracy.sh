@@ -1,5 +1,5 @@
 #!/bin/bash
-# Layer-level accuracy on the shared Vidur profiles ($TILECAST_SHARED_DATA):
+# Layer-level accuracy on the vendored Vidur profiles ($TILECAST_MEASURED_DATA):
 # the predicted sum of each layer's four GEMMs (QKV, output projection, MLP
 # up and down) against the measured sum, per GPU and model.
 #   - analytical model alone: MAPE <= 10 % on every GPU and model;
@@ -14,7 +14,7 @@ set -u
 
 : "${TILECAST_BIN:?run through meson test}"
 : "${TILECAST_SOURCE_ROOT:?run through meson test}"
-vidur="${TILECAST_SHARED_DATA:-}/vidur_gemm.csv"
+vidur="${TILECAST_MEASURED_DATA:-}/vidur_gemm.csv"
 if [ ! -r "$vidur" ]; then
     echo "FAIL: the measured data is required: $vidur is not readable" >&2
     exit 1

@@ -1,6 +1,6 @@
 /* Calibration: the robust fit on synthetic rows with known parameters, the
  * stored-parameter format, and on the measured development data
- * ($TILECAST_SHARED_DATA): held-out accuracy, exact lookups, source labels,
+ * ($TILECAST_MEASURED_DATA): held-out accuracy, exact lookups, source labels,
  * interval coverage, stored calibrations and their versions, databases of
  * another GPU, empty databases and cross-GPU transfer. */
 #include "config.h"
@@ -17,7 +17,7 @@
 #include "tilecast/tilecast.h"
 
 /* ------------------------------------------------------------------------ */
-/* Measured rows from the shared CSV files                                   */
+/* Measured rows from the vendored CSV files                                  */
 /* ------------------------------------------------------------------------ */
 
 struct mrow {
@@ -38,7 +38,7 @@ static struct tc_specs *specs;
 
 static const char *shared_path(const char *file, char *buf, size_t len)
 {
-    const char *dir = getenv("TILECAST_SHARED_DATA");
+    const char *dir = getenv("TILECAST_MEASURED_DATA");
 
     if (!dir || !*dir)
         return NULL;
@@ -61,7 +61,7 @@ static struct mset load_rows(const char *file, const char *gpu)
                                            "k",   "layout", "time_us", "timing", "op"};
 
     ck_assert_msg(shared_path(file, path, sizeof(path)),
-                  "TILECAST_SHARED_DATA/%s is missing: the measured data is required", file);
+                  "TILECAST_MEASURED_DATA/%s is missing: the measured data is required", file);
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     csv = tc_csv_new(f, path);
@@ -162,7 +162,7 @@ static size_t make_db(const char *path, const struct mset *set, bool (*keep)(con
             info.kind = "imported";
             info.backend = "csv";
             info.timing = r->timing;
-            info.source = "test fixture from the shared measured data";
+            info.source = "test fixture from the vendored measured data";
             info.config_hash = r->timing;
             ck_assert_int_eq(tc_db_add_run(db, &info, &runs[j].id), TC_OK);
             snprintf(runs[j].gpu, sizeof(runs[j].gpu), "%s", r->gpu);

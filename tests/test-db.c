@@ -909,7 +909,7 @@ START_TEST(import_cookbook)
                      TC_OK);
     ck_assert_int_eq(st.rows, 4);
     /* "32x4096x32: 0.213": the cookbook's n (4096) is the reduction, so k;
-     * the time is derived from the TFLOP/s as in the shared CSV (39.3831) */
+     * the time is derived from the TFLOP/s as in the vendored CSV (39.3831) */
     ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 32,
                                        32, 4096, 1, &r),
                      TC_OK);

@@ -2,7 +2,7 @@
  * its errors, occupancy / tile / wave arithmetic on hand-computed cases,
  * monotonicity and sanity properties, the alignment cliffs of the paper, bad
  * inputs, thread safety, and an accuracy regression on a fixed subset of the
- * measured data (via $TILECAST_SHARED_DATA). Fixtures: tests/data/gemm/. */
+ * measured data (via $TILECAST_MEASURED_DATA). Fixtures: tests/data/gemm/. */
 #include "config.h"
 
 #include <check.h>
@@ -715,7 +715,7 @@ static struct acc accuracy_of(const char *file, const char *gpu_id, const char *
                               int stride, double host_us, double floor_us,
                               enum tc_dtype dtype)
 {
-    const char *dir = getenv("TILECAST_SHARED_DATA");
+    const char *dir = getenv("TILECAST_MEASURED_DATA");
     char path[4096];
     FILE *f;
     struct tc_csv *csv;
@@ -724,7 +724,7 @@ static struct acc accuracy_of(const char *file, const char *gpu_id, const char *
     long row = 0;
     struct acc a = {0};
 
-    ck_assert_msg(dir && *dir, "TILECAST_SHARED_DATA is not set (run through meson test)");
+    ck_assert_msg(dir && *dir, "TILECAST_MEASURED_DATA is not set (run through meson test)");
     snprintf(path, sizeof(path), "%s/%s", dir, file);
     f = fopen(path, "r");
     ck_assert_msg(f != NULL, "cannot open %s", path);

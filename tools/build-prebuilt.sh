@@ -1,29 +1,56 @@
 #!/bin/bash
-# Builds db/prebuilt/<gpu-id>.db from the measured-data CSVs with
-# `tilecast db import`, reproducibly: the same inputs and tilecast give
-# byte-identical files (timestamps come from SOURCE_DATE_EPOCH).
+# Builds db/prebuilt/<gpu-id>.db from the vendored measurements in
+# db/sources/ with `tilecast db import`, reproducibly: the same inputs and
+# tilecast give byte-identical files (timestamps come from SOURCE_DATE_EPOCH).
 #
-#   tools/build-prebuilt.sh MEASURED_DIR [BUILD_DIR [OUT_DIR]]
+#   tools/build-prebuilt.sh [--measured DIR] [BUILD_DIR [OUT_DIR]]
 #
-# MEASURED_DIR holds vidur_gemm.csv, neusight_gemm.csv and cookbook_gemm.csv
-# (see db/prebuilt/README.md for what is imported and why the rest is not);
-# BUILD_DIR is a configured build with tools/tilecast (default: build);
-# OUT_DIR receives the files (default: db/prebuilt of this tree).
+# The clone alone is enough: db/sources/*.csv.xz are decompressed into a
+# temporary folder. --measured DIR reads uncompressed CSVs from DIR instead
+# (vidur_gemm.csv, neusight_gemm.csv, cookbook_gemm.csv; db/prebuilt/README.md
+# says what is imported and why the rest is not). BUILD_DIR is a configured
+# build with tools/tilecast (default: build); OUT_DIR receives the files
+# (default: db/prebuilt of this tree).
 set -euo pipefail
 
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
-if [ $# -lt 1 ] || [ $# -gt 3 ]; then
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+measured=
+case "${1:-}" in
+-h | --help) usage; exit 0 ;;
+--measured)
+    [ $# -ge 2 ] || { usage >&2; exit 1; }
+    measured=$2
+    shift 2
+    ;;
+-*) echo "build-prebuilt: unknown option $1" >&2; usage >&2; exit 1 ;;
+esac
+if [ $# -gt 2 ]; then
     usage >&2
     exit 1
 fi
-measured=$1
-build=${2:-build}
+build=${1:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
-out=${3:-$here/db/prebuilt}
-tc=$build/tools/tilecast
+out=${2:-$here/db/prebuilt}
+tc=$(cd "$build" 2>/dev/null && pwd)/tools/tilecast || tc=$build/tools/tilecast
 [ -x "$tc" ] || { echo "build-prebuilt: $tc not found: build tilecast first" >&2; exit 1; }
 [ -d "$out" ] || { echo "build-prebuilt: $out is not a directory" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -z "$measured" ]; then
+    command -v xz >/dev/null || { echo "build-prebuilt: xz is not installed (apt-get install xz-utils)" >&2; exit 1; }
+    measured=$tmp/sources
+    mkdir "$measured"
+    for f in vidur_gemm.csv neusight_gemm.csv cookbook_gemm.csv; do
+        src=$here/db/sources/$f.xz
+        [ -r "$src" ] || { echo "build-prebuilt: $src is missing" >&2; exit 1; }
+        xz -dc "$src" >"$measured/$f"
+    done
+    # the vendored files are checked against the checksums taken when they were copied
+    (cd "$measured" && grep -E ' (vidur_gemm|neusight_gemm|cookbook_gemm)\.csv$' \
+        "$here/db/sources/SHA256SUMS" | sha256sum --quiet -c -) ||
+        { echo "build-prebuilt: db/sources/ does not match db/sources/SHA256SUMS" >&2; exit 1; }
+fi
 for f in vidur_gemm.csv neusight_gemm.csv cookbook_gemm.csv; do
     [ -r "$measured/$f" ] || { echo "build-prebuilt: $measured/$f is missing" >&2; exit 1; }
 done
@@ -34,12 +61,9 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1767225600}
 unset TILECAST_SPECS_PATH
 export TILECAST_DATA_DIR=$here
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
 # gpu-id  file (rows of that GPU are taken from it)
 while read -r gpu file; do
-    "$tc" db import --format csv --gpu "$gpu" "$measured/$file" --into "$tmp/$gpu.db" >"$tmp/log"
+    (cd "$measured" && "$tc" db import --format csv --gpu "$gpu" "$file" --into "$tmp/$gpu.db") >"$tmp/log"
     sed "s|$tmp/||" "$tmp/log"
     # fit once here, so a predictor opening the file read-only never refits
     "$tc" db calibrate "$tmp/$gpu.db" >/dev/null

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 packages=(
     build-essential meson ninja-build pkg-config clang
     libsqlite3-dev libyaml-dev libjansson-dev check libopenblas-dev
-    sqlite3 valgrind gnuplot-nox python3 slurm-wlm munge
+    sqlite3 valgrind gnuplot-nox python3 slurm-wlm munge xz-utils
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -17,7 +17,7 @@ H100 = "h100-sxm5-80gb"
 SOURCE_ROOT = os.environ.get("TILECAST_SOURCE_ROOT") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 TILECAST_BIN = os.environ.get("TILECAST_BIN")
-SHARED = os.environ.get("TILECAST_SHARED_DATA")
+SHARED = os.environ.get("TILECAST_MEASURED_DATA")
 PREDICTION_SOURCES = ("calibrated", "transferred", "analytical")
 
 
@@ -403,7 +403,7 @@ class TestDatabase(unittest.TestCase):
 
     def imported_db(self):
         """A database imported by the command from the fixture CSV (four
-        measured a100-sxm4-80gb fp16 NT rows of the shared Vidur data)."""
+        measured a100-sxm4-80gb fp16 NT rows of the vendored Vidur data)."""
         if not TILECAST_BIN:
             self.skipTest("TILECAST_BIN not set")
         path = os.path.join(self.tmp, "imported.db")
