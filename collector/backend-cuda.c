@@ -277,6 +277,29 @@ static int cuda_fail(cudaError_t e, const char *what)
     return tc_error(TC_ERR_DEVICE, BACKEND_NAME " backend: %s: %s", what, cudaGetErrorString(e));
 }
 
+#if !defined(TC_GPU_HIP)
+/* libnvrtc dlopens its builtins library (libnvrtc-builtins.so.MAJOR.MINOR)
+ * by name when it first compiles, through the loader's search path only:
+ * on a runfile install without a loader config that fails although this
+ * module's RUNPATH (collector/meson.build) found libnvrtc itself. Loading
+ * it from here first, where that RUNPATH applies, makes libnvrtc's dlopen
+ * find the copy already loaded. A failure is left for NVRTC to report. */
+static void preload_nvrtc_builtins(void)
+{
+    static bool done;
+    int major = 0, minor = 0;
+    char name[64];
+
+    if (done)
+        return;
+    done = true;
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+        return;
+    snprintf(name, sizeof(name), "libnvrtc-builtins.so.%d.%d", major, minor);
+    (void)dlopen(name, RTLD_NOW | RTLD_GLOBAL);
+}
+#endif
+
 /* Compiles the softmax for this device; failures disable attention only. */
 /* Compiles the softmax for `arch` ("sm_90", "gfx90a"). Needs the runtime
  * compiler only, no device. On success *image (caller frees) holds the
@@ -300,6 +323,9 @@ static int compile_softmax(const char *arch, char **image, size_t *size, char *e
 #endif
     opts[0] = opt;
     opts[1] = "-default-device";
+#if !defined(TC_GPU_HIP)
+    preload_nvrtc_builtins();
+#endif
     if (nvrtcCreateProgram(&prog, softmax_src, "tc_softmax.cu", 0, NULL, NULL) !=
         NVRTC_SUCCESS) {
         snprintf(err, len, "runtime compiler unavailable");

@@ -48,7 +48,9 @@ void tc_shape_format(const struct tc_shape *s, char *buf, size_t len);
 struct tc_sweep;
 
 /* Parses a YAML sweep file and expands every set into a de-duplicated list
- * of shapes (first occurrence order). NULL on failure, with tc_last_error()
+ * of shapes (first occurrence order). `path` may also name a shipped sweep
+ * alone ("quick": <data dir>/collector/sweeps/quick.yaml) when no file of
+ * that name exists. NULL on failure, with tc_last_error()
  * naming file:line:column. Caller owns the result (tc_sweep_free). */
 struct tc_sweep *tc_sweep_load(const char *path);
 /* The same from a string; `name` stands for the file in messages. */

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1031,13 +1032,20 @@ fail:
     return NULL;
 }
 
-struct tc_sweep *tc_sweep_load(const char *path)
+struct tc_sweep *tc_sweep_load(const char *name)
 {
     struct tc_sweep *sw = NULL;
-    FILE *f = fopen(path, "rb");
+    char resolved[PATH_MAX];
+    const char *path = name;
+    FILE *f;
     char *buf = NULL;
     size_t len = 0, cap = 0;
 
+    /* a shipped sweep by name alone: quick, paper, exhaustive */
+    if (tc_data_file_named("collector/sweeps", "sweep", name, resolved, sizeof(resolved),
+                           &path) < 0)
+        return NULL;
+    f = fopen(path, "rb");
     if (!f) {
         tc_error(TC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -252,6 +253,55 @@ int tc_data_path(const char *rel, char *buf, size_t len)
     if (n < 0 || (size_t)n >= len)
         return tc_error(TC_ERR_RANGE, "data path too long: %s/%s", tc_data_dir(), rel);
     return TC_OK;
+}
+
+/* "a, b, c" of the .yaml files in dir, without the suffix, sorted. */
+static void list_yaml_names(const char *dir, char *buf, size_t len)
+{
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, NULL, alphasort);
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const char *nm = names[i]->d_name;
+        size_t l = strlen(nm);
+
+        if (l > 5 && strcmp(nm + l - 5, ".yaml") == 0 && nm[0] != '.') {
+            int w = snprintf(buf + used, len - used, "%s%.*s", used ? ", " : "", (int)(l - 5), nm);
+
+            if (w > 0 && (size_t)w < len - used)
+                used += (size_t)w;
+        }
+        free(names[i]);
+    }
+    free(names);
+}
+
+int tc_data_file_named(const char *subdir, const char *what, const char *name, char *buf,
+                       size_t len, const char **out)
+{
+    char dir[PATH_MAX], known[1024];
+    size_t nl;
+    int n;
+
+    *out = name;
+    if (!name || !*name)
+        return tc_error(TC_ERR_INVALID, "no %s named", what);
+    if (strchr(name, '/') || access(name, F_OK) == 0)
+        return TC_OK;
+    if (tc_data_path(subdir, dir, sizeof(dir)) < 0)
+        return TC_ERR_RANGE;
+    nl = strlen(name);
+    n = snprintf(buf, len, "%s/%s%s", dir, name,
+                 nl > 5 && strcmp(name + nl - 5, ".yaml") == 0 ? "" : ".yaml");
+    if (n > 0 && (size_t)n < len && access(buf, R_OK) == 0) {
+        *out = buf;
+        return TC_OK;
+    }
+    list_yaml_names(dir, known, sizeof(known));
+    return tc_error(TC_ERR_IO, "%s: no such file, nor a shipped %s of that name (shipped: %s)",
+                    name, what, known[0] ? known : "none found");
 }
 
 char *tc_strdup(const char *s)

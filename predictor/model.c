@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,9 +241,11 @@ static int next_event(struct yaml_ctx *y, yaml_event_t *ev)
     return TC_OK;
 }
 
-TC_API int tc_model_config_load(const char *file, struct tc_model_config *out)
+TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
 {
-    struct yaml_ctx y = {.file = file};
+    char resolved[PATH_MAX];
+    const char *file = name;
+    struct yaml_ctx y = {0};
     struct tc_model_config c;
     yaml_event_t ev, vev;
     char key[64];
@@ -251,6 +254,12 @@ TC_API int tc_model_config_load(const char *file, struct tc_model_config *out)
 
     if (!file || !out)
         return tc_error(TC_ERR_INVALID, "tc_model_config_load: no file or output");
+    /* a shipped config by name alone: llama-2-7b */
+    err = tc_data_file_named("predictor/models", "model config", name, resolved,
+                             sizeof(resolved), &file);
+    if (err < 0)
+        return err;
+    y.file = file;
     tc_model_config_defaults(&c);
     y.f = fopen(file, "rb");
     if (!y.f)

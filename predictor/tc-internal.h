@@ -25,6 +25,16 @@ void tc_clear_error(void);
 /* Writes <data dir>/<rel> into buf. Returns TC_ERR_RANGE if it does not fit. */
 int tc_data_path(const char *rel, char *buf, size_t len);
 
+/* Resolves a file the user may name by a shipped name alone (`llama-2-7b`
+ * for <data dir>/predictor/models/llama-2-7b.yaml): a name that exists as
+ * given, or that contains a '/', is a path and is used as it is; otherwise
+ * <data dir>/<subdir>/<name>[.yaml] when that is readable. On success *out
+ * points to name or to buf. A name that is neither sets an error that lists
+ * the shipped names of `what` (e.g. "model config") and returns
+ * TC_ERR_IO. */
+int tc_data_file_named(const char *subdir, const char *what, const char *name, char *buf,
+                       size_t len, const char **out);
+
 /* strdup that sets TC_ERR_NOMEM on failure. */
 char *tc_strdup(const char *s);
 

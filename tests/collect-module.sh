@@ -66,4 +66,18 @@ case $out in
 *"softmax for sm_1: "*) ;;
 *) fail "--compile-kernels sm_1: the module's message is lost: $out" ;;
 esac
+# The module finds the CUDA libraries through its own RUNPATH (the folder
+# found at configure time), with the loader's cache ignored: no loader
+# config file or LD_LIBRARY_PATH is needed, NVRTC's builtins included.
+if command -v readelf > /dev/null; then
+    rpath=$(readelf -d "$module" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+    [ -n "$rpath" ] && [ -e "${rpath%%:*}/libcublasLt.so" ] ||
+        fail "the cuda module has no RUNPATH to the CUDA libraries: '$rpath'"
+fi
+ldso=$(readelf -l "$TILECAST_BIN" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
+if [ -x "$ldso" ]; then
+    out=$(TILECAST_MODULE_DIR=$(dirname "$module") "$ldso" --inhibit-cache "$TILECAST_BIN" \
+          collect --backend cuda --compile-kernels sm_80 2>&1) ||
+        fail "the cuda module without the loader cache: $out"
+fi
 echo "ok"

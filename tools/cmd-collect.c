@@ -16,14 +16,14 @@
 #include "tc-internal.h"
 
 const char cmd_collect_help[] =
-    "Usage: tilecast collect --backend cuda|hip|cpu --sweep FILE --db OUT.db\n"
+    "Usage: tilecast collect --backend cuda|hip|cpu --sweep FILE|NAME --db OUT.db\n"
     "                        [OPTION]...\n"
     "\n"
     "Measures every shape of a sweep (GEMMs, batched GEMMs, unfused attention) with\n"
     "the vendor library and stores each measurement with the run's provenance in a\n"
-    "SQLite database. Shipped sweeps:\n"
-    "collector/sweeps/{quick,paper,exhaustive}.yaml; the format is described in\n"
-    "collector/sweeps/README.md.\n"
+    "SQLite database. Shipped sweeps, named alone (--sweep quick) or by path:\n"
+    "quick, paper, exhaustive (collector/sweeps/ in the source tree, share/tilecast/\n"
+    "collector/sweeps/ installed); the format is described in collector/sweeps/README.md.\n"
     "\n"
     "Each repetition is timed alone (device events on GPUs, CLOCK_MONOTONIC on the\n"
     "cpu backend) after an untimed flush of the last-level cache; repetitions\n"
@@ -41,7 +41,7 @@ const char cmd_collect_help[] =
     "Options:\n"
     "  --backend NAME        cuda (cuBLASLt), hip (hipBLASLt) or cpu (CBLAS);\n"
     "                        required\n"
-    "  --sweep FILE          the sweep spec (YAML); required\n"
+    "  --sweep FILE|NAME     the sweep spec (YAML), or a shipped sweep's name; required\n"
     "  --db FILE             the database to write (created if missing); required\n"
     "                        unless --dry-run\n"
     "  --gpu ID              GPU spec id (see 'tilecast specs list'): stored as the\n"
@@ -81,7 +81,7 @@ const char cmd_collect_help[] =
     "\n"
     "Example:\n"
     "  tilecast collect --backend cuda --gpu h100-sxm5-80gb \\\n"
-    "      --sweep collector/sweeps/paper.yaml --db h100-paper.db\n";
+    "      --sweep paper --db h100-paper.db\n";
 
 static volatile int stop_requested;
 

@@ -99,7 +99,7 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
     int err;
 
     if (!o->config) {
-        cli_error(cmd, "--config FILE is required (examples in predictor/models/)");
+        cli_error(cmd, "--config FILE|NAME is required (shipped: gpt-neox-20b, llama-2-7b, llama-3-8b, paper-gpt)");
         return CLI_EXIT_USAGE;
     }
     err = tc_model_config_load(o->config, c);

@@ -65,7 +65,8 @@
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"  \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"          \
     "  micro_batch, tp, dtype, attention flash|unfused, mode training|inference, causal,\n" \
-    "  tied_embeddings; examples in predictor/models/). Prints the per-operation table\n"  \
+    "  tied_embeddings), or a shipped config by name: gpt-neox-20b, llama-2-7b,\n"        \
+    "  llama-3-8b, paper-gpt. Prints the per-operation table\n"                          \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"               \
     "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"     \
     "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"    \

@@ -362,6 +362,15 @@ def _prefix_candidates():
     return names
 
 
+def _installed_candidates():
+    """The library that `meson install` put beside this package, if it did."""
+    try:
+        from . import _installed
+    except ImportError:
+        return []
+    return [_installed.LIBRARY] if os.path.exists(_installed.LIBRARY) else []
+
+
 def candidates():
     """Where the library is looked for, in order (for messages and tests)."""
     env = os.environ.get("TILECAST_LIBRARY")
@@ -369,7 +378,7 @@ def candidates():
         if os.path.isdir(env):
             return sorted(glob.glob(os.path.join(env, "libtilecast.so*")))[:1] or [env]
         return [env]
-    return _prefix_candidates() + _build_tree_candidates()
+    return _installed_candidates() + _prefix_candidates() + _build_tree_candidates()
 
 
 def _load():

@@ -623,8 +623,10 @@ struct tc_model_config {
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
- * Fields absent from the file keep tc_model_config_defaults() values.
- * Errors name file:line:column. */
+ * `file` is a path, or the name of a shipped config alone ("llama-2-7b":
+ * <data dir>/predictor/models/llama-2-7b.yaml) when no file of that name
+ * exists. Fields absent from the file keep tc_model_config_defaults()
+ * values. Errors name file:line:column. */
 TC_API int tc_model_config_load(const char *file, struct tc_model_config *out);
 /* Paper-style defaults: fp16, flash attention, training, causal, b = 1,
  * t = 1; shape fields 0 (to be filled). */
