@@ -187,9 +187,13 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
  * operations and layouts) unless it is the same GPU; across families the
  * compute scale is the average over the compute-bound rows. Host costs of
  * timing methods belong to the measuring machine: they transfer only within
- * the same GPU (another dtype), else the methods' typical costs stand. */
+ * the same GPU (another dtype), else the methods' typical costs stand.
+ * `tensor`: the target runs on the tensor (matrix) pipe; the SIMT FFMA
+ * kernels have no alignment path, so their fitted alignment factors stay
+ * with their data. */
 void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
-                              enum tc_arch to, bool same_gpu, struct tc_calib_params *out);
+                              enum tc_arch to, bool same_gpu, bool tensor,
+                              struct tc_calib_params *out);
 
 /* The parametric model alone (no neighbours), for tests and reports. */
 double tc_calib_model_us(const struct tc_calib_params *cp, const struct tc_calib_sample *s,

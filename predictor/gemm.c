@@ -106,9 +106,16 @@ struct arch_model {
     /* Efficiency of the narrow-load variants by alignment class (128B, 16B,
      * 4B, element), relative to the 128-byte fast path. A100: the paper's
      * sweeps (multiple of 8: 181-186 vs 202 TFLOP/s; = 2 mod 4: ~127; the
-     * vocabulary sweep odd ~74 vs 256). Volta: without 16-byte alignment
-     * cuBLAS leaves the tensor cores (HGEMM on the FP16 SIMT pipe, 1/4 of
-     * the tensor rate). Hopper: TMA kernels cannot run; the mma.sync fallback
+     * vocabulary sweep odd ~74 vs 256). Volta and Turing: since cuBLAS 11
+     * the library runs its tensor-core kernels whatever the alignment, with
+     * narrower global loads when a leading dimension is not a multiple of
+     * 8 halves (cuBLAS documentation, "Tensor Core Usage"); the public V100
+     * measurements of a dimension swept 64..510 put the cost at 5-15 %, so
+     * 4-byte loads keep 0.90 and 2-byte loads 0.85 of the fast path. The
+     * earlier assumption (HGEMM on the FP16 SIMT pipe, 1/4 of the tensor
+     * rate) predicted those shapes 3-4x too slow. Volta's loads cost less
+     * than Ampere's because its tensor rate per SM is half as high (1024
+     * against 2048 FP16 FLOP per clock) for the same load path. Hopper: TMA kernels cannot run; the mma.sync fallback
      * pays its own mma_rate and the element-class loads. CDNA: flat (the
      * paper's MI250X sweep). */
     double align_eff[4];
@@ -119,8 +126,8 @@ struct arch_model {
  * Turing and Ada, with no timed data of their own, take their neighbours'
  * values, a little lower for their power-limited boards (T4, L40S). */
 static const struct arch_model arch_models[TC_ARCH_COUNT] = {
-    [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
-    [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.30, 0.25}},
+    [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
+    [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
     [TC_ARCH_AMPERE] = {0.84, 0.88, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
     [TC_ARCH_ADA] = {0.80, 0.85, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
     [TC_ARCH_HOPPER] = {0.78, 0.85, 0.88, 48, 256, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},

@@ -812,7 +812,8 @@ static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dty
         e->from = src;
         e->same_family = src->arch == gpu->arch;
         tc_calib_transfer_params(tc_calib_params(src->calib), src->arch, gpu->arch,
-                                 strcmp(src->gpu_id, gpu->id) == 0, &e->xfer);
+                                 strcmp(src->gpu_id, gpu->id) == 0,
+                                 dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD, &e->xfer);
         /* Residuals that survive the fit come from the library's kernel
          * choices; within a family (same kernels) they carry over in part. */
         e->nb_weight = strcmp(src->gpu_id, gpu->id) == 0 ? 1.0 : e->same_family ? 0.5 : 0.0;

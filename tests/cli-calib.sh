@@ -224,6 +224,33 @@ expect 2 "sweep-ceiling no sweep column" -- python3 "$ceiling" "$work/bump.csv" 
 expect 1 "holdout-eval usage" -- bash "$holdout" --split nonsense "$work/test.csv"
 expect 2 "holdout-eval missing file" -- bash "$holdout" "$work/none.csv"
 
+# tools/cv-eval.py, the leave-one-out table, on a slice of every source
+cv="$TILECAST_SOURCE_ROOT/tools/cv-eval.py"
+mkdir "$work/cv"
+for f in vidur_gemm neusight_gemm neusight_gemm_v100 cookbook_gemm; do
+    # the header and every 40th row: every GPU of each file stays in
+    awk 'NR == 1 || NR % 40 == 0' "$data/$f.csv" >"$work/cv/$f.csv"
+done
+if expect 0 "cv-eval by family" -- python3 "$cv" --by family --data "$work/cv"; then
+    for fam in ampere cdna2 hopper volta; do
+        has "$work/out" "| family | $fam |" "cv-eval holds out $fam"
+    done
+    has "$work/out" "worst fold by family: analytical" "cv-eval names the worst fold"
+fi
+if expect 0 "cv-eval json" -- python3 "$cv" --by source --data "$work/cv" --json; then
+    python3 - "$work/out" <<'EOF' || fail "cv-eval --json: folds or figures wrong"
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+assert {x["held_out"] for x in r} == {"vidur", "neusight-a100", "neusight-v100", "cookbook"}
+for x in r:
+    assert x["rows"] > 0 and all(math.isfinite(x[k]) and x[k] >= 0 for k in
+                                 ("mape_analytical", "mape_default", "coverage_default"))
+    assert x["default_sources"]
+EOF
+fi
+expect 1 "cv-eval usage" -- python3 "$cv" --by nothing
+expect 2 "cv-eval missing data" -- python3 "$cv" --data "$work/none"
+
 if [ "$failures" -gt 0 ]; then
     echo "$failures check(s) failed" >&2
     exit 1

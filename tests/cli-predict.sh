@@ -102,8 +102,15 @@ run 2 "$TC" predict gemm --gpu a100-sxm4-80gb --db "$TMP/none.db" 64 64 64
 head -201 "$MEASURED/vidur_gemm.csv" >"$TMP/in.csv"
 run 0 "$TC" predict gemm --analytical --input "$TMP/in.csv" --output "$TMP/pred.csv"
 [ "$(wc -l <"$TMP/pred.csv")" -eq 201 ] || fail "batch: expected 201 lines, got $(wc -l <"$TMP/pred.csv")"
-head -1 "$TMP/pred.csv" | grep -qF "$(head -1 "$TMP/in.csv"),pred_time_us,pred_tflops,pred_source" ||
+head -1 "$TMP/pred.csv" | grep -qF "$(head -1 "$TMP/in.csv"),pred_time_us,pred_tflops,pred_source,pred_lo_us,pred_hi_us" ||
     fail "batch: header is not the input header plus predictions"
+# every row carries its interval around the prediction, and its source
+python3 - "$TMP/pred.csv" <<'EOF' || fail "batch: pred_lo_us <= pred_time_us <= pred_hi_us does not hold"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(0 < float(r["pred_lo_us"]) <= float(r["pred_time_us"]) <= float(r["pred_hi_us"])
+                    and r["pred_source"] == "prediction (analytical)" for r in rows)
+EOF
 python3 - "$TMP/in.csv" "$TMP/pred.csv" <<'EOF' || fail "batch: columns not passed through"
 import csv, sys
 a = list(csv.reader(open(sys.argv[1])))
@@ -124,13 +131,13 @@ done
 printf 'm,n,k\n4096,4096,4096\n128,8192,8192\n' |
     "$TC" predict gemm --gpu h100-sxm5-80gb --dtype bf16 --explain --input - >"$TMP/out" 2>"$TMP/err" ||
     fail "stdin batch failed: $(cat "$TMP/err")"
-has out "m,n,k,pred_time_us,pred_tflops,pred_source,kernel,tile_m,tile_n,tile_k,stages,warps,split_k"
+has out "m,n,k,pred_time_us,pred_tflops,pred_source,pred_lo_us,pred_hi_us,kernel,tile_m,tile_n,tile_k,stages,warps,split_k"
 [ "$(wc -l <"$TMP/out")" -eq 3 ] || fail "stdin batch: expected 3 lines"
 # an input column named like an explanation column keeps its name and values
 printf 'm,n,k,kernel\n4096,4096,4096,ampere_sgemm_128x64_tn\n' |
     "$TC" predict gemm --gpu a100-sxm4-80gb --dtype fp16 --explain --input - >"$TMP/out" 2>"$TMP/err" ||
     fail "batch with a kernel column failed: $(cat "$TMP/err")"
-has out "m,n,k,kernel,pred_time_us,pred_tflops,pred_source,pred_kernel,tile_m,"
+has out "m,n,k,kernel,pred_time_us,pred_tflops,pred_source,pred_lo_us,pred_hi_us,pred_kernel,tile_m,"
 has out "4096,4096,4096,ampere_sgemm_128x64_tn,"
 
 # A bad row stops the run (line and column named) ...

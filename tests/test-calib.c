@@ -1037,6 +1037,43 @@ START_TEST(transfer_wall_clock_across_families)
 }
 END_TEST
 
+/* What a transfer carries across families (tc_calib_transfer_params): the
+ * alignment factors only for tensor-core targets (SIMT kernels have no
+ * narrow-load path), the methods' typical host costs and, with them, the
+ * typical floor of an event-timed call. */
+START_TEST(transfer_rules)
+{
+    struct tc_calib_params src, out;
+    struct tc_calib_sample smp = {.m = 64, .n = 64, .k = 64, .batch = 1,
+                                  .timing = TC_TIMING_EVENT, .compute_us = 4,
+                                  .memory_us = 2, .overhead_us = 3, .kernel_slot = -1};
+
+    memset(&src, 0, sizeof(src));
+    src.c_compute = 0.9;
+    src.c_memory = 1.1;
+    src.c_overhead = 1.5;
+    for (int j = 0; j < TC_CALIB_ALIGN_CLASSES; j++)
+        src.align_factor[j] = j ? 0.96 : 1;
+    src.host_us[TC_TIMING_EVENT] = 24;
+    tc_calib_transfer_params(&src, TC_ARCH_AMPERE, TC_ARCH_VOLTA, false, false, &out);
+    for (int j = 0; j < TC_CALIB_ALIGN_CLASSES; j++)
+        ck_assert_double_eq(out.align_factor[j], 1);
+    ck_assert_double_eq(out.c_compute, 1);
+    ck_assert_double_eq(out.c_memory, 1);
+    ck_assert(out.host_typical);
+    tc_calib_transfer_params(&src, TC_ARCH_AMPERE, TC_ARCH_VOLTA, false, true, &out);
+    ck_assert_double_eq(out.align_factor[1], 0.96);
+    /* 3 + 4 + 3 us of typical host cost is below the event floor of 28 us */
+    ck_assert_double_eq_tol(tc_calib_model_us(&out, &smp, TC_TIMING_EVENT),
+                            tc_timing_floor_us(TC_TIMING_EVENT), 1e-9);
+    ck_assert_double_eq_tol(tc_calib_model_us(&out, &smp, TC_TIMING_KERNEL),
+                            1.5 * 3 + 4, 1e-9);
+    /* a fitted (not typical) host cost is the machine's own: no floor */
+    ck_assert_double_eq_tol(tc_calib_model_us(&src, &smp, TC_TIMING_EVENT), 1.5 * 3 + 4 * 0.9 + 24,
+                            1e-9);
+}
+END_TEST
+
 static Suite *calib_suite(void)
 {
     Suite *s = suite_create("calib");
@@ -1046,6 +1083,7 @@ static Suite *calib_suite(void)
     tcase_add_test(fit, fit_recovers_known_scales);
     tcase_add_test(fit, params_roundtrip_and_errors);
     tcase_add_test(fit, timing_classes);
+    tcase_add_test(fit, transfer_rules);
     suite_add_tcase(s, fit);
 
     tcase_add_checked_fixture(tc, setup, teardown);

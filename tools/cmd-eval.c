@@ -66,7 +66,8 @@ const char cmd_eval_help[] =
     "                     launch overhead dominates there; 0 keeps every row)\n"
     "  --output FILE      write the per-row comparison as CSV: the input columns,\n"
     "                     then pred_kernel_us, host_us, pred_time_us,\n"
-    "                     pred_tflops, pred_frac_peak, ape_pct, pred_source, status\n"
+    "                     pred_tflops, pred_frac_peak, ape_pct, pred_source, status,\n"
+    "                     pred_lo_us, pred_hi_us (the prediction's 80% interval)\n"
     "  --gpu ID, --dtype DT   defaults for rows without gpu / dtype columns\n"
     "  --group-by COL[+COL...]   group by COL as well, or by the combination of\n"
     "                     the columns joined with + (repeatable; replaces the\n"
@@ -611,7 +612,7 @@ missing:
         for (int c = 0; c < nfields; c++)
             cli_csv_field(out, fields[c], false);
         fputs("pred_kernel_us,host_us,pred_time_us,pred_tflops,pred_frac_peak,ape_pct,"
-              "pred_source,status\n", out);
+              "pred_source,status,pred_lo_us,pred_hi_us\n", out);
     }
 
     while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
@@ -745,7 +746,10 @@ missing:
                     flops / (pred_us * 1e6), pr.frac_peak);
             if (!isnan(ape))
                 fprintf(out, "%.3f", ape);
-            fprintf(out, ",%s,%s\n", gemm_source_label(pr.source), status);
+            /* the interval in the row's timing method: shifted by the host
+             * time like the prediction, and never below the method's floor */
+            fprintf(out, ",%s,%s,%.4f,%.4f\n", gemm_source_label(pr.source), status,
+                    fmax(pr.lo_us + host_us, floor_us), fmax(pr.hi_us + host_us, floor_us));
         }
     }
     if (r < 0) {

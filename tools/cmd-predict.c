@@ -51,7 +51,8 @@ const char cmd_predict_help[] =
     "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"
     "                  lda, ldb, ldc are optional and override the flags per row.\n"
     "                  Every input column is written through unchanged, followed\n"
-    "                  by pred_time_us, pred_tflops, pred_source (and the\n"
+    "                  by pred_time_us, pred_tflops, pred_source, pred_lo_us and\n"
+    "                  pred_hi_us (the 80% interval of that source; and the\n"
     "                  --explain columns; one whose name the input already has,\n"
     "                  such as NeuSight's kernel, is written as pred_NAME). The\n"
     "                  measured CSVs of the project's\n"
@@ -453,7 +454,7 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
     header_n = nfields;
     for (int c = 0; c < nfields; c++)
         cli_csv_field(out, fields[c], false);
-    fputs("pred_time_us,pred_tflops,pred_source", out);
+    fputs("pred_time_us,pred_tflops,pred_source,pred_lo_us,pred_hi_us", out);
     /* An explanation column never shadows an input column of that name
      * (NeuSight's files carry the kernel cuBLAS ran as `kernel`). */
     if (so->explain)
@@ -492,7 +493,7 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
                 cli_csv_field(out, fields[c], false);
             for (int c = nfields; c < header_n; c++)
                 cli_csv_field(out, "", false);
-            fputs(",,", out);
+            fputs(",,,,", out);
             if (so->explain)
                 for (int c = 0; c < N_EXPLAIN; c++)
                     fputc(',', out);
@@ -502,7 +503,10 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
         }
         for (int c = 0; c < nfields; c++)
             cli_csv_field(out, fields[c], false);
-        fprintf(out, "%.4f,%.4f,%s", pr.time_us, pr.tflops, gemm_source_label(pr.source));
+        /* the interval of the prediction's source (80 %), so coverage can be
+         * measured on any file */
+        fprintf(out, "%.4f,%.4f,%s,%.4f,%.4f", pr.time_us, pr.tflops,
+                gemm_source_label(pr.source), pr.lo_us, pr.hi_us);
         if (so->explain) {
             char vals[N_EXPLAIN][96];
 
