@@ -7,15 +7,41 @@ set -u
 DATA=$TILECAST_SOURCE_ROOT/tests/data/db
 
 # --- help and usage ----------------------------------------------------------
+subs="info check import export merge calibrate migrate compact bench"
 run 0 "$TC" db --help
-for opt in --format --into --gpu --dtype --timing --source --licence --skip-untimed --output \
-    --json --rows --batch; do
+for sub in $subs; do
+    has out "tilecast db $sub"
+done
+has out "tilecast db SUBCOMMAND --help"
+# each subcommand prints its own help (usage line first, options, an
+# example), not the overview; the man page carries them all
+"$TC" help --man >"$TMP/man" 2>&1 || fail "help --man exited non-zero"
+for sub in $subs; do
+    run 0 "$TC" db "$sub" --help
+    head -1 "$TMP/out" | grep -q "^Usage: tilecast db $sub " ||
+        fail "db $sub --help does not start with its own usage line: $(head -1 "$TMP/out")"
+    has out "Example"
+    grep -q "^Subcommands:" "$TMP/out" && fail "db $sub --help prints the db overview"
+    has man "Usage: tilecast db $sub "
+done
+run 0 "$TC" db import --help
+for opt in --format --into --gpu --dtype --timing --source --licence --skip-untimed; do
     has out "$opt"
 done
-for sub in info check import export merge bench; do
-    run 0 "$TC" db "$sub" --help
-    has out "Usage: tilecast db"
+run 0 "$TC" db export --help
+for opt in --format --gpu --output "csv (default)"; do
+    has out "$opt"
 done
+run 0 "$TC" db info --help
+has out "--json"
+has out "--csv"
+run 0 "$TC" db bench --help
+has out "--rows N       rows to insert (default 200000)"
+has out "--batch N      rows per transaction (default 10000)"
+run 0 "$TC" db compact "$TMP/whatever.db" --help
+has out "Usage: tilecast db compact"
+run 1 "$TC" db import --bogus
+has err "tilecast db import --help"
 run 1 "$TC" db
 run 1 "$TC" db frobnicate
 run 1 "$TC" db import --format csv "$DATA/vidur-small.csv"

@@ -65,7 +65,8 @@ for c in $commands; do
     expect 0 '' help "$c"
 done
 for c in "predict gemm" "predict attention" "predict layer" "predict model" "specs list" \
-         "specs show" "specs check" "db info" "db check" "db import" "db export" "db merge"; do
+         "specs show" "specs check" "db info" "db check" "db import" "db export" "db merge" \
+         "db calibrate" "db migrate" "db compact" "db bench"; do
     # shellcheck disable=SC2086
     expect 0 '' $c --help
     [ -s "$tmp/out" ] || fail "tilecast $c --help printed nothing"
@@ -86,7 +87,8 @@ grep -q 'complete -F _tilecast tilecast' "$tmp/completion.bash" || fail "complet
 
 # Every option of every help text is in the man page (roff escapes '-') and
 # in the completion: they are generated from the same texts and cannot drift.
-for c in $commands "predict gemm" "predict attention" "predict layer" "predict model"; do
+for c in $commands "predict gemm" "predict attention" "predict layer" "predict model" \
+         "db info" "db import" "db export" "db calibrate" "db bench"; do
     # shellcheck disable=SC2086
     for opt in $("$tc" $c --help 2>/dev/null | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
         checks=$((checks + 1))

@@ -101,6 +101,15 @@ int cmd_db_calibrate(int argc, char **argv);
 int cmd_bench_calibrated(int argc, char **argv);
 extern const char cmd_db_calibrate_help[];
 extern const char cmd_bench_calibrated_help[];
+/* The --help texts of the other db subcommands (cmd-db.c). */
+extern const char cmd_db_info_help[];
+extern const char cmd_db_check_help[];
+extern const char cmd_db_import_help[];
+extern const char cmd_db_export_help[];
+extern const char cmd_db_merge_help[];
+extern const char cmd_db_migrate_help[];
+extern const char cmd_db_compact_help[];
+extern const char cmd_db_bench_help[];
 
 #define CLI_DECLARE(name, summary)                                                       \
     int cmd_##name(int argc, char **argv);                                               \

@@ -11,6 +11,9 @@
 
 #include "cli.h"
 
+/* The overview of `tilecast db --help`; each subcommand's own --help text
+ * follows it here (db calibrate's is in cmd-calibrate.c). tilecast.c puts
+ * them all in the man page and the bash completion. */
 const char cmd_db_help[] =
     "Usage: tilecast db info DB [--json|--csv]\n"
     "       tilecast db check DB\n"
@@ -19,7 +22,7 @@ const char cmd_db_help[] =
     "                          [--licence TEXT] [--skip-untimed]\n"
     "       tilecast db export DB [--format csv|json] [--gpu ID] [--output FILE]\n"
     "       tilecast db merge OUT IN...\n"
-    "       tilecast db calibrate DB [--gpu ID] [--dtype DT]   (see 'tilecast db calibrate --help')\n"
+    "       tilecast db calibrate DB [--gpu ID] [--dtype DTYPE] [--dry-run] [--json|--csv]\n"
     "       tilecast db migrate DB\n"
     "       tilecast db compact DB\n"
     "       tilecast db bench [--rows N] [--batch N]\n"
@@ -30,52 +33,17 @@ const char cmd_db_help[] =
     "untouched.\n"
     "\n"
     "Subcommands:\n"
-    "  info DB        schema version, GPUs, runs with provenance, and row counts by\n"
-    "                 GPU, kind (collected/imported), dtype and status\n"
-    "    --json         print the same as one JSON object\n"
-    "    --csv          print the row counts as CSV (gpu,table,kind,dtype,status,rows)\n"
-    "  check DB       SQLite integrity_check, foreign_key_check and tilecast's own\n"
-    "                 checks; exit 0 if clean, 2 otherwise\n"
-    "  import         read measurements made by other tools into DB (created if\n"
-    "                 missing), all files in one transaction: on any error the\n"
-    "                 database is left exactly as it was. Rows are marked imported\n"
-    "                 and keep their source, timing method and licence.\n"
-    "    --format F     csv: the shared measured-data CSV (gpu,dtype,op,batch,m,n,k,\n"
-    "                     layout,time_us,tflops,timing,source,...; time_us in\n"
-    "                     microseconds, checked against tflops when both are given)\n"
-    "                   cookbook: EleutherAI cookbook sizing logs, lines\n"
-    "                     'Throughput (in TFLOP/s) for MxNxK: X' and 'BxMxNxK: X';\n"
-    "                     their n is the reduction dimension (stored as k)\n"
-    "                   mamf: mamf-finder.py logs (per-shape lines or the summary)\n"
-    "    --into DB      the database to write\n"
-    "    --gpu ID       the GPU the logs were measured on (required for cookbook and\n"
-    "                   mamf); for csv, import only the rows of this GPU\n"
-    "    --dtype DTYPE  input dtype of logs that do not say it (cookbook default fp16)\n"
-    "    --timing TAG   timing method, overriding the file's (cookbook defaults:\n"
-    "                   wall-avg-incl-launch for mm, wall-slowest for bmm; mamf:\n"
-    "                   event-median-l2flush or event-min by log generation)\n"
-    "    --source TEXT  where the data came from (default: the file's own source\n"
-    "                   column, or the file name)\n"
-    "    --licence TEXT licence of the data (default: known for the public sources)\n"
-    "    --skip-untimed csv: skip rows without time_us and tflops (such as tuning\n"
-    "                   efficiency tables) instead of failing; they are counted\n"
-    "  export DB      write the ok GEMM rows\n"
-    "    --format F     csv (default: the shared measured-data format, so that export\n"
-    "                   and import round-trip) or json (GPUs, runs, GEMM and attention)\n"
-    "    --gpu ID       only this GPU\n"
-    "    -o, --output FILE  write to FILE instead of standard output\n"
-    "  merge OUT IN... merge databases (e.g. shards) into OUT (created if missing;\n"
-    "                 must not be one of the inputs). Runs with the same provenance\n"
-    "                 are joined and their identical shapes stored once; runs whose\n"
-    "                 provenance differs are kept apart. The result is checked\n"
-    "                 before it replaces OUT.\n"
-    "  migrate DB     upgrade an older schema to the current one\n"
-    "  compact DB     prepare a file for shipping: rollback journal (so that it can\n"
-    "                 be read from a read-only directory), ANALYZE, VACUUM\n"
-    "  bench          insert throughput of batched GEMM rows into a temporary file;\n"
-    "                 prints rows/s (the target is at least 100,000)\n"
-    "    --rows N       rows to insert (default 200000)\n"
-    "    --batch N      rows per transaction (default 10000)\n"
+    "  info       schema version, GPUs, runs with provenance and row counts\n"
+    "  check      integrity checks; exit 0 if clean, 2 otherwise\n"
+    "  import     read measurements made by other tools (CSV, cookbook and mamf logs)\n"
+    "  export     write the ok GEMM rows as CSV or JSON\n"
+    "  merge      merge databases (e.g. shards) into one\n"
+    "  calibrate  fit the analytical model to the rows and store the calibration\n"
+    "  migrate    upgrade an older schema to the current one\n"
+    "  compact    prepare a file for shipping\n"
+    "  bench      insert throughput of batched GEMM rows\n"
+    "\n"
+    "Run 'tilecast db SUBCOMMAND --help' for its options and an example.\n"
     "\n"
     "Options:\n"
     "  -h, --help     print this help\n"
@@ -83,7 +51,167 @@ const char cmd_db_help[] =
     "Exit status: 0 success, 1 usage error, 2 bad input (file, refused or unclean\n"
     "database, malformed line: the message names file:line:column), 3 runtime error.\n";
 
+const char cmd_db_info_help[] =
+    "Usage: tilecast db info DB [--json|--csv]\n"
+    "\n"
+    "Prints DB's schema version, the tilecast version that wrote it and when it\n"
+    "was created, its GPUs, its runs with their provenance (backend, timing\n"
+    "method, source, licence, ...), the row counts by GPU, kind\n"
+    "(collected/imported), dtype and status, and the number of calibrations\n"
+    "stored. DB is opened read-only.\n"
+    "\n"
+    "Options:\n"
+    "  --json         print the same as one JSON object (default: text)\n"
+    "  --csv          print the row counts as CSV (gpu,table,kind,dtype,status,rows)\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Example:\n"
+    "  tilecast db info db/prebuilt/h100-sxm5-80gb.db --json\n"
+    "\n"
+    "Exit status: 0 ok; 1 usage; 2 DB missing, refused or damaged; 3 runtime.\n";
+
+const char cmd_db_check_help[] =
+    "Usage: tilecast db check DB\n"
+    "\n"
+    "Runs SQLite's integrity_check and foreign_key_check and tilecast's own\n"
+    "checks on DB (opened read-only) and prints 'DB: ok' if all pass.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Example:\n"
+    "  tilecast db check shard-3.db\n"
+    "\n"
+    "Exit status: 0 clean; 1 usage; 2 DB missing, refused, damaged or unclean;\n"
+    "3 runtime.\n";
+
+const char cmd_db_import_help[] =
+    "Usage: tilecast db import --format csv|cookbook|mamf FILE... [--gpu ID] --into DB\n"
+    "                          [--dtype DTYPE] [--timing TAG] [--source TEXT]\n"
+    "                          [--licence TEXT] [--skip-untimed]\n"
+    "\n"
+    "Reads measurements made by other tools into DB (created if missing), all\n"
+    "files in one transaction: on any error the database is left exactly as it\n"
+    "was. Rows are marked imported and keep their source, timing method and\n"
+    "licence.\n"
+    "\n"
+    "Options:\n"
+    "  --format F     (required) csv: the shared measured-data CSV (gpu,dtype,op,\n"
+    "                   batch,m,n,k,layout,time_us,tflops,timing,source,...; time_us\n"
+    "                   in microseconds, checked against tflops when both are given)\n"
+    "                 cookbook: EleutherAI cookbook sizing logs, lines\n"
+    "                   'Throughput (in TFLOP/s) for MxNxK: X' and 'BxMxNxK: X';\n"
+    "                   their n is the reduction dimension (stored as k)\n"
+    "                 mamf: mamf-finder.py logs (per-shape lines or the summary)\n"
+    "  --into DB      (required) the database to write\n"
+    "  --gpu ID       the GPU the logs were measured on (required for cookbook and\n"
+    "                 mamf); for csv, import only the rows of this GPU\n"
+    "  --dtype DTYPE  input dtype of cookbook and mamf logs (default: fp16 for\n"
+    "                 cookbook, the log's '** Dtype:' line for mamf); csv rows\n"
+    "                 name their own\n"
+    "  --timing TAG   timing method, overriding the file's (defaults: the csv's\n"
+    "                 timing column; cookbook wall-avg-incl-launch for mm,\n"
+    "                 wall-slowest for bmm; mamf event-median-l2flush or event-min\n"
+    "                 by log generation)\n"
+    "  --source TEXT  where the data came from (default: the file's own source\n"
+    "                 column, or the file name)\n"
+    "  --licence TEXT licence of the data (default: the csv's licence column, else\n"
+    "                 known for the public sources)\n"
+    "  --skip-untimed csv: skip rows without time_us and tflops (such as tuning\n"
+    "                 efficiency tables) instead of failing; they are counted\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Examples:\n"
+    "  tilecast db import --format csv vidur_gemm.csv --into measured.db\n"
+    "  tilecast db import --format cookbook --gpu a100-sxm4-40gb mm.log bmm.log \\\n"
+    "      --into a100.db\n"
+    "\n"
+    "Exit status: 0 ok; 1 usage; 2 a FILE missing or malformed (the message names\n"
+    "file:line:column), unknown GPU or refused DB; 3 runtime.\n";
+
+const char cmd_db_export_help[] =
+    "Usage: tilecast db export DB [--format csv|json] [--gpu ID] [--output FILE]\n"
+    "\n"
+    "Writes the ok GEMM rows of DB (opened read-only).\n"
+    "\n"
+    "Options:\n"
+    "  --format F         csv (default): the shared measured-data format, so that\n"
+    "                     export and import round-trip; json: GPUs, runs, GEMM and\n"
+    "                     attention rows\n"
+    "  --gpu ID           only this GPU (default: all)\n"
+    "  -o, --output FILE  write to FILE (default, or '-': standard output)\n"
+    "  -h, --help         print this help\n"
+    "\n"
+    "Example:\n"
+    "  tilecast db export a100.db --gpu a100-sxm4-40gb --output a100.csv\n"
+    "\n"
+    "Exit status: 0 ok; 1 usage; 2 DB missing, refused or damaged, or unknown GPU;\n"
+    "3 runtime (FILE cannot be written).\n";
+
+const char cmd_db_merge_help[] =
+    "Usage: tilecast db merge OUT IN...\n"
+    "\n"
+    "Merges databases (e.g. the shards of a collection) into OUT, which is created\n"
+    "if missing and must not be one of the inputs. Runs with the same provenance\n"
+    "are joined and their identical shapes stored once; runs whose provenance\n"
+    "differs are kept apart. The result is checked before it replaces OUT.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Example:\n"
+    "  tilecast db merge h100.db shard-*.db\n"
+    "\n"
+    "Exit status: 0 ok; 1 usage (OUT is also an input); 2 an IN missing, refused\n"
+    "or damaged; 3 runtime.\n";
+
+const char cmd_db_migrate_help[] =
+    "Usage: tilecast db migrate DB\n"
+    "\n"
+    "Upgrades DB from an older schema to the current one (v1), in place.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Example:\n"
+    "  tilecast db migrate old.db\n"
+    "\n"
+    "Exit status: 0 ok; 1 usage; 2 DB missing, refused or damaged; 3 runtime.\n";
+
+const char cmd_db_compact_help[] =
+    "Usage: tilecast db compact DB\n"
+    "\n"
+    "Prepares DB for shipping, in place: rollback journal (so that it can be read\n"
+    "from a read-only directory), ANALYZE, VACUUM.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Example:\n"
+    "  tilecast db compact db/prebuilt/h100-sxm5-80gb.db\n"
+    "\n"
+    "Exit status: 0 ok; 1 usage; 2 DB missing, refused or damaged; 3 runtime.\n";
+
+const char cmd_db_bench_help[] =
+    "Usage: tilecast db bench [--rows N] [--batch N]\n"
+    "\n"
+    "Times the insert path the collector uses: synthetic GEMM rows inserted in\n"
+    "batches into a temporary file (in $TMPDIR, else /tmp; deleted afterwards).\n"
+    "Prints rows/s, wall-clock and CPU (the target is at least 100,000).\n"
+    "\n"
+    "Options:\n"
+    "  --rows N       rows to insert (default 200000)\n"
+    "  --batch N      rows per transaction (default 10000)\n"
+    "  -h, --help     print this help\n"
+    "\n"
+    "Example:\n"
+    "  tilecast db bench --rows 1000000 --batch 50000\n"
+    "\n"
+    "Exit status: 0 ok; 1 usage; 2 bad N; 3 runtime.\n";
+
 static const char *const db_cmd = "db";
+/* The subcommand being run, so that a usage error points at its own help. */
+static const char *db_sub;
 
 static bool is_help(const char *arg)
 {
@@ -112,7 +240,10 @@ static int usage(const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     cli_error(db_cmd, "%s", msg);
-    fprintf(stderr, "Run 'tilecast db --help' for usage.\n");
+    if (db_sub)
+        fprintf(stderr, "Run 'tilecast db %s --help' for usage.\n", db_sub);
+    else
+        fprintf(stderr, "Run 'tilecast db --help' for usage.\n");
     return CLI_EXIT_USAGE;
 }
 
@@ -242,7 +373,7 @@ static int db_info(int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
-            fputs(cmd_db_help, stdout);
+            fputs(cmd_db_info_help, stdout);
             return CLI_EXIT_OK;
         } else if (cli_parse_format(argv[i], &fmt)) {
             continue;
@@ -294,7 +425,7 @@ static int db_check(int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
-            fputs(cmd_db_help, stdout);
+            fputs(cmd_db_check_help, stdout);
             return CLI_EXIT_OK;
         } else if (argv[i][0] == '-') {
             return usage("db check: unknown option '%s'", argv[i]);
@@ -339,7 +470,7 @@ static int db_import(int argc, char **argv)
         const char **slot = NULL;
 
         if (is_help(argv[i])) {
-            fputs(cmd_db_help, stdout);
+            fputs(cmd_db_import_help, stdout);
             goto out;
         } else if (strcmp(argv[i], "--format") == 0) {
             slot = &format;
@@ -455,7 +586,7 @@ static int db_export(int argc, char **argv)
         const char **slot = NULL;
 
         if (is_help(argv[i])) {
-            fputs(cmd_db_help, stdout);
+            fputs(cmd_db_export_help, stdout);
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "--format") == 0) {
             slot = &format;
@@ -499,7 +630,7 @@ static int db_merge(int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
-            fputs(cmd_db_help, stdout);
+            fputs(cmd_db_merge_help, stdout);
             return CLI_EXIT_OK;
         }
         if (argv[i][0] == '-')
@@ -527,9 +658,11 @@ static int db_migrate_or_compact(int argc, char **argv, bool compact)
     struct tc_db *db;
     int err = TC_OK;
 
-    if (argc >= 2 && is_help(argv[1])) {
-        fputs(cmd_db_help, stdout);
-        return CLI_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(compact ? cmd_db_compact_help : cmd_db_migrate_help, stdout);
+            return CLI_EXIT_OK;
+        }
     }
     if (argc != 2 || argv[1][0] == '-')
         return usage("db %s: expected one database", argv[0]);
@@ -575,7 +708,7 @@ static int db_bench(int argc, char **argv)
         const char *v;
 
         if (is_help(argv[i])) {
-            fputs(cmd_db_help, stdout);
+            fputs(cmd_db_bench_help, stdout);
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "--rows") == 0) {
             if (!flag_value(argc, argv, &i, &v))
@@ -671,6 +804,7 @@ int cmd_db(int argc, char **argv)
         fputs(cmd_db_help, stdout);
         return CLI_EXIT_OK;
     }
+    db_sub = argv[1];
     if (strcmp(argv[1], "migrate") == 0)
         return db_migrate_or_compact(argc - 1, argv + 1, false);
     if (strcmp(argv[1], "compact") == 0)
@@ -678,5 +812,6 @@ int cmd_db(int argc, char **argv)
     for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
         if (strcmp(argv[1], subs[i].name) == 0)
             return subs[i].fn(argc - 1, argv + 1);
+    db_sub = NULL;
     return usage("unknown subcommand 'db %s' (see 'tilecast db --help')", argv[1]);
 }

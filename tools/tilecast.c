@@ -80,7 +80,8 @@ static void man_text(FILE *out, const char *text)
 }
 
 /* Targets that print a --help of their own (tilecast predict attention
- * --help): the man page and the completion carry their texts too. */
+ * --help, tilecast db import --help): the man page and the completion carry
+ * their texts too. */
 static const struct {
     const char *command;
     const char *help;
@@ -88,6 +89,15 @@ static const struct {
     {"predict", cmd_predict_attention_help},
     {"predict", cmd_predict_layer_help},
     {"predict", cmd_predict_model_help},
+    {"db", cmd_db_info_help},
+    {"db", cmd_db_check_help},
+    {"db", cmd_db_import_help},
+    {"db", cmd_db_export_help},
+    {"db", cmd_db_merge_help},
+    {"db", cmd_db_calibrate_help},
+    {"db", cmd_db_migrate_help},
+    {"db", cmd_db_compact_help},
+    {"db", cmd_db_bench_help},
 };
 
 /* The man page is made from the same texts as --help, so they cannot drift. */
