@@ -206,6 +206,61 @@ expect 2 "nope" plot throughput --gpu nope --sweep m --m 1024 --n 1024 --k 1024 
     --output "$tmp/p.svg"
 expect 2 "missing" --specs-dir "$tmp/missing" specs list
 
+# A missing or unreadable input file is an input error in every command that
+# reads one, and the message names it. A directory stands in for an
+# unreadable file (root reads any file); a mode 000 file is tried as well
+# where it really cannot be read.
+mkdir "$tmp/dir.db" "$tmp/dir.csv" "$tmp/dir.yaml"
+for e in db csv yaml; do
+    printf 'x\n' >"$tmp/noread.$e"
+    chmod 000 "$tmp/noread.$e"
+done
+bad_inputs="missing dir"
+cat "$tmp/noread.db" >/dev/null 2>&1 || bad_inputs="$bad_inputs noread"
+printf 'm,n,k\n64,64,64\n' >"$tmp/ok.csv"
+PREBUILT=$src/db/prebuilt/$H.db
+for x in $bad_inputs; do
+    for sub in info check export compact migrate calibrate; do
+        expect 2 "$x.db" db $sub "$tmp/$x.db"
+    done
+    expect 2 "$x.db" db merge "$tmp/merged.db" "$tmp/$x.db"
+    expect 2 "$x.db" db merge "$tmp/merged.db" "$PREBUILT" "$tmp/$x.db"
+    expect 2 "$x.csv" db import --format csv --into "$tmp/x.db" "$tmp/$x.csv"
+    expect 2 "$x.csv" db import --format cookbook --gpu $H --into "$tmp/x.db" "$tmp/$x.csv"
+    expect 2 "$x.csv" predict gemm --gpu $H --input "$tmp/$x.csv"
+    expect 2 "$x.db" predict gemm --gpu $H --db "$tmp/$x.db" 8 8 8
+    expect 2 "$x.db" predict attention --gpu $H --batch 1 --heads 8 --seq 128 --head-dim 64 \
+        --db "$tmp/$x.db"
+    expect 2 "$x.db" predict layer --gpu $H --hidden 4096 --heads 32 --seq 128 --micro-batch 1 \
+        --db "$tmp/$x.db"
+    expect 2 "$x.csv" predict layer --measured "$tmp/$x.csv"
+    expect 2 "$x.db" predict layer --measured "$tmp/ok.csv" --db "$tmp/$x.db"
+    expect 2 "$x.yaml" predict model --gpu $H --config "$tmp/$x.yaml"
+    expect 2 "$x.db" predict model --gpu $H --config "$MODEL" --db "$tmp/$x.db"
+    expect 2 "$x.csv" eval --input "$tmp/$x.csv"
+    expect 2 "$x.db" eval --input "$tmp/ok.csv" --db "$tmp/$x.db"
+    expect 2 "$x.yaml" collect --backend cpu --sweep "$tmp/$x.yaml" --dry-run
+    expect 2 "$x.yaml" collect --backend cpu --sweep "$tmp/$x.yaml" --db "$tmp/c.db"
+    expect 2 "$x.yaml" specs check "$tmp/$x.yaml"
+    expect 2 "$x.yaml" advise --gpu $H --config "$tmp/$x.yaml"
+    expect 2 "$x.db" advise --gpu $H --config "$MODEL" --db "$tmp/$x.db"
+    expect 2 "$x.csv" plot throughput --gpu $H --sweep m --m 1024 --n 1024 --k 1024 \
+        --measured "$tmp/$x.csv" --output "$tmp/p.svg"
+    expect 2 "$x.db" plot throughput --gpu $H --sweep m --m 1024 --n 1024 --k 1024 \
+        --db "$tmp/$x.db" --output "$tmp/p.svg"
+    expect 2 "$x.yaml" plot layer --gpu $H --config "$tmp/$x.yaml" --output "$tmp/p.svg"
+    expect 2 "$x.db" plot layer --gpu $H --config "$MODEL" --db "$tmp/$x.db" --output "$tmp/p.svg"
+    expect 2 "$x.yaml" plot advise --gpu $H --config "$tmp/$x.yaml" --output "$tmp/p.svg"
+    expect 2 "$x.db" bench calibrated --db "$tmp/$x.db" --predictions 10 --opens 1
+done
+[ -e "$tmp/merged.db" ] && fail "a merge of a missing input created its output"
+[ -e "$tmp/x.db" ] && fail "an import of a missing file created its database"
+
+# --- exit 3: an output that cannot be written stays a runtime error ---------
+expect 3 "x.csv" db export "$PREBUILT" --output "$tmp/no-such-dir/x.csv"
+expect 3 "m.db" db merge "$tmp/no-such-dir/m.db" "$PREBUILT"
+expect 3 "p.csv" predict gemm --gpu $H --input "$tmp/ok.csv" --output "$tmp/no-such-dir/p.csv"
+
 # --- output formats: --json parses, --csv has a header with units ----------
 if command -v python3 >/dev/null 2>&1; then
     formats() { # args of a command that prints a table

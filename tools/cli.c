@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -44,6 +45,24 @@ int cli_fail(const char *cmd, int err)
 
     cli_error(cmd, "%s", msg && *msg ? msg : tc_strerror(err));
     return cli_exit_code(err);
+}
+
+bool cli_input_readable(const char *cmd, const char *path)
+{
+    struct stat sb;
+    int e = 0;
+
+    /* a directory opens, and fails only at the first read */
+    if (stat(path, &sb) != 0)
+        e = errno;
+    else if (S_ISDIR(sb.st_mode))
+        e = EISDIR;
+    else if (access(path, R_OK) != 0)
+        e = errno;
+    if (!e)
+        return true;
+    cli_error(cmd, "%s: cannot read: %s", path, strerror(e));
+    return false;
 }
 
 struct tc_specs *cli_load_specs(const char *cmd)

@@ -40,6 +40,15 @@ int cli_fail(const char *cmd, int err);
 /* Maps a negative enum tc_error to an exit code. */
 int cli_exit_code(int err);
 
+/* Whether the input file PATH named on the command line can be read; if
+ * not, prints "PATH: cannot read: REASON" for cmd and returns false, and the
+ * caller exits CLI_EXIT_INPUT. Commands check their inputs with it before
+ * the work starts: the library reports an unreadable file as I/O (exit 3),
+ * but a missing or unreadable input is the user's (exit 2), in every
+ * command alike. "-" is a file name like any other (where "-" means
+ * standard input, the command checks only other names). */
+bool cli_input_readable(const char *cmd, const char *path);
+
 /* Loads specs from cli_globals.specs_dir / $TILECAST_SPECS_PATH / shipped.
  * On failure prints the error for cmd and returns NULL. */
 struct tc_specs *cli_load_specs(const char *cmd);

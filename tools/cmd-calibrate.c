@@ -327,6 +327,8 @@ int cmd_bench_calibrated(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    if (db_path && !cli_input_readable(cmd, db_path))
+        return CLI_EXIT_INPUT;
     specs = cli_load_specs(cmd);
     if (!specs)
         return CLI_EXIT_INPUT;

@@ -387,6 +387,8 @@ static int db_info(int argc, char **argv)
     }
     if (!path)
         return usage("db info: which database?");
+    if (!cli_input_readable(db_cmd, path))
+        return CLI_EXIT_INPUT;
     err = tc_db_open_ex(path, TC_DB_READONLY, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);
@@ -437,6 +439,8 @@ static int db_check(int argc, char **argv)
     }
     if (!path)
         return usage("db check: which database?");
+    if (!cli_input_readable(db_cmd, path))
+        return CLI_EXIT_INPUT;
     err = tc_db_open_ex(path, TC_DB_READONLY, &db);
     if (err < 0) {
         cli_error(db_cmd, "%s", tc_last_error());
@@ -515,8 +519,7 @@ static int db_import(int argc, char **argv)
         goto out;
     }
     for (size_t i = 0; i < n_files; i++) {
-        if (access(files[i], R_OK) != 0) {
-            cli_error(db_cmd, "%s: cannot read", files[i]);
+        if (!cli_input_readable(db_cmd, files[i])) {
             ret = CLI_EXIT_INPUT;
             goto out;
         }
@@ -611,6 +614,8 @@ static int db_export(int argc, char **argv)
         format = "csv";
     if (strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
         return usage("db export: unknown format '%s' (expected csv or json)", format);
+    if (!cli_input_readable(db_cmd, path))
+        return CLI_EXIT_INPUT;
     err = tc_db_open_ex(path, TC_DB_READONLY, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);
@@ -638,6 +643,9 @@ static int db_merge(int argc, char **argv)
     }
     if (argc < 3)
         return usage("db merge: expected OUT and at least one input");
+    for (int i = 2; i < argc; i++)
+        if (!cli_input_readable(db_cmd, argv[i]))
+            return CLI_EXIT_INPUT;
     err = tc_db_merge(argv[1], (size_t)argc - 2, (const char *const *)argv + 2, &stats);
     if (err < 0) {
         cli_error(db_cmd, "%s", tc_last_error());
@@ -666,6 +674,8 @@ static int db_migrate_or_compact(int argc, char **argv, bool compact)
     }
     if (argc != 2 || argv[1][0] == '-')
         return usage("db %s: expected one database", argv[0]);
+    if (!cli_input_readable(db_cmd, argv[1]))
+        return CLI_EXIT_INPUT;
     err = tc_db_open_ex(argv[1], TC_DB_READWRITE, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);

@@ -399,6 +399,8 @@ static int plot_throughput(int argc, char **argv)
     code = plot_paths(cmd, output, &pf);
     if (code)
         return code;
+    if ((measured && !cli_input_readable(cmd, measured)) || (db && !cli_input_readable(cmd, db)))
+        return CLI_EXIT_INPUT;
     specs = cli_load_specs(cmd);
     if (!specs)
         return CLI_EXIT_INPUT;
@@ -602,6 +604,8 @@ static int plot_layer(int argc, char **argv)
     if (code)
         return code;
     if (o.config) {
+        if (!cli_input_readable(cmd, o.config))
+            return CLI_EXIT_INPUT;
         err = tc_model_config_load(o.config, &c);
         if (err < 0) {
             cli_fail(cmd, err);
@@ -703,6 +707,8 @@ static int plot_advise(int argc, char **argv)
     code = plot_paths(cmd, o.output, &pf);
     if (code)
         return code;
+    if (!cli_input_readable(cmd, o.config))
+        return CLI_EXIT_INPUT;
     err = tc_model_config_load(o.config, &c);
     if (err < 0) {
         cli_fail(cmd, err);

@@ -102,6 +102,8 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
         cli_error(cmd, "--config FILE|NAME is required (shipped: gpt-neox-20b, llama-2-7b, llama-3-8b, paper-gpt)");
         return CLI_EXIT_USAGE;
     }
+    if (!cli_input_readable(cmd, o->config))
+        return CLI_EXIT_INPUT;
     err = tc_model_config_load(o->config, c);
     if (err < 0) {
         cli_fail(cmd, err);
@@ -195,6 +197,11 @@ int mcli_setup(const char *cmd, const char *gpu_id, bool analytical, const char 
     *gpu = cli_find_gpu(cmd, *specs, gpu_id);
     if (!*gpu)
         goto input_error;
+    if (db && !cli_input_readable(cmd, db)) {
+        tc_specs_free(*specs);
+        *specs = NULL;
+        return CLI_EXIT_INPUT;
+    }
     *p = tc_predictor_new(*specs);
     if (!*p) {
         int code = cli_fail(cmd, TC_ERR_NOMEM);
@@ -669,6 +676,8 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
     char **fields;
     const struct tc_gpu *gpu = NULL;
 
+    if (!cli_input_readable(cmd, file) || (db && !cli_input_readable(cmd, db)))
+        return CLI_EXIT_INPUT;
     f = fopen(file, "r");
     if (!f) {
         cli_error(cmd, "%s: %s", file, strerror(errno));

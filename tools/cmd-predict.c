@@ -248,8 +248,7 @@ struct tc_predictor *predictor_opts_make(const char *cmd, const struct tc_specs 
 
         /* A database that is not there is bad input (exit 2), said before
          * any prediction is attempted. */
-        if (access(o->dbs[i], R_OK) != 0) {
-            cli_error(cmd, "%s: cannot read the database: %s", o->dbs[i], strerror(errno));
+        if (!cli_input_readable(cmd, o->dbs[i])) {
             *exit_code = CLI_EXIT_INPUT;
             tc_predictor_free(p);
             return NULL;
