@@ -4,11 +4,13 @@
 # tools/slurm/collect.sbatch as `sbatch --array=0-3 --wait`, the four shard
 # files are merged with `tilecast db merge`, and the merged set of shapes
 # must equal that of one unsharded run. Skips (77) without slurmctld/munged
-# or without root (slurmd runs jobs as root here).
+# or without root (slurmd runs jobs as root here). The daemons listen on
+# ports picked free at start, so that runs in parallel and a SLURM already on
+# the host do not collide.
 set -u
 : "${TILECAST_BIN:?}" "${TILECAST_SOURCE_ROOT:?}"
 export PATH="$PATH:/usr/sbin:/sbin"
-for tool in slurmctld slurmd munged sbatch scontrol sinfo sqlite3 runuser; do
+for tool in slurmctld slurmd munged sbatch scontrol sinfo sqlite3 runuser python3; do
     command -v "$tool" > /dev/null || { echo "$tool not installed: skip"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "not root: skip"; exit 77; }
@@ -57,6 +59,16 @@ munged_pid=$!
 for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "munged did not start"
 
+# Two free TCP ports: bound at once (so they differ) on every address, as
+# slurmctld and slurmd bind theirs, then released for them to take.
+ports=$(python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s:
+    x.bind(("", 0))
+print(*(x.getsockname()[1] for x in s))') || fail "cannot pick free TCP ports"
+read -r ctld_port slurmd_port <<< "$ports"
+[ -n "$slurmd_port" ] || fail "cannot pick free TCP ports: '$ports'"
+
 cat > "$tmp/slurm.conf" <<CONF
 ClusterName=tilecast-test
 SlurmctldHost=$host(127.0.0.1)
@@ -81,8 +93,8 @@ SlurmctldPidFile=$tmp/run/slurmctld.pid
 SlurmdPidFile=$tmp/run/slurmd.pid
 SlurmctldLogFile=$tmp/log/slurmctld.log
 SlurmdLogFile=$tmp/log/slurmd.log
-SlurmctldPort=16817
-SlurmdPort=16818
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 MpiDefault=none
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$ncpu State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
