@@ -190,6 +190,22 @@ grep -q "gnuplot was not found" "$tmp/err" || fail "plot without gnuplot: messag
 expect 1 "$bin" plot layer --gpu $gpu --hidden 2048 --heads 16 --seq 1024 --output "$tmp/x.jpg"
 expect 1 "$bin" plot sideways
 
+# Shipped configs and sweeps by name alone, from any directory; a name
+# that is neither a file nor shipped lists the shipped ones (exit 2).
+mkdir "$tmp/elsewhere"
+(cd "$tmp/elsewhere" && "$bin" predict model --gpu $gpu --config llama-2-7b --json >"$tmp/byname.json") ||
+    fail "--config llama-2-7b by name"
+(cd "$TILECAST_SOURCE_ROOT" && "$bin" predict model --gpu $gpu --config predictor/models/llama-2-7b.yaml --json \
+    >"$tmp/bypath.json") || fail "--config by path"
+cmp -s "$tmp/byname.json" "$tmp/bypath.json" || fail "a config by name and by path differ"
+(cd "$tmp/elsewhere" && "$bin" collect --backend cpu --sweep quick --dry-run >"$tmp/out") || fail "--sweep quick"
+grep -q '^shapes: 64 in the sweep' "$tmp/out" || fail "--sweep quick: $(head -3 "$tmp/out")"
+expect 2 "$bin" predict model --gpu $gpu --config llama-2-8b
+grep -q "shipped: gpt-neox-20b, llama-2-7b, llama-3-8b, paper-gpt" "$tmp/err" ||
+    fail "an unknown config name does not list the shipped ones: $(cat "$tmp/err")"
+expect 2 "$bin" collect --backend cpu --sweep quik --dry-run
+grep -q "shipped: exhaustive, paper, quick" "$tmp/err" || fail "an unknown sweep name: $(cat "$tmp/err")"
+
 if [ $fails -ne 0 ]; then
     echo "$fails check(s) failed" >&2
     exit 1

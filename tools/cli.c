@@ -65,6 +65,15 @@ bool cli_input_readable(const char *cmd, const char *path)
     return false;
 }
 
+bool cli_config_readable(const char *cmd, const char *config)
+{
+    /* a shipped config's name alone: the library resolves it, and lists
+     * the shipped names when there is none of that name */
+    if (!strchr(config, '/') && access(config, F_OK) != 0)
+        return true;
+    return cli_input_readable(cmd, config);
+}
+
 struct tc_specs *cli_load_specs(const char *cmd)
 {
     struct tc_specs *specs = tc_specs_load(NULL);

@@ -48,6 +48,8 @@ int cli_exit_code(int err);
  * command alike. "-" is a file name like any other (where "-" means
  * standard input, the command checks only other names). */
 bool cli_input_readable(const char *cmd, const char *path);
+/* The same for --config, which may also name a shipped model config. */
+bool cli_config_readable(const char *cmd, const char *config);
 
 /* Loads specs from cli_globals.specs_dir / $TILECAST_SPECS_PATH / shipped.
  * On failure prints the error for cmd and returns NULL. */

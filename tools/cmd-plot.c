@@ -604,7 +604,7 @@ static int plot_layer(int argc, char **argv)
     if (code)
         return code;
     if (o.config) {
-        if (!cli_input_readable(cmd, o.config))
+        if (!cli_config_readable(cmd, o.config))
             return CLI_EXIT_INPUT;
         err = tc_model_config_load(o.config, &c);
         if (err < 0) {
@@ -707,7 +707,7 @@ static int plot_advise(int argc, char **argv)
     code = plot_paths(cmd, o.output, &pf);
     if (code)
         return code;
-    if (!cli_input_readable(cmd, o.config))
+    if (!cli_config_readable(cmd, o.config))
         return CLI_EXIT_INPUT;
     err = tc_model_config_load(o.config, &c);
     if (err < 0) {

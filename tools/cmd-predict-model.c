@@ -102,7 +102,7 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
         cli_error(cmd, "--config FILE|NAME is required (shipped: gpt-neox-20b, llama-2-7b, llama-3-8b, paper-gpt)");
         return CLI_EXIT_USAGE;
     }
-    if (!cli_input_readable(cmd, o->config))
+    if (!cli_config_readable(cmd, o->config))
         return CLI_EXIT_INPUT;
     err = tc_model_config_load(o->config, c);
     if (err < 0) {
