@@ -23,6 +23,13 @@ meson setup "$tmp/build" "$TILECAST_SOURCE_ROOT" --prefix "$prefix" -Dtests=fals
 ninja -C "$tmp/build" >"$tmp/ninja.log" 2>&1 || { tail -30 "$tmp/ninja.log"; exit 1; }
 meson install -C "$tmp/build" >"$tmp/install.log" 2>&1 || { tail -30 "$tmp/install.log"; exit 1; }
 
+# The clone is the whole project: nothing tracked reads a folder beside it.
+if command -v git >/dev/null && git -C "$TILECAST_SOURCE_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    hits=$(git -C "$TILECAST_SOURCE_ROOT" grep -n -e '\.\./shared' -e 'TILECAST_SHARED' -- . \
+           ':!tests/install.sh' 2>/dev/null)
+    [ -z "$hits" ] || fail "tracked files name a folder outside the clone: $hits"
+fi
+
 tc=$prefix/bin/tilecast
 share=$prefix/share/tilecast
 for f in gpu_specs/h100-sxm5-80gb.yaml db/prebuilt/h100-sxm5-80gb.db predictor/models/llama-2-7b.yaml \
