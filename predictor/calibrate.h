@@ -63,6 +63,9 @@ const char *tc_timing_class_name(enum tc_timing_class c);
  * the time below which such a measurement cannot fall (0: none). */
 double tc_timing_default_host_us(enum tc_timing_class c);
 double tc_timing_floor_us(enum tc_timing_class c);
+/* The range of that host cost over the hosts the data was measured on: an
+ * analytical prediction for a host-timed method widens its interval by it. */
+void tc_timing_host_range_us(enum tc_timing_class c, double *lo, double *hi);
 
 #define TC_CALIB_ALIGN_CLASSES 4
 #define TC_CALIB_TIME_BINS 3 /* interval quantiles by predicted time */
@@ -206,7 +209,8 @@ void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us,
 /* Interval of the pure analytical model, documented in calibrate.c. */
 void tc_calib_analytical_interval(struct tc_gemm_prediction *pred);
 /* Interval of a transferred prediction. */
-void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_family);
+void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_family,
+                                const struct tc_calib_params *xfer, enum tc_timing_class timing);
 
 /* Fits the calibration of (gpu_id, dtype) from the ok rows of db (a
  * borrowed handle), for `tilecast db calibrate` and tests. With reuse, a

@@ -1186,7 +1186,7 @@ TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
         how.neighbour_weight = e->nb_weight;
         how.same_gpu = strcmp(e->from->gpu_id, gpu->id) == 0;
         tc_calib_predict(e->from->calib, &how, q, peak, out);
-        tc_calib_transfer_interval(out, e->same_family);
+        tc_calib_transfer_interval(out, e->same_family, &e->xfer, p->timing);
         out->source = TC_SOURCE_TRANSFERRED;
         tc_strlcpy(out->calib_gpu, e->from->gpu_id, sizeof(out->calib_gpu));
     }

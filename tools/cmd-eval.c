@@ -55,7 +55,7 @@ const char cmd_eval_help[] =
     "Timing methods: kernel predictions are compared with measurements taken\n"
     "by the row's `timing` method. Methods that bracket a host call include\n"
     "launch and synchronisation; a fixed host time per method is added to the\n"
-    "analytical prediction (profiler-median 0 us; event-fastest5-mean +3 us,\n"
+    "analytical prediction (profiler-median 0 us; event-fastest5-mean +28 us,\n"
     "at least 28 us; wall-avg-incl-launch +28 us; wall-slowest +28 us) and the\n"
     "output says so; calibrated predictions and measurements already answer in\n"
     "the row's timing method. Nothing is fitted to the rows.\n"
@@ -621,6 +621,7 @@ missing:
         long line = tc_csv_line(csv);
         char err[768];
         double meas_us = NAN, eff = NAN, host_us = 0, floor_us = 0, pred_us, ape = NAN;
+        double host_lo = 0, host_hi = 0;
         double flops;
         const char *status = "ok";
         int e, ti = -1;
@@ -669,6 +670,8 @@ missing:
             if (ti >= 0) {
                 host_us = tc_timing_default_host_us(tc_timing_classify(timing_methods[ti]));
                 floor_us = tc_timing_floor_us(tc_timing_classify(timing_methods[ti]));
+                tc_timing_host_range_us(tc_timing_classify(timing_methods[ti]), &host_lo,
+                                        &host_hi);
                 method_used[ti] = true;
             } else if (!isnan(meas_us)) {
                 unknown_method = true;
@@ -679,7 +682,7 @@ missing:
         /* a measurement, or a calibration that fitted this method's host
          * cost, already answers in the row's timing */
         if (pr.source != TC_SOURCE_ANALYTICAL)
-            host_us = floor_us = 0;
+            host_us = floor_us = host_lo = host_hi = 0;
         pred_us = pr.time_us + host_us;
         if (pred_us < floor_us)
             pred_us = floor_us;
@@ -746,10 +749,11 @@ missing:
                     flops / (pred_us * 1e6), pr.frac_peak);
             if (!isnan(ape))
                 fprintf(out, "%.3f", ape);
-            /* the interval in the row's timing method: shifted by the host
-             * time like the prediction, and never below the method's floor */
+            /* the interval in the row's timing method: widened by the range
+             * of host costs on the data's hosts (the user's machine is not
+             * known), and never below the method's floor */
             fprintf(out, ",%s,%s,%.4f,%.4f\n", gemm_source_label(pr.source), status,
-                    fmax(pr.lo_us + host_us, floor_us), fmax(pr.hi_us + host_us, floor_us));
+                    fmax(pr.lo_us + host_lo, floor_us), fmax(pr.hi_us + host_hi, floor_us));
         }
     }
     if (r < 0) {
