@@ -191,11 +191,14 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
  * compute scale is the average over the compute-bound rows. Host costs of
  * timing methods belong to the measuring machine: they transfer only within
  * the same GPU (another dtype), else the methods' typical costs stand.
- * `tensor`: the target runs on the tensor (matrix) pipe; the SIMT FFMA
+ * `same_dtype`: the source's rows are of the target's dtype; if not, the
+ * efficiencies and per-kernel factors stay with them (another dtype's fit
+ * is no evidence about this one). `tensor`: the target runs on the tensor
+ * (matrix) pipe; the SIMT FFMA
  * kernels have no alignment path, so their fitted alignment factors stay
  * with their data. */
 void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
-                              enum tc_arch to, bool same_gpu, bool tensor,
+                              enum tc_arch to, bool same_gpu, bool same_dtype, bool tensor,
                               struct tc_calib_params *out);
 
 /* The parametric model alone (no neighbours), for tests and reports. */

@@ -812,15 +812,19 @@ static int resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dty
         e->from = src;
         e->same_family = src->arch == gpu->arch;
         tc_calib_transfer_params(tc_calib_params(src->calib), src->arch, gpu->arch,
-                                 strcmp(src->gpu_id, gpu->id) == 0,
+                                 strcmp(src->gpu_id, gpu->id) == 0, src->dtype == dtype,
                                  dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD, &e->xfer);
         /* Residuals that survive the fit come from the library's kernel
-         * choices; within a family (same kernels) they carry over in part. */
-        e->nb_weight = strcmp(src->gpu_id, gpu->id) == 0 ? 1.0 : e->same_family ? 0.5 : 0.0;
+         * choices for that dtype; within a family (same kernels) they carry
+         * over in part. Another dtype runs other kernels: none. */
+        e->nb_weight = src->dtype != dtype ? 0.0 : e->same_family ? 0.5 : 0.0;
         snprintf(e->note, sizeof(e->note),
                  "transferred from %s %s measurements (%s family%s) to %s %s", src->gpu_id,
                  tc_dtype_name(src->dtype), tc_arch_name(src->arch),
-                 e->same_family            ? ", efficiencies as fitted"
+                 src->dtype != dtype
+                     ? ", host and fixed costs and alignment as fitted; efficiencies the "
+                       "model's own, since a fit of another dtype says nothing about them"
+                 : e->same_family            ? ", efficiencies as fitted"
                  : transfers_nothing(&e->xfer) ? "; a fit without kernel-timed rows has "
                                                  "nothing that crosses families, so the "
                                                  "time is the analytical model's"

@@ -1055,14 +1055,31 @@ START_TEST(transfer_rules)
     for (int j = 0; j < TC_CALIB_ALIGN_CLASSES; j++)
         src.align_factor[j] = j ? 0.96 : 1;
     src.host_us[TC_TIMING_EVENT] = 24;
-    tc_calib_transfer_params(&src, TC_ARCH_AMPERE, TC_ARCH_VOLTA, false, false, &out);
+    tc_calib_transfer_params(&src, TC_ARCH_AMPERE, TC_ARCH_VOLTA, false, true, false, &out);
     for (int j = 0; j < TC_CALIB_ALIGN_CLASSES; j++)
         ck_assert_double_eq(out.align_factor[j], 1);
     ck_assert_double_eq(out.c_compute, 1);
     ck_assert_double_eq(out.c_memory, 1);
     ck_assert(out.host_typical);
-    tc_calib_transfer_params(&src, TC_ARCH_AMPERE, TC_ARCH_VOLTA, false, true, &out);
+    tc_calib_transfer_params(&src, TC_ARCH_AMPERE, TC_ARCH_VOLTA, false, true, true, &out);
     ck_assert_double_eq(out.align_factor[1], 0.96);
+    /* the same GPU, another dtype: the machine's host cost, the fixed-cost
+     * scale and the alignment stay, the efficiencies do not */
+    {
+        struct tc_calib_params o2;
+
+        tc_calib_transfer_params(&src, TC_ARCH_HOPPER, TC_ARCH_HOPPER, true, false, true, &o2);
+        ck_assert_double_eq(o2.c_compute, 1);
+        ck_assert_double_eq(o2.c_memory, 1);
+        ck_assert_int_eq(o2.n_kernels, 0);
+        ck_assert_double_eq(o2.c_overhead, 1.5);
+        ck_assert_double_eq(o2.align_factor[1], 0.96);
+        ck_assert_double_eq(o2.host_us[TC_TIMING_EVENT], 24);
+        ck_assert(!o2.host_typical);
+        /* within a family, the same dtype: the efficiencies move */
+        tc_calib_transfer_params(&src, TC_ARCH_AMPERE, TC_ARCH_AMPERE, false, true, true, &o2);
+        ck_assert_double_eq(o2.c_compute, 0.9);
+    }
     /* the typical host cost adds to the unscaled fixed cost and the body,
      * and the result is never below the method's floor */
     ck_assert_double_eq_tol(tc_calib_model_us(&out, &smp, TC_TIMING_EVENT),
