@@ -1535,6 +1535,14 @@ const struct tc_calib_params *tc_calib_params(const struct tc_calib *c)
     return c ? &c->params : NULL;
 }
 
+bool tc_calib_has_timing(const struct tc_calib *c, enum tc_timing_class timing)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->samples[i].timing == timing)
+            return true;
+    return false;
+}
+
 size_t tc_calib_rows(const struct tc_calib *c)
 {
     return c ? c->n : 0;

@@ -197,6 +197,9 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
  * (matrix) pipe; the SIMT FFMA
  * kernels have no alignment path, so their fitted alignment factors stay
  * with their data. */
+/* Whether any fitted row was timed by a method of this class. */
+bool tc_calib_has_timing(const struct tc_calib *c, enum tc_timing_class timing);
+
 void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
                               enum tc_arch to, bool same_gpu, bool same_dtype, bool tensor,
                               struct tc_calib_params *out);

@@ -201,7 +201,7 @@ cmp -s "$tmp/byname.json" "$tmp/bypath.json" || fail "a config by name and by pa
 (cd "$tmp/elsewhere" && "$bin" collect --backend cpu --sweep quick --dry-run >"$tmp/out") || fail "--sweep quick"
 grep -q '^shapes: 64 in the sweep' "$tmp/out" || fail "--sweep quick: $(head -3 "$tmp/out")"
 expect 2 "$bin" predict model --gpu $gpu --config llama-2-8b
-grep -q "shipped: gpt-neox-20b, llama-2-7b, llama-3-8b, paper-gpt" "$tmp/err" ||
+grep -q "shipped: gpt-neox-20b, llama-2-70b, llama-2-7b, llama-3-8b, paper-gpt" "$tmp/err" ||
     fail "an unknown config name does not list the shipped ones: $(cat "$tmp/err")"
 expect 2 "$bin" collect --backend cpu --sweep quik --dry-run
 grep -q "shipped: exhaustive, paper, quick" "$tmp/err" || fail "an unknown sweep name: $(cat "$tmp/err")"

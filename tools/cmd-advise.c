@@ -35,7 +35,7 @@ const char cmd_advise_help[] =
     "Options:\n"
     "  --gpu ID                GPU id (tilecast specs list)\n"
     "  --config FILE|NAME      model config YAML, or a shipped config's name\n"
-    "                          (gpt-neox-20b, llama-2-7b, llama-3-8b, paper-gpt)\n"
+    "                          (gpt-neox-20b, llama-2-70b, llama-2-7b, llama-3-8b, paper-gpt)\n"
     "  --params-tolerance X    relative parameter-count tolerance: 5% or 0.05 (default 5%)\n"
     "  --top N                 candidates to print (default 10)\n"
     "  --tp T, --micro-batch B, --seq S, --train, --inference\n"

@@ -99,7 +99,7 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
     int err;
 
     if (!o->config) {
-        cli_error(cmd, "--config FILE|NAME is required (shipped: gpt-neox-20b, llama-2-7b, llama-3-8b, paper-gpt)");
+        cli_error(cmd, "--config FILE|NAME is required (shipped: gpt-neox-20b, llama-2-70b, llama-2-7b, llama-3-8b, paper-gpt)");
         return CLI_EXIT_USAGE;
     }
     if (!cli_config_readable(cmd, o->config))

@@ -66,7 +66,7 @@
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"          \
     "  micro_batch, tp, dtype, attention flash|unfused, mode training|inference, causal,\n" \
     "  tied_embeddings), or a shipped config by name: gpt-neox-20b, llama-2-7b,\n"        \
-    "  llama-3-8b, paper-gpt. Prints the per-operation table\n"                          \
+    "  llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"             \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"               \
     "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"     \
     "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"    \
