@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "calibrate.h"
 #include "model-internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -214,19 +215,22 @@ static int set_field(struct yaml_ctx *y, const yaml_event_t *kev, const char *ke
         else
             return yerr(y, vev, TC_ERR_INVALID, "mode: '%s' (expected training or inference)",
                         v);
-    } else if (strcmp(key, "causal") == 0 || strcmp(key, "tied_embeddings") == 0) {
+    } else if (strcmp(key, "causal") == 0 || strcmp(key, "tied_embeddings") == 0 ||
+               strcmp(key, "graphs") == 0) {
         bool b;
         if (!parse_bool(v, &b))
             return yerr(y, vev, TC_ERR_PARSE, "%s: '%s' is not a boolean", key, v);
         if (strcmp(key, "causal") == 0)
             c->causal = b;
+        else if (strcmp(key, "graphs") == 0)
+            c->graphs = b;
         else
             c->tied_embeddings = b;
     } else {
         return yerr(y, kev, TC_ERR_INVALID,
                     "unknown key '%s' (expected name, hidden, heads, kv_heads, head_dim, ffn, "
                     "activation, norm, layers, vocab, seq, micro_batch, tp, dtype, attention, "
-                    "mode, causal, tied_embeddings)",
+                    "mode, causal, tied_embeddings, graphs)",
                     key);
     }
     return TC_OK;
@@ -669,7 +673,31 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
         if (op->source > mp->source)
             mp->source = op->source;
     }
-    mp->step_time_us = (double)c.layers * mp->layer_time_us + mp->head_time_us;
+    mp->gpu_time_us = (double)c.layers * mp->layer_time_us + mp->head_time_us;
+    /* Eager execution: the host dispatches each op of each layer through
+     * PyTorch (and the serving engine's Python) while the GPU runs what it
+     * was given; when the ops are short (decode, small prefill, high TP)
+     * the GPU waits for the host. A PyTorch op's dispatch is the typical
+     * host cost of an event-timed op call (28 us: the data's two hosts fit
+     * 23.9 and 38.5 us, calibrate.c). With CUDA graphs the step is one
+     * launch. Splitwise's Llama-2-70B on A100 (e2e_serving) shows the floor:
+     * the time per token barely falls from TP 4 to TP 8 (45.0 and 44.9 ms
+     * at batch 1) while the GPU's share falls by half. */
+    {
+        size_t layer_ops = 0, head_ops = 0;
+        double per_op = tc_timing_default_host_us(TC_TIMING_EVENT);
+
+        for (size_t i = 0; i < dc.list.n; i++) {
+            if (dc.list.ops[i].in_layer)
+                layer_ops++;
+            else
+                head_ops++;
+        }
+        mp->host_time_us = c.graphs ? per_op
+                                    : ((double)c.layers * (double)layer_ops + (double)head_ops) *
+                                          per_op;
+    }
+    mp->step_time_us = mp->gpu_time_us > mp->host_time_us ? mp->gpu_time_us : mp->host_time_us;
     for (size_t i = 0; i < dc.list.n; i++) {
         struct tc_op_prediction *op = &dc.list.ops[i];
         double whole = op->in_layer ? mp->layer_time_us : mp->step_time_us;

@@ -206,6 +206,41 @@ grep -q "shipped: gpt-neox-20b, llama-2-70b, llama-2-7b, llama-3-8b, paper-gpt" 
 expect 2 "$bin" collect --backend cpu --sweep quik --dry-run
 grep -q "shipped: exhaustive, paper, quick" "$tmp/err" || fail "an unknown sweep name: $(cat "$tmp/err")"
 
+# Decode of Llama-2-70B on A100 follows the measured TP trend (Splitwise's
+# serving profiles, e2e_serving.csv: 54.9 / 45.0 / 44.9 ms per token at TP
+# 2 / 4 / 8, batch 1): the step falls from TP 2 to TP 4 and hardly from 4
+# to 8, where the host dispatching each op is the bound; CUDA graphs lift it.
+step() { # TP [FLAGS...]: the decode step time in us
+    local tp=$1
+    shift
+    "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-70b --tp "$tp" --decode 576 --json "$@" |
+        python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["step_time_us"], d["host_time_us"], d["gpu_time_us"])'
+}
+read -r s2 h2 g2 < <(step 2) || fail "decode TP 2"
+read -r s4 h4 g4 < <(step 4) || fail "decode TP 4"
+read -r s8 h8 g8 < <(step 8) || fail "decode TP 8"
+read -r sg hg gg < <(step 8 --graphs) || fail "decode TP 8 --graphs"
+python3 - "$s2" "$s4" "$s8" "$sg" "$h8" "$g8" "$gg" <<'EOF' || fail "decode TP trend: $s2 $s4 $s8 (graphs $sg)"
+import sys
+s2, s4, s8, sg, h8, g8, gg = map(float, sys.argv[1:])
+assert s4 / s2 < 0.9, "TP 2 -> 4 must fall (measured 0.82)"
+assert s8 / s4 > 0.9, "TP 4 -> 8 must stay nearly flat (measured 1.00)"
+assert s8 == max(h8, g8) and h8 > g8, "TP 8 decode is host-bound"
+assert sg < s8 and abs(sg - gg) < 1e-6, "--graphs removes the per-op dispatch"
+EOF
+# tools/e2e-eval.py scores every group of the end-to-end files
+if python3 "$root/tools/e2e-eval.py" --json >"$tmp/e2e.json" 2>"$tmp/err"; then
+    python3 - "$tmp/e2e.json" <<'EOF' || fail "e2e-eval: groups or figures wrong"
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+groups = {(x["set"], x["phase"], x["gpu"], x["tp"]) for x in r}
+assert ("serving", "decode", "a100-sxm4-80gb", 8) in groups and len(groups) >= 8, groups
+assert all(math.isfinite(x["predicted_ms"]) and x["predicted_ms"] > 0 for x in r)
+EOF
+else
+    fail "e2e-eval: $(cat "$tmp/err")"
+fi
+
 if [ $fails -ne 0 ]; then
     echo "$fails check(s) failed" >&2
     exit 1

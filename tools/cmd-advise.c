@@ -80,7 +80,7 @@ static json_t *cfg_json(const struct tc_model_config *c)
 int cmd_advise(int argc, char **argv)
 {
     const char *cmd = "advise";
-    struct mcli_model_opts opt = {.train = -1};
+    struct mcli_model_opts opt = {.train = -1, .graphs = -1};
     const char *v;
     enum cli_format fmt = CLI_FORMAT_TABLE;
     bool verbose = false, bad = false;

@@ -81,6 +81,10 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
         o->train = 1;
     else if (strcmp(arg, "--inference") == 0)
         o->train = 0;
+    else if (strcmp(arg, "--graphs") == 0)
+        o->graphs = 1;
+    else if (strcmp(arg, "--eager") == 0)
+        o->graphs = 0;
     else if (mcli_opt(cmd, argc, argv, i, "--gpu", &v, &bad))
         o->gpu_id = v;
     else if (mcli_opt(cmd, argc, argv, i, "--db", &v, &bad))
@@ -117,6 +121,8 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
         c->seq = o->over.seq;
     if (o->train >= 0)
         c->training = o->train;
+    if (o->graphs >= 0)
+        c->graphs = o->graphs;
     return 0;
 }
 
@@ -968,6 +974,9 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
             json_object_set_new(o, "vocab", json_integer(c->vocab));
             json_object_set_new(o, "head_time_us", json_real(mp->head_time_us));
             json_object_set_new(o, "step_time_us", json_real(mp->step_time_us));
+            json_object_set_new(o, "gpu_time_us", json_real(mp->gpu_time_us));
+            json_object_set_new(o, "host_time_us", json_real(mp->host_time_us));
+            json_object_set_new(o, "graphs", json_boolean(c->graphs));
             json_object_set_new(o, "tokens_per_s", json_real(mp->tokens_per_s));
             json_object_set_new(o, "model_tflops", json_real(mp->model_tflops));
             json_object_set_new(o, "mfu", json_real(mp->mfu));
@@ -1022,6 +1031,11 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
                c->training ? ", loss" : "");
         printf("step_time_ms    %.2f%s\n", mp->step_time_us / 1e3,
                decode ? " (per generated token)" : "");
+        printf("gpu_time_ms     %.2f (the ops' sum)\n", mp->gpu_time_us / 1e3);
+        printf("host_time_ms    %.2f (%s)%s\n", mp->host_time_us / 1e3,
+               c->graphs ? "one CUDA graph launch per step"
+                         : "eager: every op dispatched by the host, 28 us each",
+               mp->host_time_us > mp->gpu_time_us ? ": the step is host-bound" : "");
         printf("tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
                (long long)c->tp, c->tp > 1 ? "s" : "");
         printf("model_tflops    %.1f per GPU\n", mp->model_tflops);
@@ -1110,7 +1124,7 @@ const char cmd_predict_model_help[] = MCLI_PREDICT_MODEL_HELP;
 int cmd_predict_model(int argc, char **argv)
 {
     const char *cmd = "predict model";
-    struct mcli_model_opts o = {.train = -1};
+    struct mcli_model_opts o = {.train = -1, .graphs = -1};
     struct tc_model_config c;
     enum cli_format fmt = CLI_FORMAT_TABLE;
     const char *v;

@@ -60,19 +60,23 @@
 #define MCLI_PREDICT_MODEL_HELP                                                            \
     "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"     \
     "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"   \
-    "                              [--attention flash|unfused] [--analytical] [--db FILE]\n" \
-    "                              [--json|--csv]\n"                                          \
+    "                              [--attention flash|unfused] [--graphs|--eager]\n"       \
+    "                              [--analytical] [--db FILE] [--json|--csv]\n"              \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"  \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"          \
     "  micro_batch, tp, dtype, attention flash|unfused, mode training|inference, causal,\n" \
-    "  tied_embeddings), or a shipped config by name: gpt-neox-20b, llama-2-7b,\n"        \
+    "  tied_embeddings, graphs), or a shipped config by name: gpt-neox-20b, llama-2-7b,\n"        \
     "  llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"             \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"               \
     "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"     \
     "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"    \
     "  --inference and --attention override the file. --decode CONTEXT predicts one\n"  \
     "  decode step instead: each of the micro-batch sequences adds a token to a KV\n"     \
-    "  cache of CONTEXT tokens; the step time is the per-token latency.\n"
+    "  cache of CONTEXT tokens; the step time is the per-token latency. The step\n"       \
+    "  time is the larger of the GPU's (gpu_time) and the host's (host_time): eager\n"   \
+    "  execution (the default, --eager) dispatches every op from the host, 28 us\n"      \
+    "  each (a PyTorch op call on a typical host), so short ops wait for it;\n"         \
+    "  --graphs runs the step as one CUDA graph launch.\n"
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
 extern const char cmd_predict_model_help[];
@@ -97,11 +101,13 @@ struct mcli_model_opts {
     const char *gpu_id, *db, *config;
     bool analytical;
     int train;                   /* --train 1, --inference 0, else -1: the file's mode */
+    int graphs;                  /* --graphs 1, --eager 0, else -1: the file's */
     struct tc_model_config over; /* --tp, --micro-batch, --seq (0: the file's) */
 };
 
-/* Parses --gpu, --db, --config, --analytical, --train, --inference, --tp,
- * --micro-batch and --seq at argv[*i] into o (set o->train to -1 first).
+/* Parses --gpu, --db, --config, --analytical, --train, --inference,
+ * --graphs, --eager, --tp, --micro-batch and --seq at argv[*i] into o (set
+ * o->train and o->graphs to -1 first).
  * Returns 1 if argv[*i] was one, 0 if not, or minus the exit status after
  * printing the error (1 for a missing value, 2 for an impossible one). */
 int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_model_opts *o);

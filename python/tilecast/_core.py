@@ -315,7 +315,7 @@ _CONFIG_ALIASES = {
 }
 _CONFIG_INTS = ("hidden", "heads", "kv_heads", "head_dim", "ffn", "layers", "vocab", "seq",
                 "micro_batch", "tp")
-_CONFIG_BOOLS = ("swiglu", "rmsnorm", "training", "causal", "tied_embeddings")
+_CONFIG_BOOLS = ("swiglu", "rmsnorm", "training", "causal", "tied_embeddings", "graphs")
 
 
 def model_config(config):

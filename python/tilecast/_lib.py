@@ -185,6 +185,7 @@ class ModelConfig(Structure):
         ("training", c_bool),
         ("causal", c_bool),
         ("tied_embeddings", c_bool),
+        ("graphs", c_bool),
     ]
 
 
@@ -218,6 +219,8 @@ class ModelPrediction(Structure):
         ("step_flops", c_double),
         ("params", c_double),
         ("source", c_int),
+        ("gpu_time_us", c_double),
+        ("host_time_us", c_double),
     ]
 
 

@@ -620,6 +620,8 @@ struct tc_model_config {
     bool training;      /* forward + backward; false: inference prefill */
     bool causal;        /* causal attention mask (default true) */
     bool tied_embeddings; /* logits reuse the embedding matrix (parameter count only) */
+    bool graphs;        /* the step runs as a CUDA graph: no host dispatch per op
+                         * (default false: eager, each op dispatched by the host) */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
@@ -666,6 +668,12 @@ struct tc_model_prediction {
     double step_flops;    /* useful FLOPs of one step, all tp GPUs together */
     double params;
     enum tc_source source; /* the least certain source of any op */
+    /* The step time is the larger of the GPU's (the ops' sum, gpu_time_us)
+     * and the host's: in eager execution the host dispatches every op of
+     * every layer (host_time_us, ops x a PyTorch op's typical dispatch);
+     * with CUDA graphs one launch per step. */
+    double gpu_time_us;
+    double host_time_us;
 };
 
 /* Predicts a whole model (cfg is resolved on a copy; p may be NULL for the
