@@ -104,6 +104,73 @@ TC_API double tc_model_params(const struct tc_model_config *c)
     return (double)c->layers * layer + embed + (c->rmsnorm ? 1.0 : 2.0) * h;
 }
 
+/* Memory per GPU, with its sources:
+ *  - weights: the parameter count (tc_model_params) in the config's dtype,
+ *    split over the tp GPUs (Megatron splits every layer's matrices and,
+ *    with a vocabulary-parallel embedding, the embedding and logits too;
+ *    the norms are replicated and negligible);
+ *  - training with Adam in mixed precision: a gradient per weight in the
+ *    same dtype and 12 bytes of optimizer state per parameter (fp32 master
+ *    weight, momentum and variance): 16 bytes per parameter in all for
+ *    16-bit training (Rajbhandari et al., "ZeRO", SC 2020, section 3.1);
+ *    fp32 training keeps no master copy (8 bytes of state);
+ *  - activations kept for the backward pass, per layer: s.b.h.(10 + 24/t +
+ *    5.a.s/(h.t)) bytes at 16 bits without sequence parallelism (Korthikanti
+ *    et al., "Reducing Activation Recomputation in Large Transformer
+ *    Models", 2022, eq. 2); flash attention stores no s x s scores, which
+ *    drops the last term; fp32 doubles it;
+ *  - inference: the KV cache, 2 (K and V) x layers x kv_heads/t x head_dim x
+ *    tokens x batch in the dtype, and one layer's working set (its widest
+ *    activation, b.s.max(3h, 2.ffn) elements, twice for input and output);
+ *  - capacity: the spec's memory in GB (10^9 bytes, below the GiB the cards
+ *    carry), less 5 % for the CUDA context, the library's workspaces and
+ *    fragmentation. */
+TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_config *cfg,
+                           int64_t decode_context, struct tc_model_memory *out)
+{
+    struct tc_model_config c;
+    double e, t, s, b, h, tokens, per_layer;
+    int err;
+
+    if (!gpu || !cfg || !out)
+        return tc_error(TC_ERR_INVALID, "tc_model_memory: no GPU, config or output");
+    if (decode_context < 0)
+        return tc_error(TC_ERR_RANGE, "decode context %lld is negative",
+                        (long long)decode_context);
+    c = *cfg;
+    if ((err = tc_model_config_resolve(&c)) < 0)
+        return err;
+    memset(out, 0, sizeof(*out));
+    e = tc_dtype_bytes(c.dtype);
+    t = (double)c.tp;
+    s = (double)c.seq;
+    b = (double)c.micro_batch;
+    h = (double)c.hidden;
+    out->weights_bytes = tc_model_params(&c) * e / t;
+    if (c.training && !decode_context) {
+        double params = tc_model_params(&c) / t;
+
+        out->grads_bytes = params * e;
+        out->optimizer_bytes = params * (c.dtype == TC_DTYPE_FP32 ? 8.0 : 12.0);
+        per_layer = s * b * h * (10.0 + 24.0 / t);
+        if (c.attention == TC_ATTN_UNFUSED)
+            per_layer += s * b * h * 5.0 * (double)c.heads * s / (h * t);
+        out->activations_bytes = (double)c.layers * per_layer * (e > 2 ? e / 2 : 1);
+    } else {
+        double wide = 3.0 * h > 2.0 * (double)c.ffn ? 3.0 * h : 2.0 * (double)c.ffn;
+
+        tokens = decode_context ? (double)decode_context + 1 : s;
+        out->kv_cache_bytes = 2.0 * (double)c.layers * (double)c.kv_heads / t *
+                              (double)c.head_dim * tokens * b * e;
+        out->activations_bytes = 2.0 * b * (decode_context ? 1 : s) * wide / t * e;
+    }
+    out->total_bytes = out->weights_bytes + out->grads_bytes + out->optimizer_bytes +
+                       out->activations_bytes + out->kv_cache_bytes;
+    out->capacity_bytes = gpu->mem_gb * 1e9 * 0.95;
+    out->fits = out->total_bytes <= out->capacity_bytes;
+    return TC_OK;
+}
+
 struct yaml_ctx {
     const char *file;
     yaml_parser_t parser;

@@ -311,7 +311,7 @@ PY
     formats predict gemm --gpu $H --explain --layout NT 4096 4096 4096
     formats predict attention --gpu $H --batch 2 --heads 16 --seq 1024 --head-dim 64
     formats predict layer --gpu $H --hidden 4096 --heads 32 --seq 1024 --micro-batch 1
-    formats predict model --gpu $H --config "$MODEL"
+    formats predict model --gpu $H --config "$MODEL" --ignore-memory
     formats advise --gpu $H --config "$MODEL" --top 3
     if [ -n "${TILECAST_MEASURED_DATA:-}" ] && [ -f "$TILECAST_MEASURED_DATA/cookbook_gemm.csv" ]; then
         formats eval --input "$TILECAST_MEASURED_DATA/cookbook_gemm.csv"

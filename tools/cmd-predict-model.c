@@ -953,10 +953,41 @@ static void print_sources(const struct tc_model_prediction *mp)
     printf("; measured: %zu (every figure is a prediction)\n", counts[TC_SOURCE_MEASURED]);
 }
 
-/* Prints a layer or model prediction. whole: model summary too. */
+/* GB for humans, 10^9 bytes as the specs count. */
+static double gb(double bytes)
+{
+    return bytes / 1e9;
+}
+
+static json_t *memory_json(const struct tc_model_memory *m)
+{
+    json_t *o = json_object();
+
+    json_object_set_new(o, "weights_gb", json_real(gb(m->weights_bytes)));
+    json_object_set_new(o, "grads_gb", json_real(gb(m->grads_bytes)));
+    json_object_set_new(o, "optimizer_gb", json_real(gb(m->optimizer_bytes)));
+    json_object_set_new(o, "activations_gb", json_real(gb(m->activations_bytes)));
+    json_object_set_new(o, "kv_cache_gb", json_real(gb(m->kv_cache_bytes)));
+    json_object_set_new(o, "total_gb", json_real(gb(m->total_bytes)));
+    json_object_set_new(o, "capacity_gb", json_real(gb(m->capacity_bytes)));
+    json_object_set_new(o, "fits", json_boolean(m->fits));
+    return o;
+}
+
+static void memory_line(FILE *f, const char *prefix, const struct tc_model_memory *m)
+{
+    fprintf(f, "%s%.1f GB per GPU of %.1f (weights %.1f, grads %.1f, optimizer %.1f, "
+               "activations %.1f, KV cache %.1f)",
+            prefix, gb(m->total_bytes), gb(m->capacity_bytes), gb(m->weights_bytes),
+            gb(m->grads_bytes), gb(m->optimizer_bytes), gb(m->activations_bytes),
+            gb(m->kv_cache_bytes));
+}
+
+/* Prints a layer or model prediction. whole: model summary too; mem (whole
+ * models only, else NULL): the memory per GPU. */
 static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_config *c,
                             const struct tc_model_prediction *mp, bool whole, long long decode,
-                            enum cli_format fmt)
+                            enum cli_format fmt, const struct tc_model_memory *mem)
 {
     struct cli_table *t;
 
@@ -977,6 +1008,8 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
             json_object_set_new(o, "gpu_time_us", json_real(mp->gpu_time_us));
             json_object_set_new(o, "host_time_us", json_real(mp->host_time_us));
             json_object_set_new(o, "graphs", json_boolean(c->graphs));
+            if (mem)
+                json_object_set_new(o, "memory", memory_json(mem));
             json_object_set_new(o, "tokens_per_s", json_real(mp->tokens_per_s));
             json_object_set_new(o, "model_tflops", json_real(mp->model_tflops));
             json_object_set_new(o, "mfu", json_real(mp->mfu));
@@ -1041,6 +1074,10 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
         printf("model_tflops    %.1f per GPU\n", mp->model_tflops);
         printf("mfu_pct         %.1f\n", 100 * mp->mfu);
         printf("params          %.3g\n", mp->params);
+        if (mem) {
+            memory_line(stdout, "memory          ", mem);
+            printf("%s\n", mem->fits ? "" : ": does not fit (--ignore-memory)");
+        }
     }
     print_sources(mp);
     return CLI_EXIT_OK;
@@ -1112,7 +1149,7 @@ int cmd_predict_layer(int argc, char **argv)
     if (err < 0)
         code = cli_fail(cmd, err);
     else
-        code = print_prediction(gpu, &c, mp, false, 0, fmt);
+        code = print_prediction(gpu, &c, mp, false, 0, fmt, NULL);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);
@@ -1131,9 +1168,11 @@ int cmd_predict_model(int argc, char **argv)
     bool bad = false;
     int attention = -1;
     long long decode = 0;
+    bool ignore_memory = false;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
+    struct tc_model_memory mem;
     const struct tc_gpu *gpu;
     int code = 0, err;
 
@@ -1143,6 +1182,8 @@ int cmd_predict_model(int argc, char **argv)
         if (help_flag(arg)) {
             fputs(cmd_predict_model_help, stdout);
             return CLI_EXIT_OK;
+        } else if (strcmp(arg, "--ignore-memory") == 0) {
+            ignore_memory = true;
         } else if (cli_parse_format(arg, &fmt)) {
         } else if ((code = mcli_model_opt(cmd, argc, argv, &i, &o)) != 0) {
             if (code < 0)
@@ -1185,11 +1226,23 @@ int cmd_predict_model(int argc, char **argv)
         c.training = false;
     err = tc_model_config_resolve(&c);
     if (err == TC_OK)
+        err = tc_model_memory(gpu, &c, decode, &mem);
+    if (err == TC_OK && !mem.fits && !ignore_memory) {
+        /* a time for a configuration that cannot run is no answer */
+        fprintf(stderr, "tilecast %s: error: %s on %s does not fit: ", cmd, c.name[0] ? c.name : "the model",
+                gpu->id);
+        memory_line(stderr, "", &mem);
+        fprintf(stderr, "; more --tp, a smaller --micro-batch or --seq, or --ignore-memory to "
+                        "predict anyway\n");
+        code = CLI_EXIT_INPUT;
+    } else if (err == TC_OK) {
         err = decode ? tc_predict_decode(p, gpu, &c, decode, &mp) : tc_predict_model(p, gpu, &c, &mp);
-    if (err < 0)
+    }
+    if (code) {
+    } else if (err < 0)
         code = cli_fail(cmd, err);
     else
-        code = print_prediction(gpu, &c, mp, true, decode, fmt);
+        code = print_prediction(gpu, &c, mp, true, decode, fmt, &mem);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);

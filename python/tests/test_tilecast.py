@@ -371,6 +371,23 @@ class TestModel(unittest.TestCase):
         self.assertGreater(n, 1.0e9)
         self.assertLess(n, 2.0e9)
 
+    def test_memory_and_host_bound_decode(self):
+        # Llama-3-8B trained with Adam at t = 1: 16 bytes a parameter before
+        # activations, more than an 80 GB GPU holds
+        m = tilecast.model_memory("llama-3-8b", H100)
+        n = tilecast.model_params("llama-3-8b")
+        self.assertFalse(m["fits"])
+        self.assertAlmostEqual(m["weights_bytes"] + m["grads_bytes"] + m["optimizer_bytes"],
+                               16 * n, delta=1e6)
+        cfg = dict(MODEL, tp=8)
+        self.assertTrue(tilecast.model_memory(cfg, H100)["fits"])
+        # the step reports the GPU's and the host's share, and CUDA graphs
+        # remove the per-op dispatch
+        eager = tilecast.predict_model(dict(cfg, training=False), H100)
+        graphs = tilecast.predict_model(dict(cfg, training=False, graphs=True), H100)
+        self.assertEqual(eager["step_time_us"], max(eager["gpu_time_us"], eager["host_time_us"]))
+        self.assertLess(graphs["host_time_us"], eager["host_time_us"])
+
 
 class TestAdvise(unittest.TestCase):
     def test_candidates(self):

@@ -16,7 +16,7 @@ library's message.
 """
 
 from ._core import (MEASURED, Predictor, Specs, advise, data_dir, dtype_names, gpu,
-                    last_error, model_config, model_params, parse_spec_file, predict_attention,
+                    last_error, model_config, model_memory, model_params, parse_spec_file, predict_attention,
                     predict_gemm, predict_gemm_batch, predict_model, predictor, specs,
                     version)
 from ._db import Database, open_db
@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "MEASURED", "Predictor", "Specs", "Database", "advise", "data_dir", "dtype_names", "gpu",
-    "last_error", "library_path", "model_config", "model_params", "open_db",
+    "last_error", "library_path", "model_config", "model_memory", "model_params", "open_db",
     "parse_spec_file", "predict_attention", "predict_gemm", "predict_gemm_batch",
     "predict_model", "predictor", "specs", "version", "LibraryNotFound", "TilecastError",
     "DatabaseError", "DeviceError", "InvalidError", "NotFoundError", "OutOfMemoryError",

@@ -758,6 +758,18 @@ def advise(config, gpu, *, db=None, analytical=False, **kw):
     return predictor(db, analytical=analytical).advise(config, gpu, **kw)
 
 
+def model_memory(config, gpu, *, decode_context=0, specs_dir=None):
+    """Memory one GPU of a replica needs for a model config (dict, path or
+    shipped name): weights, grads, optimizer, activations and KV cache in
+    bytes, the GPU's capacity and whether it fits (see tc_model_memory)."""
+    from ._lib import ModelMemory
+    cfg = model_config(config)
+    out = ModelMemory()
+    g = _specs(specs_dir).find(gpu)
+    _check(_lib.function("tc_model_memory")(g, byref(cfg), int(decode_context), byref(out)))
+    return _struct_dict(out)
+
+
 def model_params(config):
     """Parameter count of a model config (dict or YAML path)."""
     cfg = model_config(config)

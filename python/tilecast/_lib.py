@@ -236,6 +236,15 @@ class AdviceCandidate(Structure):
     ]
 
 
+class ModelMemory(Structure):
+    _fields_ = [
+        ("weights_bytes", c_double), ("grads_bytes", c_double),
+        ("optimizer_bytes", c_double), ("activations_bytes", c_double),
+        ("kv_cache_bytes", c_double), ("total_bytes", c_double),
+        ("capacity_bytes", c_double), ("fits", c_bool),
+    ]
+
+
 class Advice(Structure):
     _fields_ = [
         ("baseline", ModelConfig),
@@ -319,6 +328,8 @@ _PROTOTYPES = {
     "tc_model_config_defaults": (None, [POINTER(ModelConfig)]),
     "tc_model_config_resolve": (c_int, [POINTER(ModelConfig)]),
     "tc_model_params": (c_double, [POINTER(ModelConfig)]),
+    "tc_model_memory": (c_int, [POINTER(Gpu), POINTER(ModelConfig), c_int64,
+                                POINTER(ModelMemory)]),
     "tc_predict_model": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig),
                                  POINTER(POINTER(ModelPrediction))]),
     "tc_model_prediction_free": (None, [POINTER(ModelPrediction)]),

@@ -681,6 +681,26 @@ struct tc_model_prediction {
 TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                             const struct tc_model_config *cfg, struct tc_model_prediction **out);
 TC_API void tc_model_prediction_free(struct tc_model_prediction *mp);
+/* Memory one GPU of a model replica needs (bytes), and whether it fits. */
+struct tc_model_memory {
+    double weights_bytes;     /* the layers and the (vocab-parallel) embedding and
+                               * logits, each split over the tp GPUs */
+    double grads_bytes;       /* training: one gradient per weight, same dtype */
+    double optimizer_bytes;   /* training: Adam's fp32 master weights, m and v */
+    double activations_bytes; /* training: what the backward pass keeps;
+                               * inference: one layer's working set */
+    double kv_cache_bytes;    /* inference: K and V of every layer and token */
+    double total_bytes;
+    double capacity_bytes;    /* what the GPU offers (see tc_model_memory) */
+    bool fits;
+};
+
+/* The memory of cfg on gpu (decode_context > 0: a decode step over that
+ * many cached tokens, else the config's own mode and seq). Sources and the
+ * formulas are in model.c. */
+TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_config *cfg,
+                           int64_t decode_context, struct tc_model_memory *out);
+
 /* Predicts one decode step of inference: micro_batch sequences each add one
  * token to a KV cache already holding `context` tokens (GEMMs with m = b,
  * attention of one query over context + 1 keys, the cache append). The
