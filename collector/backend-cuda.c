@@ -379,15 +379,65 @@ static void build_softmax(struct tc_backend *b)
     free(image);
 }
 
+#if !defined(TC_GPU_HIP)
+static uint64_t algo_attr(const cublasLtMatmulAlgo_t *algo, int attr);
+
+/* The algorithm records through the real library, which needs no device
+ * for this: a known tile (CUBLASLT_MATMUL_TILE_64x128) and cluster
+ * (CUBLASLT_CLUSTER_SHAPE_2x1x1) set on a blank algorithm must read back,
+ * at their own sizes, as the row-major 128x64 and 1x2. */
+static int check_algo_records(char *msg, size_t len)
+{
+    cublasLtMatmulAlgo_t algo;
+    uint32_t tile = 17;
+    uint16_t cluster = 3;
+    struct tc_lt_algo_ids ids = {0};
+    struct tc_gemm_row row = {0};
+    bool has_cluster;
+
+    memset(&algo, 0, sizeof(algo));
+    if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+                                             sizeof(tile)) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(msg, len, "cuBLASLt refuses to set a tile id");
+        return -1;
+    }
+    /* attribute 8 is newer than some supported libraries */
+    has_cluster = cublasLtMatmulAlgoConfigSetAttribute(
+                      &algo, (cublasLtMatmulAlgoConfigAttributes_t)8, &cluster,
+                      sizeof(cluster)) == CUBLAS_STATUS_SUCCESS;
+    ids.tile = algo_attr(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
+    ids.cluster = algo_attr(&algo, 8);
+    tc_cublaslt_decode(&ids, &row);
+    if (row.tile_m != 128 || row.tile_n != 64 ||
+        (has_cluster && (row.cluster_m != 1 || row.cluster_n != 2))) {
+        snprintf(msg, len,
+                 "cuBLASLt algorithm records read back wrong: tile_id %" PRIu64 " as %dx%d, "
+                 "cluster_id %" PRIu64 " as %dx%d",
+                 ids.tile, row.tile_m, row.tile_n, ids.cluster, row.cluster_m, row.cluster_n);
+        return -1;
+    }
+    if (has_cluster)
+        snprintf(msg, len, "tile_id 17 read as 128x64, cluster_id 3 as 1x2 (row-major)");
+    else
+        snprintf(msg, len, "tile_id 17 read as 128x64 (row-major); no cluster attribute");
+    return 0;
+}
+#endif
+
 static int gpu_compile_check(const char *arch, char *msg, size_t len)
 {
-    char *image = NULL;
+    char *image = NULL, algo[128] = "";
     size_t size = 0;
 
     if (compile_softmax(arch, &image, &size, msg, len) < 0)
         return tc_error(TC_ERR_DEVICE, "%s", msg);
-    snprintf(msg, len, "softmax: %zu-byte binary for %s", size, arch);
     free(image);
+#if !defined(TC_GPU_HIP)
+    if (check_algo_records(algo, sizeof(algo)) < 0)
+        return tc_error(TC_ERR_DEVICE, "%s", algo);
+#endif
+    snprintf(msg, len, "softmax: %zu-byte binary for %s%s%s", size, arch, *algo ? "; " : "",
+             algo);
     return TC_OK;
 }
 
@@ -848,33 +898,29 @@ static int gpu_run(struct tc_backend *b, int reps, struct tc_rep_times *t, struc
     return TC_OK;
 }
 
-/* cuBLASLt algorithm attributes, queried by number: INNER_SHAPE_ID (7) and
- * CLUSTER_SHAPE_ID (8) are newer than some supported libraries, which then
- * just report an error we ignore. Enum values are ABI-stable. */
-static uint32_t algo_attr(const cublasLtMatmulAlgo_t *algo, int attr)
+#if !defined(TC_GPU_HIP)
+/* cublasLtMatmulAlgoConfigGetAttribute for tc_algo_attr_read. Attributes
+ * are named by number: INNER_SHAPE_ID (7) and CLUSTER_SHAPE_ID (8) are
+ * newer than some supported libraries, which refuse the size query; enum
+ * values are ABI-stable. */
+static int lt_attr_get(const void *algo, int attr, void *buf, size_t size, size_t *written)
 {
-    uint32_t v = 0;
-    size_t written = 0;
-
-#if defined(TC_GPU_HIP)
-    (void)algo;
-    (void)attr;
-    (void)written;
-#else
-    if (cublasLtMatmulAlgoConfigGetAttribute(algo, (cublasLtMatmulAlgoConfigAttributes_t)attr,
-                                             &v, sizeof(v), &written) != CUBLAS_STATUS_SUCCESS)
-        return 0;
-    /* 16-bit attributes fill only the low bytes (little endian) */
-    if (written == 2)
-        v &= 0xffff;
-#endif
-    return v;
+    return cublasLtMatmulAlgoConfigGetAttribute((const cublasLtMatmulAlgo_t *)algo,
+                                                (cublasLtMatmulAlgoConfigAttributes_t)attr, buf,
+                                                size, written) == CUBLAS_STATUS_SUCCESS
+               ? 0
+               : -1;
 }
 
-#if !defined(TC_GPU_HIP)
-/* CUBLASLT_MATMUL_TILE_*, _STAGES_* and CLUSTER_SHAPE_* by value, from
- * cublasLt.h (CUDA 13.0); the enums only ever grew at the end. */
-#include "cublaslt-enums.h"
+/* An attribute, 0 when this library does not have it. */
+static uint64_t algo_attr(const cublasLtMatmulAlgo_t *algo, int attr)
+{
+    uint64_t v = 0;
+
+    if (tc_algo_attr_read(lt_attr_get, algo, attr, &v) < 0)
+        return 0;
+    return v;
+}
 #endif
 
 static void gpu_algo(struct tc_backend *b, struct tc_gemm_row *row)
@@ -888,36 +934,27 @@ static void gpu_algo(struct tc_backend *b, struct tc_gemm_row *row)
     memcpy(&index, algo->data, sizeof(index));
     snprintf(row->algo, sizeof(row->algo), "hipblaslt solution %d", index);
 #else
-    uint32_t id = algo_attr(algo, CUBLASLT_ALGO_CONFIG_ID);
-    uint32_t tile = algo_attr(algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
-    uint32_t stages = algo_attr(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
-    uint32_t split = algo_attr(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
-    uint32_t swizzle = algo_attr(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING);
-    uint32_t reduction = algo_attr(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
-    uint32_t custom = algo_attr(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION);
-    uint32_t inner = algo_attr(algo, 7);
-    uint32_t cluster = algo_attr(algo, 8);
+    struct tc_lt_algo_ids ids = {
+        .tile = algo_attr(algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
+        .stages = algo_attr(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
+        .cluster = algo_attr(algo, 8),
+        .split_k = algo_attr(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+        .swizzle = algo_attr(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING),
+    };
+    uint64_t id = algo_attr(algo, CUBLASLT_ALGO_CONFIG_ID);
+    uint64_t reduction = algo_attr(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
+    uint64_t custom = algo_attr(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION);
+    uint64_t inner = algo_attr(algo, 7);
 
-    if (tile < TC_ARRAY_SIZE(tile_dims)) {
-        row->tile_m = tile_dims[tile][0];
-        row->tile_n = tile_dims[tile][1];
-    }
-    if (stages < TC_ARRAY_SIZE(stage_dims)) {
-        row->tile_k = stage_dims[stages][0];
-        row->stages = stage_dims[stages][1];
-    }
-    if (cluster < TC_ARRAY_SIZE(cluster_dims)) {
-        row->cluster_m = cluster_dims[cluster][0];
-        row->cluster_n = cluster_dims[cluster][1];
-    }
-    row->split_k = split > 1 ? (int)split : 1;
-    row->swizzle = (int)swizzle;
-    /* the library's names are in cuBLASLt's column-major view: its tile
-     * m x n covers our n x m of the row-major problem */
+    /* tile and cluster columns in the row-major view; the raw ids below
+     * stay in the library's column-major one */
+    tc_cublaslt_decode(&ids, row);
     snprintf(row->algo, sizeof(row->algo),
-             "cublasLt algo %u tile_id %u stages_id %u splitk %u reduction %u swizzle %u "
-             "custom %u inner %u cluster_id %u (column-major view)",
-             id, tile, stages, split, reduction, swizzle, custom, inner, cluster);
+             "cublasLt algo %" PRIu64 " tile_id %" PRIu64 " stages_id %" PRIu64
+             " splitk %" PRIu64 " reduction %" PRIu64 " swizzle %" PRIu64 " custom %" PRIu64
+             " inner %" PRIu64 " cluster_id %" PRIu64 " (column-major view)",
+             id, ids.tile, ids.stages, ids.split_k, reduction, ids.swizzle, custom, inner,
+             ids.cluster);
 #endif
 }
 

@@ -205,6 +205,71 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
                        const struct tc_harness_opts *o, const struct tc_shape *s,
                        struct tc_measurement *m);
 
+/* ------------------------------------------------------------------------ */
+/* GPU backend helpers that need no device (gpu-common.c)                    */
+/* ------------------------------------------------------------------------ */
+
+/* The shape of cublasLtMatmulAlgoConfigGetAttribute: 0 on success; a size
+ * of 0 (buf NULL) only stores the attribute's size in *written. */
+typedef int (*tc_algo_attr_get_fn)(const void *algo, int attr, void *buf, size_t size,
+                                   size_t *written);
+/* Reads attribute `attr` of `algo` at the size the library reports for it
+ * (asked first) and widens it to 64 bits. TC_ERR_NOT_FOUND when the library
+ * does not know the attribute (older than it); *value is then 0. */
+int tc_algo_attr_read(tc_algo_attr_get_fn get, const void *algo, int attr, uint64_t *value);
+
+/* A cuBLASLt algorithm's configuration as the library's enum values, in
+ * its column-major view of the problem. */
+struct tc_lt_algo_ids {
+    uint64_t tile;    /* CUBLASLT_ALGO_CONFIG_TILE_ID */
+    uint64_t stages;  /* CUBLASLT_ALGO_CONFIG_STAGES_ID */
+    uint64_t cluster; /* CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID */
+    uint64_t split_k, swizzle;
+};
+/* The tile (cluster) of cuBLASLt enum value `id` in the row-major view of
+ * the database and the predictor: the library runs C = A.B as
+ * C^T = B^T.A^T, so its tile M x N covers the row-major N x M, and
+ * CUBLASLT_MATMUL_TILE_64x128 is tile_m 128, tile_n 64. False and zeros for
+ * an unknown or undefined id. */
+bool tc_cublaslt_tile(uint64_t id, int *tile_m, int *tile_n);
+bool tc_cublaslt_cluster(uint64_t id, int *cluster_m, int *cluster_n);
+/* Fills row's tile_m/n/k, stages, cluster_m/n, split_k and swizzle from
+ * ids, in the row-major view; unknown ids leave zeros. */
+void tc_cublaslt_decode(const struct tc_lt_algo_ids *ids, struct tc_gemm_row *row);
+
+/* Whether a CUDA runtime of version `runtime` (cudaRuntimeGetVersion:
+ * 1000 major + 10 minor) supports devices of compute capability
+ * cc_major.cc_minor; if not, why names the CUDA versions that do. CUDA 13
+ * dropped everything below 7.5 (Volta included), CUDA 12 below 5.0. */
+bool tc_cuda_runtime_supports(int runtime, int cc_major, int cc_minor, char *why, size_t len);
+
+/* The operand buffers a GPU backend keeps across shapes, through an
+ * allocator of device memory. */
+#define TC_DEVBUF_MAX 8
+struct tc_devbufs {
+    void *ptr[TC_DEVBUF_MAX];
+    size_t cap[TC_DEVBUF_MAX];
+    int filled[TC_DEVBUF_MAX]; /* enum tc_dtype of the contents; -1 when none */
+};
+struct tc_dev_allocator {
+    /* TC_STATUS_OK, TC_STATUS_OOM (no device memory left) or
+     * TC_STATUS_ERROR, with the reason in msg */
+    enum tc_status (*alloc)(void *ud, size_t bytes, void **ptr, char *msg, size_t len);
+    void (*release)(void *ud, void *ptr, size_t bytes);
+    void *ud;
+};
+void tc_devbufs_init(struct tc_devbufs *set);
+/* Makes buffers 0..n-1 hold at least bytes[i] each (0: not needed). Only
+ * grows: a buffer keeps the largest size any shape needed. When an
+ * allocation runs out of memory, frees every buffer and allocates exactly
+ * these sizes once more, since what the kept buffers hold together may be
+ * all that is missing; only a failure then is stored as the shape's oom.
+ * Grown buffers have filled = -1. Failures are outcomes (oc), the return
+ * value is TC_OK unless the arguments are wrong. */
+int tc_devbufs_ensure(struct tc_devbufs *set, const struct tc_dev_allocator *a,
+                      const size_t *bytes, int n, struct tc_outcome *oc);
+void tc_devbufs_release(struct tc_devbufs *set, const struct tc_dev_allocator *a);
+
 /* Fills n elements of `dtype` with uniform random values in ±[0.5, 1)
  * (never zero: zeros make some hardware faster). Deterministic in seed. */
 void tc_random_fill(void *buf, size_t n, enum tc_dtype dtype, uint64_t seed);

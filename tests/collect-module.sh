@@ -66,6 +66,16 @@ case $out in
 *"softmax for sm_1: "*) ;;
 *) fail "--compile-kernels sm_1: the module's message is lost: $out" ;;
 esac
+# The algorithm records go through the real cuBLASLt without a device: a
+# known tile and cluster id read back at their own sizes, in the row-major
+# view the database uses.
+out=$("$TILECAST_BIN" collect --backend cuda --compile-kernels sm_90 2>&1) ||
+    fail "--compile-kernels sm_90: $out"
+case $out in
+*"tile_id 17 read as 128x64, cluster_id 3 as 1x2 (row-major)"*) ;;
+*"tile_id 17 read as 128x64 (row-major); no cluster attribute"*) ;;
+*) fail "--compile-kernels sm_90: no algorithm record check: $out" ;;
+esac
 # The module finds the CUDA libraries through its own RUNPATH (the folder
 # found at configure time), with the loader's cache ignored: no loader
 # config file or LD_LIBRARY_PATH is needed, NVRTC's builtins included.

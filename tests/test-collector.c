@@ -467,6 +467,89 @@ START_TEST(test_harness_synthetic)
 }
 END_TEST
 
+/* cublasLtMatmulAlgoConfigGetAttribute as CUDA 13's library behaves:
+ * attributes 0-6 are 4 bytes, 7 and 8 (inner and cluster shape) 2 bytes,
+ * and a buffer of any other size is refused; 9 does not exist. */
+static int fake_attr_get(const void *algo, int attr, void *buf, size_t size, size_t *written)
+{
+    const uint32_t *values = algo;
+    size_t need = attr <= 6 ? 4 : 2;
+
+    *written = 0;
+    if (attr < 0 || attr > 8)
+        return -1;
+    if (size == 0) {
+        *written = need;
+        return 0;
+    }
+    if (size != need || !buf)
+        return -1;
+    if (need == 4) {
+        memcpy(buf, &values[attr], 4);
+    } else {
+        uint16_t v = (uint16_t)values[attr];
+
+        memcpy(buf, &v, 2);
+    }
+    *written = need;
+    return 0;
+}
+
+START_TEST(test_algo_attributes)
+{
+    /* tile 64x128, stages 64x3, split-K 4, swizzle 1, cluster 2x1x1 */
+    const uint32_t algo[9] = {42, 17, 4, 0, 1, 0, 15, 0x1234, 3};
+    struct tc_lt_algo_ids ids = {0};
+    struct tc_gemm_row row = {0};
+    uint64_t v;
+    int m, n;
+
+    /* every attribute at its own size: the 16-bit cluster id reads whole */
+    ck_assert_int_eq(tc_algo_attr_read(fake_attr_get, algo, 1, &v), TC_OK);
+    ck_assert_uint_eq(v, 17);
+    ck_assert_int_eq(tc_algo_attr_read(fake_attr_get, algo, 8, &v), TC_OK);
+    ck_assert_uint_eq(v, 3);
+    ck_assert_int_eq(tc_algo_attr_read(fake_attr_get, algo, 7, &v), TC_OK);
+    ck_assert_uint_eq(v, 0x1234);
+    /* an attribute the library does not have */
+    v = 99;
+    ck_assert_int_eq(tc_algo_attr_read(fake_attr_get, algo, 9, &v), TC_ERR_NOT_FOUND);
+    ck_assert_uint_eq(v, 0);
+
+    /* CUBLASLT_MATMUL_TILE_64x128 (17) is the column-major problem's tile:
+     * 128 rows of the row-major C by 64 columns */
+    ck_assert(tc_cublaslt_tile(17, &m, &n));
+    ck_assert_int_eq(m, 128);
+    ck_assert_int_eq(n, 64);
+    ck_assert(tc_cublaslt_tile(24, &m, &n)); /* 256x128 */
+    ck_assert_int_eq(m, 128);
+    ck_assert_int_eq(n, 256);
+    ck_assert(!tc_cublaslt_tile(0, &m, &n)); /* undefined */
+    ck_assert_int_eq(m + n, 0);
+    ck_assert(!tc_cublaslt_tile(100000, &m, &n));
+    /* CUBLASLT_CLUSTER_SHAPE_2x1x1 (3): two blocks along the row-major n */
+    ck_assert(tc_cublaslt_cluster(3, &m, &n));
+    ck_assert_int_eq(m, 1);
+    ck_assert_int_eq(n, 2);
+    ck_assert(!tc_cublaslt_cluster(0, &m, &n)); /* auto */
+
+    ids.tile = algo[1];
+    ids.stages = algo[6];
+    ids.split_k = algo[2];
+    ids.swizzle = algo[4];
+    ids.cluster = algo[8];
+    tc_cublaslt_decode(&ids, &row);
+    ck_assert_int_eq(row.tile_m, 128);
+    ck_assert_int_eq(row.tile_n, 64);
+    ck_assert_int_eq(row.tile_k, 64);
+    ck_assert_int_eq(row.stages, 3);
+    ck_assert_int_eq(row.split_k, 4);
+    ck_assert_int_eq(row.swizzle, 1);
+    ck_assert_int_eq(row.cluster_m, 1);
+    ck_assert_int_eq(row.cluster_n, 2);
+}
+END_TEST
+
 START_TEST(test_random_fill)
 {
     float f[1000];
@@ -739,6 +822,7 @@ static Suite *collector_suite(void)
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_harness_synthetic);
     tcase_add_test(tc, test_random_fill);
+    tcase_add_test(tc, test_algo_attributes);
 #if HAVE_CPU_BACKEND
     tcase_add_test(tc, test_cpu_gemm_layouts);
     tcase_add_test(tc, test_cpu_attention);
