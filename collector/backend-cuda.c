@@ -40,7 +40,6 @@
 #include "collector.h"
 #include "tc-internal.h"
 
-#define NBUF 5
 #define MAX_REPS 256 /* the harness's batch limit */
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 #define STAGING_BYTES ((size_t)16 << 20)
@@ -242,9 +241,9 @@ struct tc_backend {
     void *flush;
     size_t flush_bytes;
     unsigned flush_round;
-    void *buf[NBUF];
-    size_t cap[NBUF];
-    int filled[NBUF];
+    struct tc_devbufs bufs;      /* operands, kept across shapes */
+    struct tc_dev_allocator alloc;
+    size_t buf_bytes, buf_limit; /* held in bufs; the test limit (0: none) */
     void *staging;
     cudaEvent_t ev[MAX_REPS][4];
     bool events;
@@ -452,6 +451,51 @@ static void plan_free(struct plan *p)
     p->ready = false;
 }
 
+/* Device memory for the operand buffers (tc_devbufs). */
+static enum tc_status buf_alloc(void *ud, size_t bytes, void **ptr, char *msg, size_t len)
+{
+    struct tc_backend *b = ud;
+    cudaError_t e;
+
+    /* the test limit stands for a device that holds only so much */
+    if (b->buf_limit && b->buf_bytes + bytes > b->buf_limit) {
+        snprintf(msg, len, "cudaMalloc(%.1f MiB): out of memory (TILECAST_CUDA_BUFFER_LIMIT_MIB)",
+                 (double)bytes / 1048576.0);
+        return TC_STATUS_OOM;
+    }
+    if ((e = cudaMalloc(ptr, bytes)) != cudaSuccess) {
+        *ptr = NULL;
+        cudaGetLastError(); /* not sticky: clear it */
+        snprintf(msg, len, "cudaMalloc(%.1f MiB): %s", (double)bytes / 1048576.0,
+                 cudaGetErrorString(e));
+        return e == cudaErrorMemoryAllocation ? TC_STATUS_OOM : TC_STATUS_ERROR;
+    }
+    b->buf_bytes += bytes;
+    return TC_STATUS_OK;
+}
+
+static void buf_release(void *ud, void *ptr, size_t bytes)
+{
+    struct tc_backend *b = ud;
+
+    cudaFree(ptr);
+    b->buf_bytes -= bytes < b->buf_bytes ? bytes : b->buf_bytes;
+}
+
+/* For tests of the out-of-memory path on any GPU: the operand buffers may
+ * hold at most $TILECAST_CUDA_BUFFER_LIMIT_MIB MiB in all. */
+static size_t buf_limit_from_env(void)
+{
+    const char *v = getenv("TILECAST_CUDA_BUFFER_LIMIT_MIB");
+    char *end;
+    unsigned long long mib;
+
+    if (!v || !*v)
+        return 0;
+    mib = strtoull(v, &end, 10);
+    return *end || mib == 0 || mib > (SIZE_MAX >> 20) ? 0 : (size_t)mib << 20;
+}
+
 static void gpu_close(struct tc_backend *b)
 {
     if (!b)
@@ -463,9 +507,7 @@ static void gpu_close(struct tc_backend *b)
         for (int r = 0; r < MAX_REPS; r++)
             for (int e = 0; e < 4; e++)
                 cudaEventDestroy(b->ev[r][e]);
-    for (int i = 0; i < NBUF; i++)
-        if (b->buf[i])
-            cudaFree(b->buf[i]);
+    tc_devbufs_release(&b->bufs, &b->alloc);
     if (b->flush)
         cudaFree(b->flush);
     if (b->workspace)
@@ -497,8 +539,9 @@ static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info 
     if (!(b = calloc(1, sizeof(*b))))
         return tc_error(TC_ERR_NOMEM, "out of memory");
     b->device = device;
-    for (int i = 0; i < NBUF; i++)
-        b->filled[i] = -1;
+    tc_devbufs_init(&b->bufs);
+    b->alloc = (struct tc_dev_allocator){.alloc = buf_alloc, .release = buf_release, .ud = b};
+    b->buf_limit = buf_limit_from_env();
     if ((e = cudaSetDevice(device)) != cudaSuccess ||
         (e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess ||
         (e = cudaStreamCreate(&b->stream)) != cudaSuccess) {
@@ -726,40 +769,34 @@ static cublasStatus_t plan_run(struct tc_backend *b, struct plan *p)
                           p->c, &p->algo, b->workspace, p->workspace, b->stream);
 }
 
-/* Grows device buffer i and fills it with random data of dtype (from a host
- * staging buffer, copied over the whole buffer) when grown or retyped. */
-static int ensure(struct tc_backend *b, int i, size_t bytes, enum tc_dtype dt,
+/* Makes buffers 0..n-1 hold bytes[i] and fills buffer i with random data of
+ * types[i] (from a host staging buffer, over the whole buffer) when it was
+ * grown or holds another type. Library failures land in oc. */
+static int ensure(struct tc_backend *b, int n, const size_t *bytes, const enum tc_dtype *types,
                   struct tc_outcome *oc)
 {
+    struct tc_devbufs *set = &b->bufs;
     cudaError_t e;
+    int err;
 
-    if (bytes > b->cap[i]) {
-        if (b->buf[i])
-            cudaFree(b->buf[i]);
-        b->buf[i] = NULL;
-        b->cap[i] = 0;
-        b->filled[i] = -1;
-        if ((e = cudaMalloc(&b->buf[i], bytes)) != cudaSuccess) {
-            b->buf[i] = NULL;
-            cudaGetLastError(); /* not sticky: clear it */
-            set_outcome(oc, e == cudaErrorMemoryAllocation ? TC_STATUS_OOM : TC_STATUS_ERROR,
-                        "cudaMalloc(%.1f MiB): %s", (double)bytes / 1048576.0,
-                        cudaGetErrorString(e));
-            return TC_OK;
-        }
-        b->cap[i] = bytes;
-    }
-    if (b->filled[i] != (int)dt) {
+    if ((err = tc_devbufs_ensure(set, &b->alloc, bytes, n, oc)) < 0 ||
+        oc->status != TC_STATUS_OK)
+        return err;
+    for (int i = 0; i < n; i++) {
+        enum tc_dtype dt = types[i];
+
+        if (set->filled[i] == (int)dt)
+            continue;
         tc_random_fill(b->staging, STAGING_BYTES / (size_t)tc_dtype_bytes(dt), dt,
                        0x74696c65ULL + (uint64_t)i);
-        for (size_t off = 0; off < b->cap[i]; off += STAGING_BYTES) {
-            size_t len = b->cap[i] - off < STAGING_BYTES ? b->cap[i] - off : STAGING_BYTES;
+        for (size_t off = 0; off < set->cap[i]; off += STAGING_BYTES) {
+            size_t len = set->cap[i] - off < STAGING_BYTES ? set->cap[i] - off : STAGING_BYTES;
 
-            if ((e = cudaMemcpy((char *)b->buf[i] + off, b->staging, len,
+            if ((e = cudaMemcpy((char *)set->ptr[i] + off, b->staging, len,
                                 cudaMemcpyHostToDevice)) != cudaSuccess)
                 return cuda_fail(e, "filling inputs");
         }
-        b->filled[i] = (int)dt;
+        set->filled[i] = (int)dt;
     }
     return TC_OK;
 }
@@ -800,19 +837,21 @@ static int gpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
             set_outcome(oc, TC_STATUS_OOM, "shape too large");
             return TC_OK;
         }
-        if ((err = ensure(b, 0, q, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
-            (err = ensure(b, 1, kv, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
-            (err = ensure(b, 2, kv, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
-            (err = ensure(b, 3, p, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
-            (err = ensure(b, 4, q, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK)
-            return err;
+        {
+            /* Q, K, V, scores, output */
+            const size_t bytes[] = {q, kv, kv, p, q};
+            const enum tc_dtype types[] = {s->dtype, s->dtype, s->dtype, s->dtype, s->dtype};
+
+            if ((err = ensure(b, 5, bytes, types, oc)) < 0 || oc->status != TC_STATUS_OK)
+                return err;
+        }
         /* scores P = Q . K^T (K stored seq_kv x d: layout NT), then O = P . V */
         plan_make(b, &b->scores, s->dtype, TC_LAYOUT_NT, s->seq_q, s->seq_kv, s->head_dim, bh,
-                  b->buf[0], b->buf[1], b->buf[3], oc);
+                  b->bufs.ptr[0], b->bufs.ptr[1], b->bufs.ptr[3], oc);
         if (oc->status != TC_STATUS_OK)
             return TC_OK;
         plan_make(b, &b->values, s->dtype, TC_LAYOUT_NN, s->seq_q, s->head_dim, s->seq_kv, bh,
-                  b->buf[3], b->buf[2], b->buf[4], oc);
+                  b->bufs.ptr[3], b->bufs.ptr[2], b->bufs.ptr[4], oc);
         return TC_OK;
     }
     {
@@ -824,14 +863,14 @@ static int gpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
             set_outcome(oc, TC_STATUS_OOM, "shape too large");
             return TC_OK;
         }
-        if ((err = ensure(b, 0, a, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK ||
-            (err = ensure(b, 1, bb, s->dtype, oc)) < 0 || oc->status != TC_STATUS_OK)
-            return err;
+        const size_t bytes[] = {a, bb, c};
         /* the output is never read: any contents do */
-        if ((err = ensure(b, 2, c, TC_DTYPE_INT8, oc)) < 0 || oc->status != TC_STATUS_OK)
+        const enum tc_dtype types[] = {s->dtype, s->dtype, TC_DTYPE_INT8};
+
+        if ((err = ensure(b, 3, bytes, types, oc)) < 0 || oc->status != TC_STATUS_OK)
             return err;
-        plan_make(b, &b->gemm, s->dtype, s->layout, s->m, s->n, s->k, s->batch, b->buf[0],
-                  b->buf[1], b->buf[2], oc);
+        plan_make(b, &b->gemm, s->dtype, s->layout, s->m, s->n, s->k, s->batch,
+                  b->bufs.ptr[0], b->bufs.ptr[1], b->bufs.ptr[2], oc);
     }
     return TC_OK;
 }
@@ -855,7 +894,7 @@ static int gpu_run(struct tc_backend *b, int reps, struct tc_rep_times *t, struc
         if (!attn) {
             st = plan_run(b, &b->gemm);
         } else {
-            void *p = b->buf[3];
+            void *p = b->bufs.ptr[3];
             int cols = (int)s->seq_kv, sq = (int)s->seq_q, off = (int)(s->seq_kv - s->seq_q);
             float scale = 1.0f / sqrtf((float)s->head_dim);
             int causal = s->causal, ty = s->dtype == TC_DTYPE_FP32 ? 0

@@ -550,6 +550,109 @@ START_TEST(test_algo_attributes)
 }
 END_TEST
 
+/* A device of `capacity` bytes: counts what is held and how often each
+ * call happened; a request of `refuse` bytes fails as a driver error. */
+struct fake_device {
+    size_t capacity, held, refuse;
+    int allocs, releases;
+    char mem[8][1];
+};
+
+static enum tc_status fake_dev_alloc(void *ud, size_t bytes, void **ptr, char *msg, size_t len)
+{
+    struct fake_device *d = ud;
+
+    d->allocs++;
+    if (bytes == d->refuse) {
+        snprintf(msg, len, "driver error");
+        return TC_STATUS_ERROR;
+    }
+    if (d->held + bytes > d->capacity) {
+        snprintf(msg, len, "out of memory for %zu", bytes);
+        return TC_STATUS_OOM;
+    }
+    d->held += bytes;
+    *ptr = d->mem[d->allocs % 8];
+    return TC_STATUS_OK;
+}
+
+static void fake_dev_release(void *ud, void *ptr, size_t bytes)
+{
+    struct fake_device *d = ud;
+
+    ck_assert_ptr_nonnull(ptr);
+    ck_assert_uint_ge(d->held, bytes);
+    d->held -= bytes;
+    d->releases++;
+}
+
+START_TEST(test_devbufs_oom_retry)
+{
+    struct fake_device dev = {.capacity = 100};
+    struct tc_dev_allocator a = {.alloc = fake_dev_alloc, .release = fake_dev_release,
+                                 .ud = &dev};
+    struct tc_devbufs set;
+    struct tc_outcome oc = {TC_STATUS_OK, ""};
+    const size_t big_a[] = {48, 1, 1}, big_b[] = {1, 48, 1}, big_c[] = {1, 1, 64};
+    const size_t small[] = {2, 2, 2}, too_big[] = {1, 1, 128}, refused[] = {1, 1, 7};
+
+    tc_devbufs_init(&set);
+    /* buffers grow and keep their largest size across shapes */
+    ck_assert_int_eq(tc_devbufs_ensure(&set, &a, big_a, 3, &oc), TC_OK);
+    ck_assert_int_eq(oc.status, TC_STATUS_OK);
+    set.filled[0] = set.filled[1] = set.filled[2] = TC_DTYPE_FP16;
+    ck_assert_int_eq(tc_devbufs_ensure(&set, &a, big_b, 3, &oc), TC_OK);
+    ck_assert_int_eq(oc.status, TC_STATUS_OK);
+    ck_assert_uint_eq(set.cap[0], 48);
+    ck_assert_uint_eq(set.cap[1], 48);
+    ck_assert_uint_eq(dev.held, 97);
+    ck_assert_int_eq(set.filled[0], TC_DTYPE_FP16); /* kept: not refilled */
+    ck_assert_int_eq(set.filled[1], -1);            /* grown: to be filled */
+
+    /* 64 more do not fit next to the kept 96, but the shape's own 66 do:
+     * everything is freed and allocated again, not stored as oom */
+    ck_assert_int_eq(tc_devbufs_ensure(&set, &a, big_c, 3, &oc), TC_OK);
+    ck_assert_msg(oc.status == TC_STATUS_OK, "%s", oc.message);
+    ck_assert_uint_eq(set.cap[0], 1);
+    ck_assert_uint_eq(set.cap[1], 1);
+    ck_assert_uint_eq(set.cap[2], 64);
+    ck_assert_uint_eq(dev.held, 66);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(set.filled[i], -1);
+
+    /* only what is too small grows */
+    dev.allocs = 0;
+    ck_assert_int_eq(tc_devbufs_ensure(&set, &a, small, 3, &oc), TC_OK);
+    ck_assert_int_eq(oc.status, TC_STATUS_OK);
+    ck_assert_int_eq(dev.allocs, 2); /* buffers 0 and 1 grow, 2 keeps its 64 */
+    ck_assert_uint_eq(set.cap[2], 64);
+
+    /* too big on its own: oom after the retry, with nothing left held */
+    ck_assert_int_eq(tc_devbufs_ensure(&set, &a, too_big, 3, &oc), TC_OK);
+    ck_assert_int_eq(oc.status, TC_STATUS_OOM);
+    ck_assert_msg(strstr(oc.message, "out of memory for 128") &&
+                      strstr(oc.message, "also after freeing every buffer"),
+                  "%s", oc.message);
+    ck_assert_uint_eq(dev.held, 0);
+    for (int i = 0; i < TC_DEVBUF_MAX; i++)
+        ck_assert_ptr_null(set.ptr[i]);
+
+    /* another failure than out of memory is the shape's error at once */
+    oc.status = TC_STATUS_OK;
+    dev.allocs = 0;
+    dev.refuse = 7;
+    ck_assert_int_eq(tc_devbufs_ensure(&set, &a, refused, 3, &oc), TC_OK);
+    ck_assert_int_eq(oc.status, TC_STATUS_ERROR);
+    ck_assert_str_eq(oc.message, "driver error");
+    ck_assert_int_eq(dev.allocs, 3);
+
+    tc_devbufs_release(&set, &a);
+    ck_assert_uint_eq(dev.held, 0);
+    ck_assert_int_eq(tc_devbufs_ensure(&set, &a, small, TC_DEVBUF_MAX + 1, &oc),
+                     TC_ERR_INVALID);
+}
+END_TEST
+
 START_TEST(test_random_fill)
 {
     float f[1000];
@@ -823,6 +926,7 @@ static Suite *collector_suite(void)
     tcase_add_test(tc, test_harness_synthetic);
     tcase_add_test(tc, test_random_fill);
     tcase_add_test(tc, test_algo_attributes);
+    tcase_add_test(tc, test_devbufs_oom_retry);
 #if HAVE_CPU_BACKEND
     tcase_add_test(tc, test_cpu_gemm_layouts);
     tcase_add_test(tc, test_cpu_attention);
