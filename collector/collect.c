@@ -174,6 +174,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     size_t *idx = NULL, n_sel = 0;
     char gpu_id[TC_ID_MAX], host[256] = "", shard[32], cfg[1024], cfg_hash[40];
     char started[32], ended[32], clocks[512], clocks_json[1200];
+    char fault[sizeof(((struct tc_outcome *)0)->message)] = "";
     bool in_tx = false;
     int pending = 0, err;
     double t_start = tc_now_s(), t_commit;
@@ -271,8 +272,18 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
             continue;
         }
         t0 = tc_now_s();
-        if ((err = tc_harness_measure(o->backend, b, &o->harness, s, &m)) < 0)
-            goto out;
+        if ((err = tc_harness_measure(o->backend, b, &o->harness, s, &m)) < 0) {
+            if (err != TC_ERR_DEVICE)
+                goto out;
+            /* A device fault (CUDA's sticky errors: an illegal address, a
+             * launch failure) leaves the context unusable, so the run
+             * stops; but a re-run, in a fresh context, would measure the
+             * same shape first and fault again. The shape is stored as an
+             * error row, which resuming skips. */
+            tc_strlcpy(fault, tc_last_error(), sizeof(fault));
+            m.outcome.status = TC_STATUS_ERROR;
+            snprintf(m.outcome.message, sizeof(m.outcome.message), "device fault: %s", fault);
+        }
         sum->harness_s += tc_now_s() - t0;
         sum->flush_s += m.flush_ms * 1e-3;
         sum->measured++;
@@ -292,7 +303,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
             goto out;
         /* Small batches: a kill loses at most the open one, and a reader
          * (or the resumed run) sees progress soon. */
-        if (++pending >= o->commit_rows || tc_now_s() - t_commit >= o->commit_s) {
+        if (++pending >= o->commit_rows || tc_now_s() - t_commit >= o->commit_s || *fault) {
             if ((err = tc_db_commit(db)) < 0)
                 goto out;
             in_tx = false;
@@ -302,6 +313,16 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
         sum->insert_s += tc_now_s() - t0;
         if (o->progress)
             o->progress(o->progress_ud, sum, s, &m);
+        if (*fault) {
+            char shape[160];
+
+            tc_shape_format(s, shape, sizeof(shape));
+            err = tc_error(TC_ERR_DEVICE,
+                           "%s; stopped at %s, stored as an error row: re-run the same "
+                           "command to continue after it",
+                           fault, shape);
+            goto out;
+        }
     }
     if (in_tx) {
         if ((err = tc_db_commit(db)) < 0)
