@@ -542,8 +542,26 @@ static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info 
     tc_devbufs_init(&b->bufs);
     b->alloc = (struct tc_dev_allocator){.alloc = buf_alloc, .release = buf_release, .ud = b};
     b->buf_limit = buf_limit_from_env();
+    if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess) {
+        gpu_close(b);
+        return cuda_fail(e, "device set-up");
+    }
+#if !defined(TC_GPU_HIP)
+    /* before anything creates a context: a runtime without the device's
+     * architecture fails later and less clearly (NVRTC, cuBLASLt) */
+    cudaRuntimeGetVersion(&rt);
+    {
+        char why[256];
+
+        if (!tc_cuda_runtime_supports(rt, prop.major, prop.minor, why, sizeof(why))) {
+            gpu_close(b);
+            return tc_error(TC_ERR_DEVICE,
+                            BACKEND_NAME " backend: device %d (%s): %s (see README.md)", device,
+                            prop.name, why);
+        }
+    }
+#endif
     if ((e = cudaSetDevice(device)) != cudaSuccess ||
-        (e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess ||
         (e = cudaStreamCreate(&b->stream)) != cudaSuccess) {
         gpu_close(b);
         return cuda_fail(e, "device set-up");

@@ -654,6 +654,31 @@ START_TEST(test_devbufs_oom_retry)
 }
 END_TEST
 
+START_TEST(test_cuda_runtime_supports)
+{
+    char why[256] = "";
+
+    /* CUDA 13 has no Volta: a V100 needs a CUDA 11.8-12.x build */
+    ck_assert(!tc_cuda_runtime_supports(13000, 7, 0, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "7.0") && strstr(why, "CUDA 13.0") && strstr(why, "11.8-12.x"),
+                  "%s", why);
+    ck_assert(!tc_cuda_runtime_supports(13010, 7, 2, why, sizeof(why)));
+    ck_assert(!tc_cuda_runtime_supports(13000, 6, 1, why, sizeof(why)));
+    /* Turing and newer run with CUDA 13 */
+    ck_assert(tc_cuda_runtime_supports(13000, 7, 5, why, sizeof(why)));
+    ck_assert(tc_cuda_runtime_supports(13000, 8, 0, why, sizeof(why)));
+    ck_assert(tc_cuda_runtime_supports(13000, 9, 0, why, sizeof(why)));
+    ck_assert(tc_cuda_runtime_supports(13000, 10, 0, why, sizeof(why)));
+    /* CUDA 12 still has Volta, not Kepler; 11.8 has both */
+    ck_assert(tc_cuda_runtime_supports(12080, 7, 0, why, sizeof(why)));
+    ck_assert(tc_cuda_runtime_supports(12000, 5, 0, why, sizeof(why)));
+    ck_assert(!tc_cuda_runtime_supports(12040, 3, 7, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "CUDA 11.8"), "%s", why);
+    ck_assert(tc_cuda_runtime_supports(11080, 3, 7, why, sizeof(why)));
+    ck_assert(tc_cuda_runtime_supports(11080, 7, 0, why, sizeof(why)));
+}
+END_TEST
+
 START_TEST(test_random_fill)
 {
     float f[1000];
@@ -1025,6 +1050,7 @@ static Suite *collector_suite(void)
     tcase_add_test(tc, test_random_fill);
     tcase_add_test(tc, test_algo_attributes);
     tcase_add_test(tc, test_devbufs_oom_retry);
+    tcase_add_test(tc, test_cuda_runtime_supports);
     tcase_add_test(tc, test_collect_device_fault);
 #if HAVE_CPU_BACKEND
     tcase_add_test(tc, test_cpu_gemm_layouts);
