@@ -173,7 +173,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     struct tc_gpu snapshot;
     size_t *idx = NULL, n_sel = 0;
     char gpu_id[TC_ID_MAX], host[256] = "", shard[32], cfg[1024], cfg_hash[40];
-    char started[32], ended[32], clocks[512], clocks_json[1200];
+    char started[32], ended[32], clocks[512], clocks_json[1200], timing[128];
     char fault[sizeof(((struct tc_outcome *)0)->message)] = "";
     bool in_tx = false;
     int pending = 0, err;
@@ -200,10 +200,19 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     /* The run configuration: what must match for rows to be comparable and
      * for a re-run to continue this run. The shard is left out so the
      * shards of one sweep share it. */
-    snprintf(cfg, sizeof(cfg), "v1|%s|%s|%s|%s|rel_ci=%.6g|max_ms=%.6g|reps=%d-%d|warmup=%d",
+    snprintf(cfg, sizeof(cfg),
+             "v2|%s|%s|%s|%s|rel_ci=%.6g|max_ms=%.6g|reps=%d-%d|warmup=%d|warmup_ms=%.6g",
              info.name, gpu_id, info.device_name, tc_sweep_hash(sweep), o->harness.rel_ci,
              o->harness.max_time_ms, o->harness.min_reps, o->harness.max_reps,
-             o->harness.warmup_reps);
+             o->harness.warmup_reps, o->harness.warmup_ms);
+    /* The timing method as stored: the backend's (timer, statistic, cache
+     * flush) and the harness's warm-up, which decides whether short
+     * kernels were timed at full clocks. */
+    if (o->harness.warmup_ms > 0)
+        snprintf(timing, sizeof(timing), "%s-warmup%.6gms", info.timing, o->harness.warmup_ms);
+    else
+        snprintf(timing, sizeof(timing), "%s-warmup%dreps", info.timing,
+                 o->harness.warmup_reps);
     snprintf(cfg_hash, sizeof(cfg_hash), "fnv1a64:%016" PRIx64,
              tc_fnv1a64(cfg, strlen(cfg), TC_FNV1A64_SEED));
 
@@ -242,7 +251,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
         ri.sweep_hash = tc_sweep_hash(sweep);
         ri.config_hash = cfg_hash;
         ri.shard = shard;
-        ri.timing = info.timing;
+        ri.timing = timing;
         ri.clocks_json = clocks_json;
         ri.tilecast_version = tc_version();
         ri.started_at = started;

@@ -180,13 +180,29 @@ void *tc_backend_cpu_buffer(struct tc_backend *b, int i);
 
 struct tc_harness_opts {
     double rel_ci;           /* stop when the median's relative CI is below (0.01) */
-    double max_time_ms;      /* per-shape budget of timed repetitions (2000) */
+    double max_time_ms;      /* per-shape budget of warm-up and timed repetitions,
+                              * from the end of prepare (2000) */
     int min_reps;            /* at least (5) */
     int max_reps;            /* at most (1000) */
-    int warmup_reps;         /* untimed first (2) */
+    int warmup_reps;         /* untimed repetitions at least (2) */
+    double warmup_ms;        /* and untimed for at least this long, until the
+                              * reading settles (100; 0: warmup_reps alone) */
 };
 
 void tc_harness_defaults(struct tc_harness_opts *o);
+
+/* The warm-up policy. A GPU idle before the shape (or between shapes while
+ * the host fills buffers) runs at low clocks for tens of milliseconds, so
+ * a count of repetitions warms up short kernels for microseconds only.
+ * Warm-up therefore lasts at least o->warmup_ms and o->warmup_reps, then
+ * until the medians of the last two warm-up batches (prev_us, last_us; NAN
+ * until there are two) agree within TC_WARMUP_SETTLED, and at most
+ * TC_WARMUP_MAX_FACTOR times warmup_ms. True when it may stop after `reps`
+ * repetitions and elapsed_ms. With warmup_ms 0 only the count applies. */
+#define TC_WARMUP_SETTLED 0.02
+#define TC_WARMUP_MAX_FACTOR 5
+bool tc_warmup_done(const struct tc_harness_opts *o, int reps, double elapsed_ms, double prev_us,
+                    double last_us);
 
 struct tc_measurement {
     struct tc_outcome outcome;
@@ -194,12 +210,14 @@ struct tc_measurement {
     struct tc_stats parts[3];
     bool has_parts;
     bool converged;          /* rel CI reached before the budget */
+    int warmup_reps;         /* untimed repetitions run */
+    double warmup_ms;        /* and the time they took */
     double wall_ms;          /* wall time the harness spent, incl. flushes */
     double flush_ms;         /* of which cache flushes the host waited for */
 };
 
-/* Measures one shape: prepare, warm up, then batches of repetitions until
- * the CI target or the budget. Library failures land in m->outcome; only
+/* Measures one shape: prepare, warm up (tc_warmup_done), then batches of
+ * repetitions until the CI target or the budget. Library failures land in m->outcome; only
  * failures of the collector itself (e.g. out of host memory) return < 0. */
 int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
                        const struct tc_harness_opts *o, const struct tc_shape *s,

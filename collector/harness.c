@@ -14,6 +14,9 @@
 /* Repetitions per backend call at most: GPU backends record one event pair
  * per repetition and synchronise once per call. */
 #define BATCH_MAX 256
+/* Warm-up batches after the first hold about this much work: long enough
+ * for a stable median, short enough to follow a clock ramp. */
+#define WARMUP_BATCH_MS 10.0
 
 double tc_now_s(void)
 {
@@ -80,6 +83,23 @@ void tc_harness_defaults(struct tc_harness_opts *o)
     o->min_reps = 5;
     o->max_reps = 1000;
     o->warmup_reps = 2;
+    o->warmup_ms = 100;
+}
+
+bool tc_warmup_done(const struct tc_harness_opts *o, int reps, double elapsed_ms, double prev_us,
+                    double last_us)
+{
+    if (reps < o->warmup_reps)
+        return false;
+    if (!(o->warmup_ms > 0))
+        return true;
+    if (elapsed_ms < o->warmup_ms)
+        return false;
+    /* clocks ramp in steps: a reading that still moves is not warm yet */
+    if (isfinite(prev_us) && isfinite(last_us) &&
+        fabs(last_us - prev_us) <= TC_WARMUP_SETTLED * fmax(prev_us, last_us))
+        return true;
+    return elapsed_ms >= TC_WARMUP_MAX_FACTOR * o->warmup_ms;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -166,31 +186,73 @@ static int stats_of(const double *v, int n, struct tc_stats *out)
     return err;
 }
 
+/* The median of v[0..n) (reordered). */
+static double median_of(double *v, int n)
+{
+    struct tc_stats st;
+
+    return n > 0 && tc_stats_compute(v, n, &st) == TC_OK ? st.median_us : NAN;
+}
+
+/* Untimed repetitions until tc_warmup_done; *per_rep_s: the host time of
+ * one repetition in the last batch. */
+static int warm_up(const struct tc_backend_ops *ops, struct tc_backend *b,
+                   const struct tc_harness_opts *o, struct tc_measurement *m, double *per_rep_s,
+                   double *flush_us)
+{
+    struct samples warm = {0};
+    double w0 = tc_now_s(), prev = NAN, last = NAN;
+    int batch = o->warmup_reps > 0 ? o->warmup_reps : 1, err = TC_OK;
+
+    *per_rep_s = 0;
+    if (o->warmup_reps <= 0 && !(o->warmup_ms > 0))
+        return TC_OK;
+    for (;;) {
+        double t0 = tc_now_s(), elapsed_ms;
+
+        warm.n = 0;
+        if ((err = run_reps(ops, b, batch, &warm, &m->has_parts, &m->outcome, flush_us)) < 0 ||
+            m->outcome.status != TC_STATUS_OK)
+            break;
+        m->warmup_reps += batch;
+        *per_rep_s = (tc_now_s() - t0) / batch;
+        prev = last;
+        last = median_of(warm.total, warm.n);
+        elapsed_ms = (tc_now_s() - w0) * 1e3;
+        if (tc_warmup_done(o, m->warmup_reps, elapsed_ms, prev, last))
+            break;
+        batch = *per_rep_s > 0 ? (int)(WARMUP_BATCH_MS * 1e-3 / *per_rep_s) : BATCH_MAX;
+        if (batch < 1)
+            batch = 1;
+        if (batch > BATCH_MAX)
+            batch = BATCH_MAX;
+    }
+    m->warmup_ms = (tc_now_s() - w0) * 1e3;
+    samples_free(&warm);
+    return err;
+}
+
 int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
                        const struct tc_harness_opts *o, const struct tc_shape *s,
                        struct tc_measurement *m)
 {
-    struct samples smp = {0}, warm = {0};
-    double start = tc_now_s(), budget_s = o->max_time_ms / 1000.0, per_rep_s, flush_us = 0;
+    struct samples smp = {0};
+    double t_begin = tc_now_s(), start, budget_s = o->max_time_ms / 1000.0, per_rep_s;
+    double flush_us = 0;
     int err, batch;
 
     memset(m, 0, sizeof(*m));
     m->outcome.status = TC_STATUS_OK;
     if ((err = ops->prepare(b, s, &m->outcome)) < 0 || m->outcome.status != TC_STATUS_OK)
         goto out;
+    /* the budget is for repetitions: filling large operands from the host
+     * (seconds for GBs) must not use it up */
+    start = tc_now_s();
     /* Warm-up: first calls pay for lazy initialisation, kernel loading and
      * clock ramp-up; they also tell how long one repetition takes. */
-    if (o->warmup_reps > 0) {
-        double w0 = tc_now_s();
-
-        if ((err = run_reps(ops, b, o->warmup_reps, &warm, &m->has_parts, &m->outcome,
-                            &flush_us)) < 0 ||
-            m->outcome.status != TC_STATUS_OK)
-            goto out;
-        per_rep_s = (tc_now_s() - w0) / o->warmup_reps;
-    } else {
-        per_rep_s = 0;
-    }
+    if ((err = warm_up(ops, b, o, m, &per_rep_s, &flush_us)) < 0 ||
+        m->outcome.status != TC_STATUS_OK)
+        goto out;
     batch = o->min_reps > 0 ? o->min_reps : 1;
     for (;;) {
         double left_s = budget_s - (tc_now_s() - start);
@@ -222,9 +284,8 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
                 goto out;
     err = TC_OK;
 out:
-    m->wall_ms = (tc_now_s() - start) * 1000.0;
+    m->wall_ms = (tc_now_s() - t_begin) * 1000.0;
     m->flush_ms = flush_us / 1000.0;
     samples_free(&smp);
-    samples_free(&warm);
     return err;
 }

@@ -408,8 +408,10 @@ START_TEST(test_harness_synthetic)
 
     tc_harness_defaults(&o);
     ck_assert_double_eq(o.rel_ci, 0.01);
+    ck_assert_double_eq(o.warmup_ms, 100);
     o.max_time_ms = 60000; /* the synthetic runs are instant: reps bound the loop */
     o.max_reps = 40;
+    o.warmup_ms = 0; /* warm-up by count (below: by time) */
     fake_ops.open(0, &b, &info);
 
     /* constant times converge at the minimum count, warm-up excluded */
@@ -419,8 +421,21 @@ START_TEST(test_harness_synthetic)
     ck_assert(m.converged);
     ck_assert_int_eq(m.total.n, o.min_reps);
     ck_assert_int_eq(fake.reps_run, o.min_reps + o.warmup_reps);
+    ck_assert_int_eq(m.warmup_reps, o.warmup_reps);
     ck_assert_double_eq(m.total.median_us, 100);
     ck_assert(!m.has_parts);
+
+    /* warm-up by time: instant repetitions keep warming up for 20 ms,
+     * none of them timed */
+    memset(&fake, 0, sizeof(fake));
+    o.warmup_ms = 20;
+    ck_assert_int_eq(tc_harness_measure(&fake_ops, b, &o, &s, &m), TC_OK);
+    ck_assert(m.converged);
+    ck_assert_double_ge(m.warmup_ms, 20);
+    ck_assert_int_gt(m.warmup_reps, o.warmup_reps);
+    ck_assert_int_eq(fake.reps_run, m.warmup_reps + o.min_reps);
+    ck_assert_int_eq(m.total.n, o.min_reps);
+    o.warmup_ms = 0;
 
     /* +-10% noise never reaches 1%: stops at max_reps */
     memset(&fake, 0, sizeof(fake));
@@ -676,6 +691,35 @@ START_TEST(test_cuda_runtime_supports)
     ck_assert_msg(strstr(why, "CUDA 11.8"), "%s", why);
     ck_assert(tc_cuda_runtime_supports(11080, 3, 7, why, sizeof(why)));
     ck_assert(tc_cuda_runtime_supports(11080, 7, 0, why, sizeof(why)));
+}
+END_TEST
+
+START_TEST(test_warmup_policy)
+{
+    struct tc_harness_opts o;
+
+    tc_harness_defaults(&o); /* 2 repetitions, 100 ms */
+    /* never before the count and the time */
+    ck_assert(!tc_warmup_done(&o, 1, 500, 10, 10));
+    ck_assert(!tc_warmup_done(&o, 1000, 99, 10, 10));
+    /* then as soon as two batches agree within 2% */
+    ck_assert(tc_warmup_done(&o, 2, 100, 10, 10));
+    ck_assert(tc_warmup_done(&o, 50, 150, 10.0, 9.85));
+    /* a reading still falling (clocks ramping) goes on ... */
+    ck_assert(!tc_warmup_done(&o, 50, 150, 12.0, 10.0));
+    ck_assert(!tc_warmup_done(&o, 50, 150, NAN, 10.0));
+    /* ... up to 5x the minimum time */
+    ck_assert(!tc_warmup_done(&o, 50, 499, 12.0, 10.0));
+    ck_assert(tc_warmup_done(&o, 50, 500, 12.0, 10.0));
+    /* by count alone */
+    o.warmup_ms = 0;
+    ck_assert(!tc_warmup_done(&o, 1, 1000, 10, 10));
+    ck_assert(tc_warmup_done(&o, 2, 0, NAN, NAN));
+    /* by time alone */
+    o.warmup_reps = 0;
+    o.warmup_ms = 50;
+    ck_assert(!tc_warmup_done(&o, 100, 10, 10, 10));
+    ck_assert(tc_warmup_done(&o, 1, 60, 10, 10.1));
 }
 END_TEST
 
@@ -1047,6 +1091,7 @@ static Suite *collector_suite(void)
     tcase_add_test(tc, test_shard_small);
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_harness_synthetic);
+    tcase_add_test(tc, test_warmup_policy);
     tcase_add_test(tc, test_random_fill);
     tcase_add_test(tc, test_algo_attributes);
     tcase_add_test(tc, test_devbufs_oom_retry);

@@ -63,10 +63,15 @@ const char cmd_collect_help[] =
     "  --rel-ci X            target relative CI half-width of the median (default\n"
     "                        0.01)\n"
     "  --max-time-per-shape-ms MS\n"
-    "                        budget of repetitions per shape (default 2000)\n"
+    "                        budget of warm-up and repetitions per shape, from the\n"
+    "                        end of its set-up (default 2000)\n"
     "  --min-reps N          repetitions at least (default 5)\n"
     "  --max-reps N          repetitions at most (default 1000)\n"
-    "  --warmup N            untimed warm-up repetitions (default 2)\n"
+    "  --warmup N            untimed warm-up repetitions at least (default 2)\n"
+    "  --warmup-ms MS        and warm up for at least MS milliseconds, then until\n"
+    "                        two warm-up batches agree within 2% (at most 5 x MS),\n"
+    "                        so that an idle GPU's clocks are up (default 100; 0:\n"
+    "                        --warmup repetitions only); the run's timing says which\n"
     "  --commit-rows N       commit after N rows (default 32) or 5 seconds\n"
     "  --progress-interval S seconds between progress lines when stderr is not a\n"
     "                        terminal (default 30); on a terminal a bar shows shapes\n"
@@ -256,21 +261,33 @@ static int dry_run(const struct tc_sweep *sw, const struct tc_collect_opts *o,
     if (costs) {
         /* each shape runs warm-up plus at least min_reps repetitions (the
          * harness stops there when timings are stable); each repetition
-         * also writes the flush buffer (2x L2, at least 32 MiB) at the
+         * also passes over the flush buffer (2x L2, at least 32 MiB) at the
          * memory bandwidth and pays ~10 us of launch and event overhead;
-         * each shape ~2 ms of allocation and algorithm selection */
+         * each shape ~2 ms of allocation and algorithm selection, and the
+         * warm-up takes at least --warmup-ms */
         double reps = o->harness.warmup_reps + o->harness.min_reps;
         double flush_bytes = fmax(2.0 * (double)o->gpu->l2_bytes, 32.0 * 1048576.0);
         double flush_us = o->gpu->mem_bw_gbps > 0 ? flush_bytes / (o->gpu->mem_bw_gbps * 1e3) : 0;
         double total_us = predicted_us * reps + (double)idx_n * (reps * (flush_us + 10.0) + 2000.0);
+
+        for (size_t i = 0; i < idx_n; i++) {
+            /* the warm-up's repetitions beyond warmup_reps, when they fill
+             * its minimum time */
+            double one_us = costs[idx[i]] + flush_us + 10.0;
+            double warm_us = o->harness.warmup_ms * 1e3 - o->harness.warmup_reps * one_us;
+
+            if (warm_us > 0)
+                total_us += warm_us;
+        }
         char t1[32], t2[32];
 
         fmt_duration(predicted_us * 1e-6, t1, sizeof(t1));
         fmt_duration(total_us * 1e-6, t2, sizeof(t2));
         printf("predicted (model, not measured) on %s: %s of kernel time for one repetition "
                "of every shape; about %s in all at %.0f repetitions per shape with flushes and "
-               "set-up (noisy shapes repeat more, up to --max-time-per-shape-ms)\n",
-               o->gpu->id, t1, t2, reps);
+               "set-up and %.6g ms of warm-up (noisy shapes repeat more, up to "
+               "--max-time-per-shape-ms)\n",
+               o->gpu->id, t1, t2, reps, o->harness.warmup_ms);
     } else if (why && *why) {
         printf("no time estimate: %s\n", why);
     } else {
@@ -362,6 +379,12 @@ int cmd_collect(int argc, char **argv)
             if (!cli_parse_int("collect", "--warmup", v, 0, 1000000, &ll))
                 return cli_value_status(v);
             o.harness.warmup_reps = (int)ll;
+        } else if (cli_flag_value(argc, argv, &i, "--warmup-ms", &v)) {
+            if (!v)
+                goto missing;
+            if (!cli_parse_double("collect", "--warmup-ms", v, 0, 3.6e6, &d))
+                return cli_value_status(v);
+            o.harness.warmup_ms = d;
         } else if (cli_flag_value(argc, argv, &i, "--commit-rows", &v)) {
             if (!v)
                 goto missing;
