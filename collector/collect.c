@@ -88,6 +88,15 @@ static int create_atomically(const char *path)
     return err;
 }
 
+/* An ok row's message says when its samples were groups of launches: reps
+ * counts the samples, time_us is per launch. */
+static void note_group(const struct tc_measurement *m, char *msg, size_t len)
+{
+    if (m->group > 1)
+        snprintf(msg, len, "timed in groups of %d back-to-back launches (time per launch)",
+                 m->group);
+}
+
 static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_backend *b,
                  int64_t run_id, const struct tc_shape *s, const struct tc_measurement *m)
 {
@@ -111,6 +120,7 @@ static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_b
             row.min_us = m->total.min_us;
             row.spread_pct = m->total.rel_ci * 100.0;
             row.reps = m->total.n;
+            note_group(m, row.message, sizeof(row.message));
             if (m->has_parts) {
                 row.scores_us = m->parts[0].median_us;
                 row.softmax_us = m->parts[1].median_us;
@@ -135,6 +145,7 @@ static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_b
             row.min_us = m->total.min_us;
             row.spread_pct = m->total.rel_ci * 100.0;
             row.reps = m->total.n;
+            note_group(m, row.message, sizeof(row.message));
             if (ops->algo)
                 ops->algo(b, &row);
         }
@@ -170,6 +181,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     struct tc_backend *b = NULL;
     struct tc_db *db = NULL;
     struct tc_run_info ri = {0};
+    struct tc_harness_opts harness = o->harness;
     struct tc_gpu snapshot;
     size_t *idx = NULL, n_sel = 0;
     char gpu_id[TC_ID_MAX], host[256] = "", shard[32], cfg[1024], cfg_hash[40];
@@ -213,6 +225,11 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     else
         snprintf(timing, sizeof(timing), "%s-warmup%dreps", info.timing,
                  o->harness.warmup_reps);
+    /* and which kernels were timed in groups of launches */
+    harness.timer_resolution_us = info.timer_resolution_us;
+    if (info.timer_resolution_us > 0)
+        snprintf(timing + strlen(timing), sizeof(timing) - strlen(timing), "-group<%.3gus",
+                 TC_GROUP_BELOW_RES * info.timer_resolution_us);
     snprintf(cfg_hash, sizeof(cfg_hash), "fnv1a64:%016" PRIx64,
              tc_fnv1a64(cfg, strlen(cfg), TC_FNV1A64_SEED));
 
@@ -281,7 +298,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
             continue;
         }
         t0 = tc_now_s();
-        if ((err = tc_harness_measure(o->backend, b, &o->harness, s, &m)) < 0) {
+        if ((err = tc_harness_measure(o->backend, b, &harness, s, &m)) < 0) {
             if (err != TC_ERR_DEVICE)
                 goto out;
             /* A device fault (CUDA's sticky errors: an illegal address, a

@@ -114,6 +114,10 @@ struct tc_rep_times {
     double *total_us;
     double *part_us[3];
     double untimed_us; /* added to by backends: cache flushes they waited for */
+    /* In: launches of the shape per timed sample, queued back to back
+     * between one event pair; the times are per launch (the pair's time /
+     * group). A backend that does not group sets it to 1. */
+    int group;
 };
 
 /* What a backend tells about itself and its device (provenance). Strings
@@ -127,6 +131,8 @@ struct tc_backend_info {
     char blas_version[128];
     char timing[64];             /* e.g. "event-median-l2flush" */
     int64_t flush_bytes;         /* size of the cache-flush buffer */
+    double timer_resolution_us;  /* of the timer, when launches can be grouped
+                                  * (tc_rep_times.group); 0: never group */
 };
 
 /* The outcome of preparing or running a shape: an error of the library is a
@@ -187,6 +193,8 @@ struct tc_harness_opts {
     int warmup_reps;         /* untimed repetitions at least (2) */
     double warmup_ms;        /* and untimed for at least this long, until the
                               * reading settles (100; 0: warmup_reps alone) */
+    double timer_resolution_us; /* the backend's (tc_backend_info), set by
+                              * tc_collect_run; 0: never group launches */
 };
 
 void tc_harness_defaults(struct tc_harness_opts *o);
@@ -199,6 +207,18 @@ void tc_harness_defaults(struct tc_harness_opts *o);
  * until there are two) agree within TC_WARMUP_SETTLED, and at most
  * TC_WARMUP_MAX_FACTOR times warmup_ms. True when it may stop after `reps`
  * repetitions and elapsed_ms. With warmup_ms 0 only the count applies. */
+/* Launches per timed sample (tc_rep_times.group) for a kernel of launch_us
+ * (the warm-up's median) under a timer of resolution_us: 1 from
+ * TC_GROUP_BELOW_RES resolutions up (5 us for CUDA events, which resolve
+ * about 0.5 us), else enough for TC_GROUP_TARGET_RES resolutions per sample
+ * (50 us), at most TC_GROUP_MAX. A 2 us kernel's single samples sit 25 %
+ * apart, which the median's 1 % interval never resolves. 1 without a
+ * resolution or a reading. */
+#define TC_GROUP_BELOW_RES 10
+#define TC_GROUP_TARGET_RES 100
+#define TC_GROUP_MAX 64
+int tc_harness_group(double launch_us, double resolution_us);
+
 #define TC_WARMUP_SETTLED 0.02
 #define TC_WARMUP_MAX_FACTOR 5
 bool tc_warmup_done(const struct tc_harness_opts *o, int reps, double elapsed_ms, double prev_us,
@@ -212,6 +232,7 @@ struct tc_measurement {
     bool converged;          /* rel CI reached before the budget */
     int warmup_reps;         /* untimed repetitions run */
     double warmup_ms;        /* and the time they took */
+    int group;               /* launches per timed sample (1: one each) */
     double wall_ms;          /* wall time the harness spent, incl. flushes */
     double flush_ms;         /* of which cache flushes the host waited for */
 };

@@ -86,6 +86,19 @@ void tc_harness_defaults(struct tc_harness_opts *o)
     o->warmup_ms = 100;
 }
 
+int tc_harness_group(double launch_us, double resolution_us)
+{
+    double g;
+
+    if (!(resolution_us > 0) || !isfinite(launch_us) ||
+        launch_us >= TC_GROUP_BELOW_RES * resolution_us)
+        return 1;
+    if (launch_us <= 0) /* below the timer's resolution */
+        return TC_GROUP_MAX;
+    g = ceil(TC_GROUP_TARGET_RES * resolution_us / launch_us);
+    return g < TC_GROUP_MAX ? (int)g : TC_GROUP_MAX;
+}
+
 bool tc_warmup_done(const struct tc_harness_opts *o, int reps, double elapsed_ms, double prev_us,
                     double last_us)
 {
@@ -143,10 +156,11 @@ static int samples_reserve(struct samples *s, int cap)
     return TC_OK;
 }
 
-/* Runs reps repetitions in calls of at most BATCH_MAX; appends to s. */
+/* Runs reps repetitions of `*group` launches each in calls of at most
+ * BATCH_MAX; appends to s. *group becomes what the backend did. */
 static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int reps,
-                    struct samples *s, bool *has_parts, struct tc_outcome *outcome,
-                    double *flush_us)
+                    int *group, struct samples *s, bool *has_parts,
+                    struct tc_outcome *outcome, double *flush_us)
 {
     while (reps > 0) {
         int r = reps < BATCH_MAX ? reps : BATCH_MAX;
@@ -161,8 +175,10 @@ static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int 
             t.part_us[p][0] = NAN;
         }
         t.untimed_us = 0;
+        t.group = *group;
         if ((err = ops->run(b, r, &t, outcome)) < 0)
             return err;
+        *group = t.group > 1 ? t.group : 1;
         *flush_us += t.untimed_us;
         if (outcome->status != TC_STATUS_OK)
             return TC_OK;
@@ -195,23 +211,27 @@ static double median_of(double *v, int n)
 }
 
 /* Untimed repetitions until tc_warmup_done; *per_rep_s: the host time of
- * one repetition in the last batch. */
+ * one repetition in the last batch, *launch_us its median time (NAN when
+ * there was no warm-up). */
 static int warm_up(const struct tc_backend_ops *ops, struct tc_backend *b,
                    const struct tc_harness_opts *o, struct tc_measurement *m, double *per_rep_s,
-                   double *flush_us)
+                   double *launch_us, double *flush_us)
 {
     struct samples warm = {0};
     double w0 = tc_now_s(), prev = NAN, last = NAN;
     int batch = o->warmup_reps > 0 ? o->warmup_reps : 1, err = TC_OK;
 
     *per_rep_s = 0;
+    *launch_us = NAN;
     if (o->warmup_reps <= 0 && !(o->warmup_ms > 0))
         return TC_OK;
     for (;;) {
         double t0 = tc_now_s(), elapsed_ms;
+        int one = 1;
 
         warm.n = 0;
-        if ((err = run_reps(ops, b, batch, &warm, &m->has_parts, &m->outcome, flush_us)) < 0 ||
+        if ((err = run_reps(ops, b, batch, &one, &warm, &m->has_parts, &m->outcome,
+                            flush_us)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             break;
         m->warmup_reps += batch;
@@ -228,6 +248,7 @@ static int warm_up(const struct tc_backend_ops *ops, struct tc_backend *b,
             batch = BATCH_MAX;
     }
     m->warmup_ms = (tc_now_s() - w0) * 1e3;
+    *launch_us = last;
     samples_free(&warm);
     return err;
 }
@@ -238,7 +259,7 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
 {
     struct samples smp = {0};
     double t_begin = tc_now_s(), start, budget_s = o->max_time_ms / 1000.0, per_rep_s;
-    double flush_us = 0;
+    double flush_us = 0, launch_us;
     int err, batch;
 
     memset(m, 0, sizeof(*m));
@@ -250,9 +271,12 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
     start = tc_now_s();
     /* Warm-up: first calls pay for lazy initialisation, kernel loading and
      * clock ramp-up; they also tell how long one repetition takes. */
-    if ((err = warm_up(ops, b, o, m, &per_rep_s, &flush_us)) < 0 ||
+    if ((err = warm_up(ops, b, o, m, &per_rep_s, &launch_us, &flush_us)) < 0 ||
         m->outcome.status != TC_STATUS_OK)
         goto out;
+    /* too short for the timer alone: samples of back-to-back groups */
+    m->group = tc_harness_group(launch_us, o->timer_resolution_us);
+    per_rep_s *= m->group;
     batch = o->min_reps > 0 ? o->min_reps : 1;
     for (;;) {
         double left_s = budget_s - (tc_now_s() - start);
@@ -263,7 +287,8 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
             batch = o->max_reps - smp.n;
         if (batch < 1)
             batch = 1;
-        if ((err = run_reps(ops, b, batch, &smp, &m->has_parts, &m->outcome, &flush_us)) < 0 ||
+        if ((err = run_reps(ops, b, batch, &m->group, &smp, &m->has_parts, &m->outcome,
+                            &flush_us)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             goto out;
         if ((err = stats_of(smp.total, smp.n, &m->total)) < 0)

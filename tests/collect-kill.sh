@@ -123,6 +123,12 @@ runs=$(sqlite3 "$db" "SELECT count(*) FROM run")
 [ "$runs" -eq 1 ] || fail "$runs runs instead of one resumed run"
 ended=$(sqlite3 "$db" "SELECT count(*) FROM run WHERE ended_at IS NOT NULL AND ended_at != ''")
 [ "$ended" -eq 1 ] || fail "the run was not ended"
+# the timing method names the warm-up; the cpu backend never groups launches
+timing=$(sqlite3 "$db" "SELECT timing FROM run")
+case $timing in
+wallclock-median-*flush-warmup100ms) ;;
+*) fail "run timing '$timing'" ;;
+esac
 unsupported=$(sqlite3 "$db" "SELECT count(*) FROM gemm WHERE status = 'unsupported' AND dtype = 'fp16'")
 [ "$unsupported" -eq 4 ] || fail "expected the 4 fp16 shapes stored as unsupported, got $unsupported"
 # a second re-run measures nothing

@@ -352,8 +352,9 @@ END_TEST
 
 /* A synthetic backend: times from a pattern, counting calls. */
 struct tc_backend {
-    int pattern; /* 0 constant, 1 alternating 90/110, 2 unsupported, 3 parts */
-    int prepared, reps_run, runs;
+    int pattern; /* 0 constant, 1 alternating 90/110, 2 unsupported, 3 parts,
+                  * 4 a 2 us kernel that groups, 5 one that cannot */
+    int prepared, reps_run, runs, last_group;
 };
 
 static struct tc_backend fake;
@@ -377,8 +378,13 @@ static int fake_run(struct tc_backend *b, int reps, struct tc_rep_times *t,
                     struct tc_outcome *oc)
 {
     b->runs++;
+    b->last_group = t->group;
+    if (b->pattern == 5)
+        t->group = 1;
     for (int r = 0; r < reps; r++, b->reps_run++) {
         t->total_us[r] = b->pattern == 1 ? (b->reps_run % 2 ? 110 : 90) : 100;
+        if (b->pattern == 4 || b->pattern == 5)
+            t->total_us[r] = 2;
         if (b->pattern == 3) {
             t->part_us[0][r] = 40;
             t->part_us[1][r] = 20;
@@ -471,6 +477,27 @@ START_TEST(test_harness_synthetic)
     ck_assert_double_eq(m.parts[0].median_us, 40);
     ck_assert_double_eq(m.parts[1].median_us, 20);
     ck_assert_double_eq(m.parts[2].median_us, 40);
+
+    /* a 2 us kernel under a 0.5 us timer: samples of 25 launches (50 us) */
+    memset(&fake, 0, sizeof(fake));
+    fake.pattern = 4;
+    o.timer_resolution_us = 0.5;
+    ck_assert_int_eq(tc_harness_measure(&fake_ops, b, &o, &s, &m), TC_OK);
+    ck_assert_int_eq(m.group, 25);
+    ck_assert_int_eq(fake.last_group, 25);
+    ck_assert_double_eq(m.total.median_us, 2);
+    /* a backend that cannot group says so */
+    memset(&fake, 0, sizeof(fake));
+    fake.pattern = 5;
+    ck_assert_int_eq(tc_harness_measure(&fake_ops, b, &o, &s, &m), TC_OK);
+    ck_assert_int_eq(m.group, 1);
+    ck_assert_int_eq(fake.last_group, 25);
+    /* a 100 us kernel is timed alone */
+    memset(&fake, 0, sizeof(fake));
+    ck_assert_int_eq(tc_harness_measure(&fake_ops, b, &o, &s, &m), TC_OK);
+    ck_assert_int_eq(m.group, 1);
+    ck_assert_int_eq(fake.last_group, 1);
+    o.timer_resolution_us = 0;
 
     /* a time budget stops a noisy shape before max_reps */
     memset(&fake, 0, sizeof(fake));
@@ -691,6 +718,22 @@ START_TEST(test_cuda_runtime_supports)
     ck_assert_msg(strstr(why, "CUDA 11.8"), "%s", why);
     ck_assert(tc_cuda_runtime_supports(11080, 3, 7, why, sizeof(why)));
     ck_assert(tc_cuda_runtime_supports(11080, 7, 0, why, sizeof(why)));
+}
+END_TEST
+
+START_TEST(test_group_policy)
+{
+    /* CUDA events: 0.5 us; grouped below 5 us, to >= 50 us per sample */
+    ck_assert_int_eq(tc_harness_group(5.0, 0.5), 1);
+    ck_assert_int_eq(tc_harness_group(100.0, 0.5), 1);
+    ck_assert_int_eq(tc_harness_group(4.9, 0.5), 11);
+    ck_assert_int_eq(tc_harness_group(2.0, 0.5), 25);
+    ck_assert_int_eq(tc_harness_group(1.0, 0.5), 50);
+    ck_assert_int_eq(tc_harness_group(0.3, 0.5), TC_GROUP_MAX);
+    ck_assert_int_eq(tc_harness_group(0.0, 0.5), TC_GROUP_MAX); /* below resolution */
+    /* no timer resolution (cpu) or no reading: never */
+    ck_assert_int_eq(tc_harness_group(1.0, 0), 1);
+    ck_assert_int_eq(tc_harness_group(NAN, 0.5), 1);
 }
 END_TEST
 
@@ -1000,8 +1043,16 @@ static int fault_run(struct tc_backend *b, int reps, struct tc_rep_times *t,
         return tc_error(TC_ERR_DEVICE, "fake backend: running the shape: an illegal memory "
                                        "access was encountered");
     for (int r = 0; r < reps; r++)
-        t->total_us[r] = 100;
+        t->total_us[r] = fault_prepared_m == 16 ? 2 : 100;
     oc->status = TC_STATUS_OK;
+    return TC_OK;
+}
+
+static int fault_open(int device, struct tc_backend **out, struct tc_backend_info *info)
+{
+    fake_open(device, out, info);
+    snprintf(info->timing, sizeof(info->timing), "fakeevent-median");
+    info->timer_resolution_us = 0.5;
     return TC_OK;
 }
 
@@ -1011,7 +1062,7 @@ static void fault_clocks(struct tc_backend *b, char *json, size_t len)
 }
 
 static const struct tc_backend_ops fault_ops = {
-    .name = "fake", .open = fake_open, .prepare = fault_prepare, .run = fault_run,
+    .name = "fake", .open = fault_open, .prepare = fault_prepare, .run = fault_run,
     .clocks = fault_clocks, .close = fake_close,
 };
 
@@ -1067,6 +1118,12 @@ START_TEST(test_collect_device_fault)
                                        1, &row), TC_ERR_NOT_FOUND);
     ck_assert_int_eq(tc_db_lookup_gemm(db, "unit-fake", TC_DTYPE_FP16, TC_LAYOUT_NN, 48, 48, 48,
                                        1, &row), TC_OK);
+    ck_assert_str_eq(row.message, "");
+    /* the 2 us kernel was timed in groups, and its row says so */
+    ck_assert_int_eq(tc_db_lookup_gemm(db, "unit-fake", TC_DTYPE_FP16, TC_LAYOUT_NN, 16, 16, 16,
+                                       1, &row), TC_OK);
+    ck_assert_double_eq(row.time_us, 2);
+    ck_assert_str_eq(row.message, "timed in groups of 25 back-to-back launches (time per launch)");
     tc_db_close(db);
     fault_m = 0;
     tc_sweep_free(sw);
@@ -1092,6 +1149,7 @@ static Suite *collector_suite(void)
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_harness_synthetic);
     tcase_add_test(tc, test_warmup_policy);
+    tcase_add_test(tc, test_group_policy);
     tcase_add_test(tc, test_random_fill);
     tcase_add_test(tc, test_algo_attributes);
     tcase_add_test(tc, test_devbufs_oom_retry);
