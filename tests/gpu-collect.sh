@@ -1,10 +1,12 @@
 #!/bin/bash
 # A real collection on an NVIDIA GPU with the cuda backend (cuBLASLt): the
-# quick sweep end to end. Skips (77) without an NVIDIA device, without
-# libcuda, or when tilecast was built without the cuda backend.
+# quick sweep end to end, the tile and cluster records in the row-major
+# view, short kernels timed in groups, and the out-of-memory retry. Skips
+# (77) without an NVIDIA device, without libcuda, or when tilecast was
+# built without the cuda backend.
 set -u
 : "${TILECAST_BIN:?}" "${TILECAST_SOURCE_ROOT:?}"
-# Without a device: the attention softmax (CUDA C compiled at run time by
+# Without a device: the backend's kernels (CUDA C compiled at run time by
 # NVRTC) must build for the architectures the collector meets. A build
 # without the cuda backend, or a machine without the CUDA runtime libraries
 # the module links (libcublasLt, libcudart, libnvrtc), skips.
@@ -14,9 +16,9 @@ case $probe in
 *"(built in)"*) echo "built without the cuda backend: skip"; exit 77 ;;
 *"cannot open shared object file"*) echo "CUDA runtime libraries missing: skip ($probe)"; exit 77 ;;
 esac
-[ "$rc" -eq 0 ] || { echo "FAIL: softmax kernel for sm_80: $probe"; exit 1; }
+[ "$rc" -eq 0 ] || { echo "FAIL: kernels for sm_80: $probe"; exit 1; }
 "$TILECAST_BIN" collect --backend cuda --compile-kernels sm_90 ||
-    { echo "FAIL: softmax kernel for sm_90"; exit 1; }
+    { echo "FAIL: kernels for sm_90"; exit 1; }
 ls /dev/nvidia[0-9]* > /dev/null 2>&1 || { echo "no NVIDIA device: skip"; exit 77; }
 { ldconfig -p 2> /dev/null | grep -q 'libcuda\.so\.1'; } || [ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] ||
     { echo "no libcuda.so.1: skip"; exit 77; }
@@ -50,6 +52,36 @@ bad=$(q "SELECT count(*) FROM gemm WHERE time_us <= 0 OR min_us > time_us
 [ "$bad" -eq 0 ] || fail "$bad implausible GEMM rows"
 tiles=$(q "SELECT count(*) FROM gemm WHERE tile_m > 0 AND tile_n > 0")
 [ "$tiles" -gt 0 ] || fail "no tile recorded from the cuBLASLt heuristic"
+# Tiles and clusters in the row-major view: the library's tile M x N (the
+# id in algo, column-major) is stored as tile_m = N, tile_n = M.
+ids="CAST(substr(algo, instr(algo, 'tile_id ') + 8) AS INTEGER)"
+cids="CAST(substr(algo, instr(algo, 'cluster_id ') + 11) AS INTEGER)"
+q "SELECT DISTINCT $ids AS tile_id, tile_m, tile_n, $cids AS cluster_id, cluster_m, cluster_n
+   FROM gemm WHERE status = 'ok' ORDER BY 1 LIMIT 20"
+wrong=$(q "SELECT count(*) FROM gemm WHERE status = 'ok' AND NOT CASE $ids
+             WHEN 15 THEN tile_m = 64 AND tile_n = 64 WHEN 17 THEN tile_m = 128 AND tile_n = 64
+             WHEN 18 THEN tile_m = 64 AND tile_n = 128 WHEN 19 THEN tile_m = 256 AND tile_n = 64
+             WHEN 20 THEN tile_m = 128 AND tile_n = 128 WHEN 21 THEN tile_m = 64 AND tile_n = 256
+             WHEN 23 THEN tile_m = 256 AND tile_n = 128 WHEN 24 THEN tile_m = 128 AND tile_n = 256
+             ELSE 1 END")
+[ "$wrong" -eq 0 ] || fail "$wrong rows with a tile not in the row-major view"
+wrong=$(q "SELECT count(*) FROM gemm WHERE status = 'ok' AND NOT CASE $cids
+             WHEN 3 THEN cluster_m = 1 AND cluster_n = 2 WHEN 5 THEN cluster_m = 2 AND cluster_n = 1
+             WHEN 6 THEN cluster_m = 2 AND cluster_n = 2 ELSE 1 END")
+[ "$wrong" -eq 0 ] || fail "$wrong rows with a cluster not in the row-major view"
+# Hopper and newer run thread-block clusters: the 16-bit attribute is read
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -1)
+if [ "${cc%%.*}" -ge 9 ] 2> /dev/null; then
+    clusters=$(q "SELECT count(*) FROM gemm WHERE cluster_m > 0 AND cluster_n > 0")
+    [ "$clusters" -gt 0 ] || fail "no cluster recorded on compute capability $cc"
+    echo "clusters recorded on $clusters rows (compute capability $cc)"
+fi
+# the smallest GEMMs run in a few microseconds: timed in groups of launches
+grouped=$(q "SELECT count(*) FROM gemm WHERE status = 'ok' AND message LIKE 'timed in groups of %'")
+[ "$grouped" -gt 0 ] || fail "no short GEMM was timed in groups"
+timing=$(q "SELECT timing FROM run")
+[ "$timing" = "cudaevent-median-l2flush-read-warmup100ms-group<5us" ] ||
+    fail "run timing '$timing'"
 parts=$(q "SELECT count(*) FROM attention WHERE scores_us > 0 AND softmax_us > 0 AND values_us > 0
            AND scores_us + softmax_us + values_us <= time_us * 1.05")
 [ "$parts" -eq "$(q "SELECT count(*) FROM attention")" ] || fail "attention parts missing or inconsistent"
@@ -62,4 +94,24 @@ q "SELECT device_name, driver_version, runtime_version, blas_version, clocks_jso
 "$TILECAST_BIN" collect --backend cuda --sweep "$sweep" --db "$db" --quiet > "$tmp/out" ||
     fail "re-run"
 grep -q "$total already stored, 0 measured" "$tmp/out" || fail "re-run measured again"
+
+# Out of memory: with the buffers capped at 100 MiB, the third shape's
+# 64 MiB output does not fit beside the 48 MiB A and B kept from the first
+# two, but its own 66 MiB do: the retry stores it ok. The last needs 131 MiB
+# on its own: oom.
+cat > "$tmp/oom.yaml" <<'EOF'
+name: oom-retry
+dtypes: [fp32]
+layouts: [NN]
+sets:
+  - shapes: [[4096, 64, 3072], [64, 4096, 3072], [4096, 4096, 64], [8192, 4096, 64]]
+EOF
+TILECAST_CUDA_BUFFER_LIMIT_MIB=100 "$TILECAST_BIN" collect --backend cuda --sweep "$tmp/oom.yaml" \
+    --db "$tmp/oom.db" --quiet --warmup-ms 10 --max-time-per-shape-ms 200 || fail "oom sweep"
+oq() { sqlite3 "$tmp/oom.db" "$1"; }
+oq "SELECT m, n, k, status, message FROM gemm ORDER BY id"
+[ "$(oq "SELECT group_concat(status, ' ') FROM (SELECT status FROM gemm ORDER BY id)")" = \
+  "ok ok ok oom" ] || fail "the out-of-memory retry: statuses as above"
+oq "SELECT message FROM gemm WHERE status = 'oom'" | grep -q "also after freeing every buffer" ||
+    fail "the oom row does not say it was retried"
 echo "ok: $rows rows on $(q "SELECT device_name FROM run")"
