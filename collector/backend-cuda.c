@@ -917,18 +917,16 @@ static int gpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
         return TC_OK;
     }
     {
-        size_t a = bytes_of(s->m, s->k, s->batch, 1, eb);
-        size_t bb = bytes_of(s->k, s->n, s->batch, 1, eb);
-        size_t c = bytes_of(s->m, s->n, s->batch, 1, out_bytes(s->dtype));
+        /* A, B, C; the output is never read: any contents do */
+        const size_t bytes[] = {bytes_of(s->m, s->k, s->batch, 1, eb),
+                                bytes_of(s->k, s->n, s->batch, 1, eb),
+                                bytes_of(s->m, s->n, s->batch, 1, out_bytes(s->dtype))};
+        const enum tc_dtype types[] = {s->dtype, s->dtype, TC_DTYPE_INT8};
 
-        if (!a || !bb || !c) {
+        if (!bytes[0] || !bytes[1] || !bytes[2]) {
             set_outcome(oc, TC_STATUS_OOM, "shape too large");
             return TC_OK;
         }
-        const size_t bytes[] = {a, bb, c};
-        /* the output is never read: any contents do */
-        const enum tc_dtype types[] = {s->dtype, s->dtype, TC_DTYPE_INT8};
-
         if ((err = ensure(b, 3, bytes, types, oc)) < 0 || oc->status != TC_STATUS_OK)
             return err;
         plan_make(b, &b->gemm, s->dtype, s->layout, s->m, s->n, s->k, s->batch,
