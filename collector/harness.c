@@ -84,6 +84,7 @@ void tc_harness_defaults(struct tc_harness_opts *o)
     o->max_reps = 1000;
     o->warmup_reps = 2;
     o->warmup_ms = 100;
+    o->timer_resolution_us = 0;
 }
 
 int tc_harness_group(double launch_us, double resolution_us)
