@@ -33,6 +33,7 @@
 #define cudaFree hipFree
 #define cudaMemcpy hipMemcpy
 #define cudaMemcpyHostToDevice hipMemcpyHostToDevice
+#define cudaMemset hipMemset
 #define cudaMemsetAsync hipMemsetAsync
 #define cudaStream_t hipStream_t
 #define cudaStreamCreate hipStreamCreate

@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # The command line first: usage errors exit 1, bad input 2 with file:line:column.
 for opt in --backend --sweep --db --gpu --device --shard --resume --dry-run --rel-ci \
-           --max-time-per-shape-ms --min-reps --max-reps --warmup --commit-rows \
+           --max-time-per-shape-ms --min-reps --max-reps --warmup --warmup-ms --commit-rows \
            --progress-interval --quiet; do
     "$TILECAST_BIN" collect --help | grep -q -- "$opt" || fail "--help does not document $opt"
 done
