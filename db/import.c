@@ -588,11 +588,14 @@ out:
  * Two generations are recognised:
  *  - "N | X TFLOPS @ MxNxK | best: ..." (early versions: torch.mm(A[m,n],
  *    B[n,k]), so N is the reduction; the fastest of the iterations, no cache
- *    flush): timing "event-min";
+ *    flush, a synchronize after every call, so each pair of events also
+ *    holds the op's dispatch): timing "event-min", the event class;
  *  - "N | X(mean) Y(median) Z(max) @ MxNxK | best: ..." (later versions:
  *    A[m,k] and B stored n x k and transposed, so K is the reduction and the
- *    layout NT; L2 flushed per iteration): time from the median, min_us
- *    from the max: timing "event-median-l2flush".
+ *    layout NT; L2 flushed before each call, one synchronize after all of
+ *    them, so the events bracket the kernel alone): time from the median,
+ *    min_us from the max: timing "event-median-l2flush", kernel time
+ *    (tc_timing_classify), as is the summary's "event-mean-l2flush".
  * A log holding only the final summary ("median: X TFLOPS @ MxNxK", or
  * "The best outcome was XTFLOPS @ MxNxK") gives that one shape. */
 struct mamf_row {

@@ -1,8 +1,10 @@
 /* The predictor object: specs, databases, cached calibrations, and the
  * choice of source for each prediction:
  *
- *   measured     the shape was measured on this GPU and dtype (same timing
- *                class): the measurement, its spread as the interval;
+ *   measured     the shape was measured on this GPU and dtype: the
+ *                measurement, its spread as the interval (one of the
+ *                query's timing class first, else one of any class, with
+ *                a note that says how it was timed);
  *   calibrated   this GPU and dtype have measured rows: the fitted model
  *                plus the neighbour correction;
  *   transferred  only another GPU (or a compatible dtype of this GPU) has
@@ -1143,6 +1145,45 @@ static void measured(const struct tc_calib_sample *s, const struct tc_gemm_query
     out->neighbour_dist = 0;
 }
 
+/* What a measurement of each timing class holds beyond the kernel. */
+static const char *timing_holds(enum tc_timing_class c)
+{
+    switch (c) {
+    case TC_TIMING_KERNEL: return "kernel time";
+    case TC_TIMING_EVENT: return "kernel time plus the op's launch gap";
+    case TC_TIMING_WALL: return "host time: launch and synchronize";
+    case TC_TIMING_WALL_MAX: return "host time, the slowest of many calls";
+    default: return "?";
+    }
+}
+
+/* The measurement of a shape: of the query's timing class where there is
+ * one, else of any class (kernel time first). A user who measured a shape
+ * and asks for it wants that number back, not a model fitted through it
+ * that answers "calibrated, 1 neighbour at distance 0"; the note says how
+ * it was timed when that is not what the predictor was asked for. */
+static const struct tc_calib_sample *find_measured(struct tc_predictor *p, const struct entry *e,
+                                                   const struct tc_gemm_query *q)
+{
+    const struct tc_calib_sample *s =
+        tc_calib_find(e->calib, q->layout, q->m, q->n, q->k, q->batch, p->timing);
+
+    for (int c = 0; !s && c < TC_TIMING_COUNT; c++)
+        if ((enum tc_timing_class)c != p->timing)
+            s = tc_calib_find(e->calib, q->layout, q->m, q->n, q->k, q->batch,
+                              (enum tc_timing_class)c);
+    if (s && s->timing != p->timing) {
+        /* a note cut short still says what matters first */
+        if (snprintf(p->note_buf, sizeof(p->note_buf),
+                     "%s%sthis shape was measured with %s timing only (%s), not %s time: the "
+                     "measurement is returned as it is",
+                     e->note, *e->note ? "; " : "", tc_timing_class_name(s->timing),
+                     timing_holds(s->timing), tc_timing_class_name(p->timing)) >= 0)
+            p->note = p->note_buf;
+    }
+    return s;
+}
+
 TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
                            const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
 {
@@ -1175,8 +1216,7 @@ TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
     peak = (unsigned)q->dtype < TC_DTYPE_COUNT ? gpu->peak_tflops[q->dtype] : 0;
     how.timing = p->timing;
     if (e->source == TC_SOURCE_CALIBRATED) {
-        const struct tc_calib_sample *s =
-            tc_calib_find(e->calib, q->layout, q->m, q->n, q->k, q->batch, p->timing);
+        const struct tc_calib_sample *s = find_measured(p, e, q);
 
         if (s) {
             measured(s, q, peak, out);

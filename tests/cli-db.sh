@@ -61,6 +61,21 @@ run 0 "$TC" db import --format cookbook --gpu a100-sxm4-40gb "$DATA/cookbook-a10
 has out "imported 13 rows"
 run 0 "$TC" db import --format mamf --gpu h100-sxm5-80gb "$DATA/mamf-v2-summary.log" --into "$TMP/a.db"
 has out "imported 1 rows"
+# mamf-finder's events bracket the kernel alone (a cache flush before each
+# call, one synchronize after all): its row is kernel time, and the shape it
+# measured answers with the measurement, not a faster fit through it
+run 0 "$TC" db import --format mamf --gpu h100-sxm5-80gb "$DATA/mamf-v2-summary.log" --into "$TMP/mamf.db"
+run 0 "$TC" predict gemm --gpu h100-sxm5-80gb --dtype bf16 --layout NT --db "$TMP/mamf.db" 2048 2048 13312
+has out "794.50"
+has out "source         measurement"
+[ -s "$TMP/err" ] && fail "a kernel-time measurement came with a note: $(cat "$TMP/err")"
+# a measurement of another timing class is returned too, and says how it was timed
+run 0 "$TC" db import --format mamf --gpu h100-sxm5-80gb --timing wall-avg-incl-launch \
+    "$DATA/mamf-v2-summary.log" --into "$TMP/mamf-wall.db"
+run 0 "$TC" predict gemm --gpu h100-sxm5-80gb --dtype bf16 --layout NT --db "$TMP/mamf-wall.db" 2048 2048 13312
+has out "794.50"
+has out "source         measurement"
+has err "measured with wall timing only"
 run 0 "$TC" db info "$TMP/a.db"
 has out "schema v1"
 has out "a100-pcie-40gb"

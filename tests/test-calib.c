@@ -590,6 +590,10 @@ START_TEST(timing_classes)
     ck_assert_int_eq(tc_timing_classify("profiler-median"), TC_TIMING_KERNEL);
     ck_assert_int_eq(tc_timing_classify("event-median-l2flush"), TC_TIMING_KERNEL);
     ck_assert_int_eq(tc_timing_classify("event-fastest5-mean"), TC_TIMING_EVENT);
+    /* mamf-finder: flushed and queued back to back (kernel time) in its
+     * later versions, whichever summary; synchronized per call early on */
+    ck_assert_int_eq(tc_timing_classify("event-mean-l2flush"), TC_TIMING_KERNEL);
+    ck_assert_int_eq(tc_timing_classify("event-min"), TC_TIMING_EVENT);
     ck_assert_int_eq(tc_timing_classify("wall-avg-incl-launch"), TC_TIMING_WALL);
     ck_assert_int_eq(tc_timing_classify("wall-slowest"), TC_TIMING_WALL_MAX);
     ck_assert_str_eq(tc_timing_class_name(TC_TIMING_WALL), "wall");
@@ -842,8 +846,9 @@ START_TEST(stored_calibration_reuse_and_versions)
 END_TEST
 
 /* Predictions follow the timing method asked for: kernel time by default,
- * plus the fitted host cost of a wall-clock method; a measurement answers
- * only in its own method. */
+ * plus the fitted host cost of a wall-clock method. A measured shape
+ * answers with its measurement in either, saying how it was timed when that
+ * is not the method asked for. */
 START_TEST(timing_methods_in_predictions)
 {
     struct mset set = load_rows("cookbook_gemm.csv", "a100-sxm4-40gb");
@@ -851,7 +856,7 @@ START_TEST(timing_methods_in_predictions)
     struct tc_predictor *p = tc_predictor_new(specs);
     const struct mrow *wall = NULL;
     struct tc_gemm_prediction kernel_pr, wall_pr;
-    struct tc_gemm_query q;
+    struct tc_gemm_query q, near;
 
     for (size_t i = 0; i < set.n && !wall; i++)
         if (strcmp(set.rows[i].timing, "wall-avg-incl-launch") == 0 && set.rows[i].m <= 64)
@@ -864,16 +869,27 @@ START_TEST(timing_methods_in_predictions)
     ck_assert_int_eq(tc_predict_gemm(p, gpu, &q, &wall_pr), TC_OK);
     ck_assert_int_eq(wall_pr.source, TC_SOURCE_MEASURED);
     ck_assert_double_eq(wall_pr.time_us, wall->time_us);
+    ck_assert_str_eq(tc_predictor_note(p), "");
     ck_assert_int_eq(tc_predictor_set_timing(p, NULL), TC_OK);
     ck_assert_int_eq(tc_predict_gemm(p, gpu, &q, &kernel_pr), TC_OK);
-    /* no row was kernel-timed: the fit's efficiencies stay with the wall
-     * clock, and the prediction says so */
+    ck_assert_int_eq(kernel_pr.source, TC_SOURCE_MEASURED);
+    ck_assert_double_eq(kernel_pr.time_us, wall->time_us);
+    ck_assert_msg(strstr(tc_predictor_note(p), "measured with wall timing only"), "%s",
+                  tc_predictor_note(p));
+    /* a shape next to it, not measured: no row was kernel-timed, so the
+     * fit's efficiencies stay with the wall clock, and the prediction says
+     * so. A tiny GEMM's kernel is a few µs; the wall clock adds launch and
+     * synchronize, some 15-40 µs */
+    near = q;
+    near.m += 8;
+    ck_assert_int_eq(tc_predict_gemm(p, gpu, &near, &kernel_pr), TC_OK);
     ck_assert_int_eq(kernel_pr.source, TC_SOURCE_TRANSFERRED);
     ck_assert_ptr_nonnull(strstr(tc_predictor_note(p), "no measured row was timed as kernel"));
-    /* a tiny GEMM's kernel is a few µs; the wall clock adds launch and
-     * synchronize, some 15-40 µs */
+    ck_assert_int_eq(tc_predictor_set_timing(p, "wall-avg-incl-launch"), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, gpu, &near, &wall_pr), TC_OK);
+    ck_assert_int_eq(wall_pr.source, TC_SOURCE_CALIBRATED);
     ck_assert_double_lt(kernel_pr.time_us, 15);
-    ck_assert_double_gt(wall->time_us - kernel_pr.time_us, 10);
+    ck_assert_double_gt(wall_pr.time_us - kernel_pr.time_us, 10);
     tc_predictor_free(p);
     free(set.rows);
 }

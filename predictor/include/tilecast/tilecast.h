@@ -533,8 +533,11 @@ TC_API void tc_predictor_allow_transfer(struct tc_predictor *p, bool on);
  * kernel time; a measured data's method tag ("event-fastest5-mean",
  * "wall-avg-incl-launch", "wall-slowest", ...) adds the host cost the
  * calibration fitted for that method, so predictions can be compared with
- * rows timed that way. Exact measurements answer only for the same class
- * of method. Tags that name no host-side method are kernel time. */
+ * rows timed that way. An exactly measured shape answers with its
+ * measurement: one of the same class of method where there is one, else
+ * one of another class, as measured, with a note (tc_predictor_note) that
+ * says how it was timed. Tags that name no host-side method are kernel
+ * time. */
 TC_API int tc_predictor_set_timing(struct tc_predictor *p, const char *timing);
 /* What the last prediction of p should tell its user beyond its source:
  * an empty database, a database of another GPU, a stored calibration of
