@@ -313,6 +313,52 @@ char *tc_strdup(const char *s)
     return d;
 }
 
+int tc_edit_distance(const char *a, const char *b)
+{
+    /* three rows of the dynamic programme: two back for transpositions */
+    int rows[3][TC_EDIT_MAX + 1];
+    size_t la = strlen(a), lb = strlen(b);
+
+    if (la > TC_EDIT_MAX || lb > TC_EDIT_MAX)
+        return INT_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        rows[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int *cur = rows[i % 3], *prev = rows[(i - 1) % 3], *prev2 = rows[(i + 1) % 3];
+
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            int d = prev[j] + 1;
+
+            if (cur[j - 1] + 1 < d)
+                d = cur[j - 1] + 1;
+            if (prev[j - 1] + cost < d)
+                d = prev[j - 1] + cost;
+            if (i > 1 && j > 1 &&
+                tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
+                prev2[j - 2] + 1 < d)
+                d = prev2[j - 2] + 1;
+            cur[j] = d;
+        }
+    }
+    return rows[la % 3][lb];
+}
+
+bool tc_close_enough(const char *given, int distance)
+{
+    int len = (int)strlen(given);
+    int most = len < 8 ? 1 : len / 4;
+
+    /* one slip in a short word, about one in four letters of a longer one
+     * (at most three): "dtpye" is "dtype" and "h100-sxm-80gb" is
+     * "h100-sxm5-80gb"; a word of one letter is nobody's typo */
+    if (most > 3)
+        most = 3;
+    return distance <= most && distance < len;
+}
+
 void tc_strlcpy(char *dst, const char *src, size_t len)
 {
     size_t n;

@@ -7,11 +7,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <yaml.h>
@@ -1086,6 +1088,78 @@ TC_API const struct tc_gpu *tc_specs_find(const struct tc_specs *specs, const ch
         return NULL;
     }
     return specs->gpus[i];
+}
+
+/* Appends " a b c" (every id) to an error message being built. */
+static void append_ids(const struct tc_specs *specs, char *msg, size_t len)
+{
+    for (size_t i = 0; i < specs->count; i++) {
+        size_t used = strlen(msg);
+
+        snprintf(msg + used, len - used, " %s", specs->gpus[i]->id);
+    }
+}
+
+TC_API const struct tc_gpu *tc_specs_lookup(const struct tc_specs *specs, const char *name)
+{
+    char msg[1024];
+    size_t len, n_prefix = 0, at = 0;
+    int best = INT_MAX;
+
+    if (!specs || !name) {
+        tc_error(TC_ERR_INVALID, "tc_specs_lookup: no specs or name given");
+        return NULL;
+    }
+    ssize_t i = find_index(specs, name);
+    if (i >= 0)
+        return specs->gpus[i];
+    /* ids are lower case, the marketing names are not: H100-SXM5-80GB is
+     * the GPU the user means */
+    for (size_t j = 0; j < specs->count; j++)
+        if (strcasecmp(specs->gpus[j]->id, name) == 0)
+            return specs->gpus[j];
+    len = strlen(name);
+    for (size_t j = 0; len && j < specs->count; j++)
+        if (strncasecmp(specs->gpus[j]->id, name, len) == 0) {
+            n_prefix++;
+            at = j;
+        }
+    if (n_prefix == 1)
+        return specs->gpus[at];
+    if (n_prefix > 1) {
+        /* h100 is an SXM or a PCIe card, 30% apart: guessing would be wrong
+         * half of the time */
+        size_t k = 0;
+
+        snprintf(msg, sizeof(msg), "GPU '%s' is ambiguous: did you mean", name);
+        for (size_t j = 0; j < specs->count; j++) {
+            if (strncasecmp(specs->gpus[j]->id, name, len) != 0)
+                continue;
+            size_t used = strlen(msg);
+
+            snprintf(msg + used, sizeof(msg) - used, "%s %s",
+                     k == 0 ? "" : k + 1 == n_prefix ? " or" : ",", specs->gpus[j]->id);
+            k++;
+        }
+        tc_error(TC_ERR_NOT_FOUND, "%s?", msg);
+        return NULL;
+    }
+    for (size_t j = 0; j < specs->count; j++) {
+        int d = tc_edit_distance(name, specs->gpus[j]->id);
+
+        if (d < best) {
+            best = d;
+            at = j;
+        }
+    }
+    if (best != INT_MAX && tc_close_enough(name, best))
+        snprintf(msg, sizeof(msg), "unknown GPU '%s'; did you mean %s? Known ids:", name,
+                 specs->gpus[at]->id);
+    else
+        snprintf(msg, sizeof(msg), "unknown GPU '%s'; known ids:", name);
+    append_ids(specs, msg, sizeof(msg));
+    tc_error(TC_ERR_NOT_FOUND, "%s", msg);
+    return NULL;
 }
 
 TC_API const char *tc_specs_file(const struct tc_specs *specs, const char *id)

@@ -3,6 +3,7 @@
 #define TC_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tilecast/tilecast.h"
@@ -37,6 +38,15 @@ int tc_data_file_named(const char *subdir, const char *what, const char *name, c
 
 /* strdup that sets TC_ERR_NOMEM on failure. */
 char *tc_strdup(const char *s);
+
+/* Edit distance of a and b, case-insensitive: insertions, deletions,
+ * substitutions and adjacent transpositions ("dtpye" is 1 from "dtype")
+ * count one each. INT_MAX for words longer than TC_EDIT_MAX. */
+#define TC_EDIT_MAX 64
+int tc_edit_distance(const char *a, const char *b);
+/* Whether a word the user typed is close enough to a known one, at that
+ * distance, to be offered as "did you mean". */
+bool tc_close_enough(const char *given, int distance);
 
 /* Bounded copy that always terminates dst. */
 void tc_strlcpy(char *dst, const char *src, size_t len);

@@ -136,6 +136,31 @@ for c in "specs list" "specs show $H" "specs check $src/gpu_specs/$H.yaml" "db i
     expect 1 "--bogus" $c --bogus
 done
 expect 1 "--bogus" db check "$tmp/junk.db" --bogus
+# An option mistyped is answered with the closest one that command takes,
+# from its own --help (a slip, a swap, a missing letter, a prefix).
+typo() { # typo SUGGESTION ARGS...
+    local want=$1
+    shift
+    expect 1 "did you mean '$want'?" "$@"
+}
+typo --dtype predict gemm --gpu $H --dtpye bf16 8 8 8
+typo --dtype predict gemm --gpu $H --dtpye=bf16 8 8 8
+typo --explain predict gemm --gpu $H --expl 8 8 8
+typo --causal predict attention --gpu $H --batch 1 --heads 8 --seq 128 --head-dim 64 --casual
+typo --micro-batch predict layer --gpu $H --hidden 4096 --heads 32 --seq 128 --micro-bach 1
+typo --config predict model --gpu $H --confg "$MODEL"
+typo --params-tolerance advise --gpu $H --config "$MODEL" --params-tolerence 5%
+typo --format db import --frmat csv --into "$tmp/x.db" "$tmp/bad-time.csv"
+typo --json db info "$tmp/junk.db" --jsno
+typo --gpu db export "$tmp/junk.db" --gpuu $H
+typo --dry-run db calibrate "$tmp/junk.db" --dryrun
+typo --json specs list --jsno
+typo --input eval --inptu "$tmp/bad-time.csv"
+typo --sweep collect --backend cpu --sweeep "$tmp/bad-sweep.yaml" --dry-run
+typo --output plot throughput --gpu $H --ouput "$tmp/p.svg"
+typo --specs-dir --spec-dir "$tmp" specs list
+expect 1 "--bogus" predict gemm --gpu $H --bogus 8 8 8
+grep -q "did you mean" "$tmp/err" && fail "--bogus is nobody's typo: $(cat "$tmp/err")"
 expect 1 "bogus" specs bogus
 expect 1 "bogus" db bogus
 expect 1 "bogus" predict bogus
@@ -161,6 +186,33 @@ expect 2 "junk.db" db check "$tmp/junk.db"
 expect 2 "junk.db" db export "$tmp/junk.db" --format csv
 expect 2 "bad-time.csv:2" db import --format csv --into "$tmp/x.db" "$tmp/bad-time.csv"
 expect 2 "nope" predict gemm --gpu nope 8 8 8
+# GPU ids in any case and by a unique prefix, in every command that takes
+# one; an ambiguous prefix names its candidates, a typo the closest id
+expect 2 "GPU 'h100' is ambiguous: did you mean h100-pcie-80gb or h100-sxm5-80gb?" \
+    predict gemm --gpu h100 8 8 8
+expect 2 "did you mean h100-sxm5-80gb?" predict gemm --gpu h100-sxm-80gb 8 8 8
+for c in "predict gemm 8 8 8" "predict attention --batch 1 --heads 8 --seq 128 --head-dim 64" \
+         "predict layer --hidden 4096 --heads 32 --seq 128 --micro-batch 1" \
+         "predict model --config $MODEL" "advise --config $MODEL --top 1" "specs show"; do
+    # shellcheck disable=SC2086
+    set -- $c
+    if [ "$1" = specs ]; then
+        expect 0 '' specs show H100-SXM5-80GB
+        expect 0 '' specs show a100-pcie-4
+        expect 2 "h100-pcie-80gb or h100-sxm5-80gb" specs show h100
+    else
+        expect 0 '' "$@" --gpu H100-SXM5-80GB
+        grep -q "h100-sxm5-80gb" "$tmp/out" || fail "tilecast $c --gpu H100-SXM5-80GB: no h100-sxm5-80gb in the output"
+        expect 0 '' "$@" --gpu a100-pcie-4
+        grep -q "a100-pcie-40gb" "$tmp/out" || fail "tilecast $c --gpu a100-pcie-4: no a100-pcie-40gb in the output"
+        expect 2 "h100-pcie-80gb or h100-sxm5-80gb" "$@" --gpu h100
+    fi
+done
+# what is stored is the id, not the name typed
+"$tc" db import --format mamf --gpu H100-SXM5 --into "$tmp/mamf.db" \
+    "$src/tests/data/db/mamf-v2-summary.log" >/dev/null 2>&1 || fail "db import --gpu H100-SXM5"
+expect 0 '' db export "$tmp/mamf.db" --gpu H100-SXM5-80GB
+grep -q "^h100-sxm5-80gb,bf16," "$tmp/out" || fail "db import --gpu H100-SXM5 did not store h100-sxm5-80gb"
 expect 2 "0" predict gemm --gpu $H 0 8 8
 expect 2 "-5" predict gemm --gpu $H 8 -5 8
 expect 2 "99999999999999999999" predict gemm --gpu $H 8 8 99999999999999999999

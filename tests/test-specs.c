@@ -420,6 +420,37 @@ START_TEST(api_edges)
 }
 END_TEST
 
+/* The GPU a user means: any case, a unique prefix; the candidates of an
+ * ambiguous one; the closest id of a typo. An exact id always wins, even
+ * when it is a prefix of another (mi250, mi250x). */
+START_TEST(lookup_by_name)
+{
+    struct tc_specs *specs = load_shipped();
+
+    ck_assert_str_eq(tc_specs_lookup(specs, "h100-sxm5-80gb")->id, "h100-sxm5-80gb");
+    ck_assert_str_eq(tc_specs_lookup(specs, "H100-SXM5-80GB")->id, "h100-sxm5-80gb");
+    ck_assert_str_eq(tc_specs_lookup(specs, "a100-pcie-4")->id, "a100-pcie-40gb");
+    ck_assert_str_eq(tc_specs_lookup(specs, "MI250")->id, "mi250");
+    ck_assert_str_eq(tc_specs_lookup(specs, "mi250x")->id, "mi250x");
+    ck_assert_ptr_null(tc_specs_lookup(specs, "h100"));
+    ck_assert_int_eq(strcmp(tc_last_error(), "GPU 'h100' is ambiguous: did you mean "
+                                             "h100-pcie-80gb or h100-sxm5-80gb?"),
+                     0);
+    ck_assert_ptr_null(tc_specs_lookup(specs, "a100"));
+    ck_assert_error_has("a100-pcie-40gb, a100-pcie-80gb, a100-sxm4-40gb or a100-sxm4-80gb?");
+    ck_assert_ptr_null(tc_specs_lookup(specs, "h100-sxm-80gb"));
+    ck_assert_error_has("unknown GPU 'h100-sxm-80gb'; did you mean h100-sxm5-80gb? Known ids:");
+    ck_assert_ptr_null(tc_specs_lookup(specs, "nope"));
+    ck_assert_error_has("unknown GPU 'nope'; known ids: a100-pcie-40gb");
+    ck_assert_ptr_null(tc_specs_lookup(specs, ""));
+    ck_assert_ptr_null(tc_specs_lookup(NULL, "h100"));
+    /* code that must not guess keeps exact ids */
+    ck_assert_ptr_null(tc_specs_find(specs, "H100-SXM5-80GB"));
+    ck_assert_ptr_null(tc_specs_find(specs, "a100-pcie-4"));
+    tc_specs_free(specs);
+}
+END_TEST
+
 static Suite *specs_suite(void)
 {
     Suite *s = suite_create("specs");
@@ -441,6 +472,7 @@ static Suite *specs_suite(void)
     tcase_add_test(check, check_peak_tolerance);
     tcase_add_test(check, check_limits);
     tcase_add_test(check, api_edges);
+    tcase_add_test(check, lookup_by_name);
     suite_add_tcase(s, shipped);
     suite_add_tcase(s, bad);
     suite_add_tcase(s, path);

@@ -1,7 +1,9 @@
 /* Shared helpers of the tilecast command. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tc-internal.h"
 
 struct cli_globals cli_globals;
 
@@ -102,16 +105,64 @@ const struct tc_gpu *cli_find_gpu(const char *cmd, const struct tc_specs *specs,
         cli_error(cmd, "no GPU given (use --gpu ID; 'tilecast specs list' shows the ids)");
         return NULL;
     }
-    gpu = tc_specs_find(specs, id);
-    if (!gpu) {
-        size_t n = tc_specs_count(specs);
-
-        fprintf(stderr, "tilecast %s: error: unknown GPU '%s'; known ids:", cmd, id);
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, " %s", tc_specs_at(specs, i)->id);
-        fputc('\n', stderr);
-    }
+    /* the id in any case, or a prefix of one id; the library says what
+     * the user may have meant otherwise */
+    gpu = tc_specs_lookup(specs, id);
+    if (!gpu)
+        cli_fail(cmd, TC_ERR_NOT_FOUND);
     return gpu;
+}
+
+const char *cli_suggest_option(const char *arg, const char *help, char *buf, size_t len)
+{
+    char given[TC_EDIT_MAX + 1], best[TC_EDIT_MAX + 1] = "", prefix_of[TC_EDIT_MAX + 1] = "";
+    int best_d = INT_MAX;
+    bool prefix_ambiguous = false;
+    size_t glen;
+
+    buf[0] = '\0';
+    if (!arg || arg[0] != '-' || !help)
+        return buf;
+    glen = strcspn(arg, "=");
+    if (glen > TC_EDIT_MAX)
+        return buf;
+    memcpy(given, arg, glen);
+    given[glen] = '\0';
+    /* the help text is the list of what the command takes: every "--word"
+     * in it, from the usage lines and the options table alike */
+    for (const char *h = strstr(help, "--"); h; h = strstr(h, "--")) {
+        char opt[TC_EDIT_MAX + 1];
+        size_t n = 2;
+        int d;
+
+        while (h[n] && (isalnum((unsigned char)h[n]) || h[n] == '-') && n < TC_EDIT_MAX)
+            n++;
+        if (n == 2 || (h > help && (isalnum((unsigned char)h[-1]) || h[-1] == '-'))) {
+            h += n;
+            continue;
+        }
+        memcpy(opt, h, n);
+        opt[n] = '\0';
+        h += n;
+        if (strcmp(opt, given) == 0)
+            return buf; /* known, but not here: the caller's message says why */
+        if (glen > 2 && strncmp(opt, given, glen) == 0) {
+            if (!prefix_of[0])
+                tc_strlcpy(prefix_of, opt, sizeof(prefix_of));
+            else if (strcmp(opt, prefix_of) != 0)
+                prefix_ambiguous = true;
+        }
+        d = tc_edit_distance(given + (given[1] == '-' ? 2 : 1), opt + 2);
+        if (d < best_d) {
+            best_d = d;
+            tc_strlcpy(best, opt, sizeof(best));
+        }
+    }
+    if (best[0] && tc_close_enough(given + (given[1] == '-' ? 2 : 1), best_d))
+        snprintf(buf, len, "; did you mean '%s'?", best);
+    else if (prefix_of[0] && !prefix_ambiguous)
+        snprintf(buf, len, "; did you mean '%s'?", prefix_of);
+    return buf;
 }
 
 bool cli_parse_format(const char *arg, enum cli_format *fmt)

@@ -54,8 +54,17 @@ bool cli_config_readable(const char *cmd, const char *config);
 /* Loads specs from cli_globals.specs_dir / $TILECAST_SPECS_PATH / shipped.
  * On failure prints the error for cmd and returns NULL. */
 struct tc_specs *cli_load_specs(const char *cmd);
-/* Finds a GPU by id; prints an error listing known ids when absent. */
+/* Finds the GPU the user means (tc_specs_lookup: the id in any case, or a
+ * unique prefix); prints an error with the candidates or the closest id
+ * and every known id when there is none. Use gpu->id, never the name given,
+ * for what is stored or compared. */
 const struct tc_gpu *cli_find_gpu(const char *cmd, const struct tc_specs *specs, const char *id);
+/* For an unknown option arg ("--dtpye" or "--dtpye=bf16"): "; did you mean
+ * '--dtype'?" naming the option of help (the command's --help text, which
+ * lists every option it takes) closest to it, or the one it is a prefix
+ * of; "" when none is close. Written into buf, which is returned, so that
+ * every command appends it to its own "unknown option" message. */
+const char *cli_suggest_option(const char *arg, const char *help, char *buf, size_t len);
 
 /* Parses --json / --csv style selection; returns true if arg was one. */
 bool cli_parse_format(const char *arg, enum cli_format *fmt);

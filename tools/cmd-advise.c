@@ -118,7 +118,10 @@ int cmd_advise(int argc, char **argv)
             if (!bad && !cli_parse_int(cmd, "--top", v, 1, 100000, &top))
                 return cli_value_status(v);
         } else {
-            cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see --help)", arg,
+                      cli_suggest_option(arg, cmd_advise_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
         if (bad)

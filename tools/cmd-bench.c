@@ -100,7 +100,10 @@ static int bench_predict(int argc, char **argv)
                 return CLI_EXIT_INPUT;
             }
         } else {
-            cli_error(cmd, "unknown argument '%s' (see 'tilecast bench --help')", argv[i]);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see 'tilecast bench --help')", argv[i],
+                      cli_suggest_option(argv[i], cmd_bench_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
     }

@@ -160,7 +160,10 @@ int cmd_db_calibrate(int argc, char **argv)
         } else if (cli_parse_format(a, &fmt)) {
             continue;
         } else if (a[0] == '-' && a[1]) {
-            cli_error(cmd, "unknown option '%s' (see tilecast db calibrate --help)", a);
+            char hint[96];
+
+            cli_error(cmd, "unknown option '%s'%s (see tilecast db calibrate --help)", a,
+                      cli_suggest_option(a, cmd_db_calibrate_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         } else if (!path) {
             path = a;
@@ -177,6 +180,14 @@ int cmd_db_calibrate(int argc, char **argv)
     specs = cli_load_specs(cmd);
     if (!specs)
         return CLI_EXIT_INPUT;
+    /* --gpu as every command takes it; a database may also hold GPUs that
+     * no spec describes, and those are matched as given */
+    if (gpu_filter) {
+        const struct tc_gpu *g = tc_specs_lookup(specs, gpu_filter);
+
+        if (g)
+            gpu_filter = g->id;
+    }
     db = tc_db_open(path, dry_run ? TC_DB_READONLY : TC_DB_READWRITE);
     if (!db) {
         cli_error(cmd, "%s", tc_last_error());
@@ -323,7 +334,10 @@ int cmd_bench_calibrated(int argc, char **argv)
             if (!cli_parse_int(cmd, a, v, 1, 64, &n_open))
                 return cli_value_status(v);
         } else {
-            cli_error(cmd, "unknown option '%s' (see tilecast bench calibrated --help)", a);
+            char hint[96];
+
+            cli_error(cmd, "unknown option '%s'%s (see tilecast bench calibrated --help)", a,
+                      cli_suggest_option(a, cmd_bench_calibrated_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
     }
@@ -367,7 +381,7 @@ int cmd_bench_calibrated(int argc, char **argv)
         open_cpu_ms[r] = (cpu_s() - c0) * 1e3;
         if (one.source != TC_SOURCE_CALIBRATED && one.source != TC_SOURCE_MEASURED) {
             cli_error(cmd, "no measurements of %s %s in %s: nothing calibrated to measure%s%s",
-                      gpu_id, tc_dtype_name(dtype), db_path ? db_path : "the prebuilt databases",
+                      gpu->id, tc_dtype_name(dtype), db_path ? db_path : "the prebuilt databases",
                       tc_predictor_note(p)[0] ? " - " : "", tc_predictor_note(p));
             ret = CLI_EXIT_INPUT;
             goto cleanup;
@@ -387,7 +401,7 @@ int cmd_bench_calibrated(int argc, char **argv)
     for (long long i = 0; i < n_pred; i++)
         by_source[out[i].source]++;
 
-    printf("GPU %s, %s, %s\n", gpu_id, tc_dtype_name(dtype),
+    printf("GPU %s, %s, %s\n", gpu->id, tc_dtype_name(dtype),
            db_path ? db_path : "prebuilt database");
     printf("open database and become ready to predict: %.2f ms wall, %.2f ms CPU (median of "
            "%lld; wall min %.2f, max %.2f; target <= 50 ms)\n",

@@ -398,8 +398,10 @@ int cmd_collect(int argc, char **argv)
                 return cli_value_status(v);
             prog.interval_s = d;
         } else {
-            cli_error("collect", "unknown argument '%s' (see 'tilecast collect --help')",
-                      argv[i]);
+            char hint[96];
+
+            cli_error("collect", "unknown argument '%s'%s (see 'tilecast collect --help')",
+                      argv[i], cli_suggest_option(argv[i], cmd_collect_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
     }
@@ -479,7 +481,7 @@ int cmd_collect(int argc, char **argv)
             rc = CLI_EXIT_INPUT;
             goto out;
         }
-        o.gpu_id = gpu_id;
+        o.gpu_id = o.gpu->id;
         costs = predict_costs(o.gpu, specs, sw, why, sizeof(why));
         if (!costs && !dry && o.shard_count > 1 && !prog.quiet)
             fprintf(stderr, "tilecast collect: sharding by FLOPs (no prediction: %s)\n", why);
@@ -605,7 +607,10 @@ int cmd_bench_collector(int argc, char **argv)
             if (!cli_parse_int("bench collector", "--rows", argv[++i], 1, 100000000, &rows))
                 return CLI_EXIT_INPUT;
         } else {
-            cli_error("bench collector", "unknown argument '%s'", argv[i]);
+            char hint[96];
+
+            cli_error("bench collector", "unknown argument '%s'%s", argv[i],
+                      cli_suggest_option(argv[i], cmd_bench_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
     }

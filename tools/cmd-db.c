@@ -247,6 +247,15 @@ static int usage(const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+/* An unknown option of `db SUB`, with the closest one its help lists. */
+static int unknown_arg(const char *sub, const char *word, const char *arg, const char *help)
+{
+    char hint[96];
+
+    return usage("db %s: unknown %s '%s'%s", sub, word, arg,
+                 cli_suggest_option(arg, help, hint, sizeof(hint)));
+}
+
 /* ------------------------------------------------------------------------ */
 
 static json_t *info_json(const struct tc_db_info *info)
@@ -378,7 +387,7 @@ static int db_info(int argc, char **argv)
         } else if (cli_parse_format(argv[i], &fmt)) {
             continue;
         } else if (argv[i][0] == '-') {
-            return usage("db info: unknown option '%s'", argv[i]);
+            return unknown_arg("info", "option", argv[i], cmd_db_info_help);
         } else if (!path) {
             path = argv[i];
         } else {
@@ -430,7 +439,7 @@ static int db_check(int argc, char **argv)
             fputs(cmd_db_check_help, stdout);
             return CLI_EXIT_OK;
         } else if (argv[i][0] == '-') {
-            return usage("db check: unknown option '%s'", argv[i]);
+            return unknown_arg("check", "option", argv[i], cmd_db_check_help);
         } else if (!path) {
             path = argv[i];
         } else {
@@ -494,7 +503,7 @@ static int db_import(int argc, char **argv)
             opt.skip_untimed = true;
             continue;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            ret = usage("db import: unknown option '%s'", argv[i]);
+            ret = unknown_arg("import", "option", argv[i], cmd_db_import_help);
             goto out;
         } else {
             files[n_files++] = argv[i];
@@ -529,9 +538,14 @@ static int db_import(int argc, char **argv)
         ret = CLI_EXIT_INPUT;
         goto out;
     }
-    if (opt.gpu_id && !cli_find_gpu(db_cmd, specs, opt.gpu_id)) {
-        ret = CLI_EXIT_INPUT;
-        goto out;
+    if (opt.gpu_id) {
+        const struct tc_gpu *g = cli_find_gpu(db_cmd, specs, opt.gpu_id);
+
+        if (!g) {
+            ret = CLI_EXIT_INPUT;
+            goto out;
+        }
+        opt.gpu_id = g->id; /* "H100-SXM5-80GB" is stored as its id */
     }
     opt.specs = specs;
     existed = access(into, F_OK) == 0;
@@ -581,6 +595,8 @@ out:
 static int db_export(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *gpu = NULL, *output = NULL;
+    struct tc_specs *specs = NULL;
+    const struct tc_gpu *g;
     struct tc_db *db;
     int64_t rows = 0;
     int err;
@@ -598,7 +614,7 @@ static int db_export(int argc, char **argv)
         } else if (strcmp(argv[i], "--output") == 0 || strcmp(argv[i], "-o") == 0) {
             slot = &output;
         } else if (argv[i][0] == '-') {
-            return usage("db export: unknown option '%s'", argv[i]);
+            return unknown_arg("export", "option", argv[i], cmd_db_export_help);
         } else if (!path) {
             path = argv[i];
             continue;
@@ -619,7 +635,12 @@ static int db_export(int argc, char **argv)
     err = tc_db_open_ex(path, TC_DB_READONLY, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);
+    /* the GPU as --gpu takes it elsewhere; a database may also hold GPUs
+     * that no spec describes, and those are matched as given */
+    if (gpu && (specs = tc_specs_load(NULL)) && (g = tc_specs_lookup(specs, gpu)))
+        gpu = g->id;
     err = tc_db_export(db, format, gpu, output, &rows);
+    tc_specs_free(specs);
     tc_db_close(db);
     if (err < 0)
         return cli_fail(db_cmd, err);
@@ -639,7 +660,7 @@ static int db_merge(int argc, char **argv)
             return CLI_EXIT_OK;
         }
         if (argv[i][0] == '-')
-            return usage("db merge: unknown option '%s'", argv[i]);
+            return unknown_arg("merge", "option", argv[i], cmd_db_merge_help);
     }
     if (argc < 3)
         return usage("db merge: expected OUT and at least one input");
@@ -731,7 +752,7 @@ static int db_bench(int argc, char **argv)
             if (!cli_parse_int(db_cmd, "--batch", v, 1, 100000000, &batch))
                 return CLI_EXIT_INPUT;
         } else {
-            return usage("db bench: unknown argument '%s'", argv[i]);
+            return unknown_arg("bench", "argument", argv[i], cmd_db_bench_help);
         }
     }
     snprintf(pathbuf, sizeof(pathbuf), "%s/tilecast-db-bench-XXXXXX",

@@ -511,7 +511,10 @@ int cmd_eval(int argc, char **argv)
                 goto missing;
             sweep_spec = v;
         } else {
-            cli_error(cmd, "unknown argument '%s' (see 'tilecast eval --help')", a);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see 'tilecast eval --help')", a,
+                      cli_suggest_option(a, cmd_eval_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
         continue;

@@ -377,7 +377,10 @@ static int plot_throughput(int argc, char **argv)
             }
             s.layout_given = true;
         } else {
-            cli_error(cmd, "unknown argument '%s' (see tilecast plot --help)", arg);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see tilecast plot --help)", arg,
+                      cli_suggest_option(arg, cmd_plot_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
         if (bad)
@@ -589,7 +592,10 @@ static int plot_layer(int argc, char **argv)
             if (r < 0)
                 return r == -2 ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
         } else if (!model_plot_opt(cmd, argc, argv, &i, &o, &bad)) {
-            cli_error(cmd, "unknown argument '%s' (see tilecast plot --help)", arg);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see tilecast plot --help)", arg,
+                      cli_suggest_option(arg, cmd_plot_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
         if (bad)
@@ -694,7 +700,10 @@ static int plot_advise(int argc, char **argv)
                 return CLI_EXIT_INPUT;
             }
         } else if (!model_plot_opt(cmd, argc, argv, &i, &o, &bad)) {
-            cli_error(cmd, "unknown argument '%s' (see tilecast plot --help)", arg);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see tilecast plot --help)", arg,
+                      cli_suggest_option(arg, cmd_plot_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
         if (bad)

@@ -464,7 +464,11 @@ int cmd_predict_attention(int argc, char **argv)
                 *dsts[k] = x;
             }
             if (!matched) {
-                cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+                char hint[96];
+
+                cli_error(cmd, "unknown argument '%s'%s (see --help)", arg,
+                          cli_suggest_option(arg, cmd_predict_attention_help, hint,
+                                             sizeof(hint)));
                 return CLI_EXIT_USAGE;
             }
         }
@@ -759,10 +763,9 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
             goto cleanup;
         }
         if (!gpu || strcmp(gpu->id, fields[col[C_GPU]]) != 0) {
-            gpu = tc_specs_find(specs, fields[col[C_GPU]]);
+            gpu = tc_specs_lookup(specs, fields[col[C_GPU]]);
             if (!gpu) {
-                cli_error(cmd, "%s:%ld: unknown GPU '%s'", file, tc_csv_line(csv),
-                          fields[col[C_GPU]]);
+                cli_error(cmd, "%s:%ld: %s", file, tc_csv_line(csv), tc_last_error());
                 code = CLI_EXIT_INPUT;
                 goto cleanup;
             }
@@ -1127,7 +1130,10 @@ int cmd_predict_layer(int argc, char **argv)
             if (r < 0)
                 return r == -2 ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
         } else {
-            cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see --help)", arg,
+                      cli_suggest_option(arg, cmd_predict_layer_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
         if (bad)
@@ -1204,7 +1210,10 @@ int cmd_predict_model(int argc, char **argv)
             if (bad || !cli_parse_int(cmd, "--decode", v, 1, 1 << 24, &decode))
                 return cli_value_status(v);
         } else {
-            cli_error(cmd, "unknown argument '%s' (see --help)", arg);
+            char hint[96];
+
+            cli_error(cmd, "unknown argument '%s'%s (see --help)", arg,
+                      cli_suggest_option(arg, cmd_predict_model_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
         if (bad)

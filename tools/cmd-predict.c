@@ -15,62 +15,66 @@
 #include "model-cli.h"
 #include "tc-internal.h"
 
-const char cmd_predict_help[] =
-    "Usage: tilecast predict gemm --gpu ID [--dtype DT] [--layout NN|NT|TN|TT]\n"
-    "                             [--batch B] [--lda N] [--ldb N] [--ldc N]\n"
-    "                             [--explain] [--json|--csv] [--analytical] [--db FILE]... M N K\n"
-    "       tilecast predict gemm [--gpu ID] [--dtype DT] [--layout L] [--batch B]\n"
-    "                             --input shapes.csv [--output predictions.csv]\n"
-    "                             [--explain] [--keep-going] [--analytical] [--db FILE]...\n"
-    "       tilecast predict attention|layer|model ...   (see 'tilecast predict attention --help')\n"
-    "\n"
-    "Predicts the time of C[M x N] = A[M x K] . B[K x N] (row-major view; a\n"
-    "batch of B such GEMMs with --batch) on a GPU, and says where the number\n"
-    "comes from: 'prediction (analytical)' is the model from the GPU spec and\n"
-    "the kernel catalogue alone; calibrated predictions use measured databases.\n"
-    "\n"
-    "Options:\n"
-    "  --gpu ID        GPU id ('tilecast specs list'); required unless every\n"
-    "                  input row has a gpu column\n"
-    "  --dtype DT      fp32, tf32, fp16, bf16 or fp8 (default fp16)\n"
-    "  --layout L      NN, NT, TN or TT in the row-major view: first letter A,\n"
-    "                  second B, T = stored transposed (nn.Linear is NT; default NN)\n"
-    "  --batch B       number of GEMMs in one batched call (default 1)\n"
-    "  --lda N, --ldb N, --ldc N\n"
-    "                  leading dimensions in elements (default: packed); they set\n"
-    "                  the alignment class (128-byte, 16-byte, 4-byte, unaligned)\n"
-    "  --explain       also print the chosen kernel, tile, stages, warps, split-K,\n"
-    "                  cluster, tiles, waves, wave and tile efficiency, blocks per\n"
-    "                  SM, occupancy, bound, alignment class and the compute,\n"
-    "                  memory and overhead parts of the time\n"
-    "  --json, --csv   machine-readable output (default: a table)\n"
-    "  --analytical    ignore every database: the analytical model only\n"
-    "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"
-    "  --              ends the options: M N K follow\n"
-    "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"
-    "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"
-    "                  lda, ldb, ldc are optional and override the flags per row.\n"
-    "                  Every input column is written through unchanged, followed\n"
-    "                  by pred_time_us, pred_tflops, pred_source, pred_lo_us and\n"
-    "                  pred_hi_us (the 80% interval of that source; and the\n"
-    "                  --explain columns; one whose name the input already has,\n"
-    "                  such as NeuSight's kernel, is written as pred_NAME). The\n"
-    "                  measured CSVs of the project's\n"
-    "                  data folder work as they are. Memory does not grow with\n"
-    "                  the number of rows.\n"
-    "  --output FILE   where batch mode writes (default: stdout)\n"
-    "  --keep-going    batch mode: report a bad row (FILE:LINE:COLUMN) on stderr,\n"
-    "                  write it with empty predictions and a pred_error column,\n"
-    "                  and continue; without it the first bad row stops the run.\n"
-    "                  Either way the exit status is 2 if any row failed.\n"
-    "\n"
-    "Output columns: time_us (predicted kernel time, microseconds), tflops\n"
-    "(2.M.N.K.B / time), frac_peak (of the dtype's dense peak), source.\n"
-    "\n"
-    "Examples:\n"
-    "  tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 8192 10944 4096\n"
-    "  tilecast predict gemm --gpu a100-sxm4-80gb --explain 8192 51201 4096\n"
+/* predict gemm's own part of the text: the options it takes */
+#define PREDICT_GEMM_HELP                                                                  \
+    "Usage: tilecast predict gemm --gpu ID [--dtype DT] [--layout NN|NT|TN|TT]\n"          \
+    "                             [--batch B] [--lda N] [--ldb N] [--ldc N]\n"             \
+    "                             [--explain] [--json|--csv] [--analytical] [--db FILE]... M N K\n" \
+    "       tilecast predict gemm [--gpu ID] [--dtype DT] [--layout L] [--batch B]\n"      \
+    "                             --input shapes.csv [--output predictions.csv]\n"         \
+    "                             [--explain] [--keep-going] [--analytical] [--db FILE]...\n" \
+    "       tilecast predict attention|layer|model ...   (see 'tilecast predict attention --help')\n" \
+    "\n"                                                                                   \
+    "Predicts the time of C[M x N] = A[M x K] . B[K x N] (row-major view; a\n"             \
+    "batch of B such GEMMs with --batch) on a GPU, and says where the number\n"            \
+    "comes from: 'prediction (analytical)' is the model from the GPU spec and\n"           \
+    "the kernel catalogue alone; calibrated predictions use measured databases.\n"         \
+    "\n"                                                                                   \
+    "Options:\n"                                                                           \
+    "  --gpu ID        GPU id ('tilecast specs list'); required unless every\n"            \
+    "                  input row has a gpu column\n"                                       \
+    "  --dtype DT      fp32, tf32, fp16, bf16 or fp8 (default fp16)\n"                     \
+    "  --layout L      NN, NT, TN or TT in the row-major view: first letter A,\n"          \
+    "                  second B, T = stored transposed (nn.Linear is NT; default NN)\n"    \
+    "  --batch B       number of GEMMs in one batched call (default 1)\n"                  \
+    "  --lda N, --ldb N, --ldc N\n"                                                        \
+    "                  leading dimensions in elements (default: packed); they set\n"       \
+    "                  the alignment class (128-byte, 16-byte, 4-byte, unaligned)\n"       \
+    "  --explain       also print the chosen kernel, tile, stages, warps, split-K,\n"      \
+    "                  cluster, tiles, waves, wave and tile efficiency, blocks per\n"      \
+    "                  SM, occupancy, bound, alignment class and the compute,\n"           \
+    "                  memory and overhead parts of the time\n"                            \
+    "  --json, --csv   machine-readable output (default: a table)\n"                       \
+    "  --analytical    ignore every database: the analytical model only\n"                 \
+    "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"             \
+    "  --              ends the options: M N K follow\n"                                   \
+    "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"            \
+    "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"         \
+    "                  lda, ldb, ldc are optional and override the flags per row.\n"       \
+    "                  Every input column is written through unchanged, followed\n"        \
+    "                  by pred_time_us, pred_tflops, pred_source, pred_lo_us and\n"        \
+    "                  pred_hi_us (the 80% interval of that source; and the\n"             \
+    "                  --explain columns; one whose name the input already has,\n"         \
+    "                  such as NeuSight's kernel, is written as pred_NAME). The\n"         \
+    "                  measured CSVs of the project's\n"                                   \
+    "                  data folder work as they are. Memory does not grow with\n"          \
+    "                  the number of rows.\n"                                              \
+    "  --output FILE   where batch mode writes (default: stdout)\n"                        \
+    "  --keep-going    batch mode: report a bad row (FILE:LINE:COLUMN) on stderr,\n"       \
+    "                  write it with empty predictions and a pred_error column,\n"         \
+    "                  and continue; without it the first bad row stops the run.\n"        \
+    "                  Either way the exit status is 2 if any row failed.\n"               \
+    "\n"                                                                                   \
+    "Output columns: time_us (predicted kernel time, microseconds), tflops\n"              \
+    "(2.M.N.K.B / time), frac_peak (of the dtype's dense peak), source.\n"                 \
+    "\n"                                                                                   \
+    "Examples:\n"                                                                          \
+    "  tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 8192 10944 4096\n"          \
+    "  tilecast predict gemm --gpu a100-sxm4-80gb --explain 8192 51201 4096\n"             \
     "  tilecast predict gemm --input vidur_gemm.csv --output pred.csv\n"
+
+static const char predict_gemm_help[] = PREDICT_GEMM_HELP;
+const char cmd_predict_help[] = PREDICT_GEMM_HELP
     /* the other targets' texts too, so the man page and completion carry them */
     "\n" MCLI_PREDICT_ATTENTION_HELP "\n" MCLI_PREDICT_LAYER_HELP "\n" MCLI_PREDICT_MODEL_HELP;
 
@@ -186,11 +190,11 @@ int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols
         return row_error(err, len, file, line, cols->gpu >= 0 ? cols->gpu + 1 : 0,
                          TC_ERR_INVALID, "no GPU: give --gpu ID or a gpu column");
     if (!*gpu || strcmp((*gpu)->id, gpu_id) != 0) {
-        *gpu = tc_specs_find(specs, gpu_id);
+        /* the GPU the row means, as --gpu takes it (cli_find_gpu) */
+        *gpu = tc_specs_lookup(specs, gpu_id);
         if (!*gpu)
             return row_error(err, len, file, line, cols->gpu >= 0 ? cols->gpu + 1 : 0,
-                             TC_ERR_NOT_FOUND,
-                             "unknown GPU '%s' ('tilecast specs list' shows the ids)", gpu_id);
+                             TC_ERR_NOT_FOUND, "%s", tc_last_error());
     }
     return TC_OK;
 }
@@ -655,7 +659,10 @@ static int cmd_predict_gemm(int argc, char **argv)
                 goto missing;
             so.output = v;
         } else if (a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9')) {
-            cli_error(cmd, "unknown option '%s' (see 'tilecast predict --help')", a);
+            char hint[96];
+
+            cli_error(cmd, "unknown option '%s'%s (see 'tilecast predict --help')", a,
+                      cli_suggest_option(a, predict_gemm_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         } else if ((rc = gemm_dim(cmd, a, dims, &ndims)) != CLI_EXIT_OK) {
             return rc;

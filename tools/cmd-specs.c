@@ -89,7 +89,10 @@ static int parse_args(int argc, char **argv, const char *cmd, const char *help, 
             }
             a->fmt = fmt;
         } else if (!opts_done && arg[0] == '-' && arg[1]) {
-            cli_error(cmd, "unknown option '%s' (see 'tilecast %s --help')", arg, cmd);
+            char hint[96];
+
+            cli_error(cmd, "unknown option '%s'%s (see 'tilecast %s --help')", arg,
+                      cli_suggest_option(arg, cmd_specs_help, hint, sizeof(hint)), cmd);
             return CLI_EXIT_USAGE;
         } else {
             a->pos[a->npos++] = argv[i];

@@ -231,7 +231,10 @@ int main(int argc, char **argv)
             cli_globals.specs_dir = argv[i] + 12;
             i++;
         } else {
-            cli_error(NULL, "unknown option '%s' (see 'tilecast --help')", argv[i]);
+            char hint[96];
+
+            cli_error(NULL, "unknown option '%s'%s (see 'tilecast --help')", argv[i],
+                      cli_suggest_option(argv[i], usage_head, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
     }

@@ -85,6 +85,17 @@ class TestSpecs(unittest.TestCase):
         self.assertIn(H100, str(cm.exception))  # lists the known ids
         self.assertEqual(cm.exception.code, -5)
 
+    def test_gpu_by_name(self):
+        # any case, or a prefix of exactly one id, as the command takes them
+        self.assertEqual(tilecast.gpu("H100-SXM5-80GB")["id"], H100)
+        self.assertEqual(tilecast.gpu("a100-pcie-4")["id"], "a100-pcie-40gb")
+        with self.assertRaises(tilecast.NotFoundError) as cm:
+            tilecast.gpu("h100")
+        self.assertIn("h100-pcie-80gb or h100-sxm5-80gb", str(cm.exception))
+        with self.assertRaises(tilecast.NotFoundError) as cm:
+            tilecast.gpu("h100-sxm-80gb")
+        self.assertIn("did you mean h100-sxm5-80gb?", str(cm.exception))
+
     def test_specs_dir_adds_a_gpu(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(SOURCE_ROOT, "gpu_specs", H100 + ".yaml")) as f:

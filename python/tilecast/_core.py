@@ -213,16 +213,17 @@ class Specs:
         return [_text(at(self._h, i).contents.id) for i in range(len(self))]
 
     def find(self, gpu_id):
-        """The borrowed struct tc_gpu pointer for an id; NotFoundError if absent."""
+        """The borrowed struct tc_gpu pointer for an id, given in any case or
+        as a prefix of exactly one id; NotFoundError, naming the candidates,
+        if there is no such GPU."""
         p = self._by_id.get(gpu_id)
         if p is not None:
             return p
         if not isinstance(gpu_id, str):
             raise InvalidError("gpu: %r is not a GPU id" % (gpu_id,), TC_ERR_INVALID)
-        p = _lib.function("tc_specs_find")(self._h, gpu_id.encode())
+        p = _lib.function("tc_specs_lookup")(self._h, gpu_id.encode())
         if not p:
-            raise NotFoundError("unknown GPU '%s'; known ids: %s"
-                                % (gpu_id, " ".join(self.ids())), TC_ERR_NOT_FOUND)
+            raise NotFoundError(last_error(), TC_ERR_NOT_FOUND)
         self._by_id[gpu_id] = p
         return p
 

@@ -302,6 +302,7 @@ _PROTOTYPES = {
     "tc_specs_count": (c_size_t, [_P]),
     "tc_specs_at": (POINTER(Gpu), [_P, c_size_t]),
     "tc_specs_find": (POINTER(Gpu), [_P, c_char_p]),
+    "tc_specs_lookup": (POINTER(Gpu), [_P, c_char_p]),
     "tc_db_open": (_P, [c_char_p, c_int]),
     "tc_db_close": (None, [_P]),
     "tc_db_schema_version": (c_int, [_P]),

@@ -180,6 +180,13 @@ TC_API size_t tc_specs_count(const struct tc_specs *specs);
 /* Borrowed pointers, valid until tc_specs_free. */
 TC_API const struct tc_gpu *tc_specs_at(const struct tc_specs *specs, size_t index);
 TC_API const struct tc_gpu *tc_specs_find(const struct tc_specs *specs, const char *id);
+/* The GPU a user means by name: its id, the id in any case
+ * ("H100-SXM5-80GB"), or a prefix of exactly one id ("a100-pcie-4"). NULL
+ * (TC_ERR_NOT_FOUND) otherwise, with tc_last_error() naming the candidates
+ * of an ambiguous prefix ("h100": h100-pcie-80gb or h100-sxm5-80gb), or the
+ * closest id of a typo and every known id. tc_specs_find takes exact ids
+ * only, for code that must not guess. */
+TC_API const struct tc_gpu *tc_specs_lookup(const struct tc_specs *specs, const char *name);
 /* The file the GPU `id` was loaded from, or NULL if unknown. Borrowed,
  * valid until tc_specs_free. */
 TC_API const char *tc_specs_file(const struct tc_specs *specs, const char *id);
