@@ -159,6 +159,15 @@ printf 'hidden: 4096\nheads: 32\nseq: 2048\nmicro_batch: 4\nlayers: 24\nvocab: 5
 expect 0 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 5% --top 5 --json --verbose --analytical
 json_check "$tmp/out" 'd["n_evaluated"] >= 500 and 0 < len(d["candidates"]) <= 5 and d["candidates"][0]["vocab"] % 64 == 0 and "guideline 1" in d["candidates"][0]["reason"]'
 grep -q "n_evaluated" "$tmp/err" || fail "advise --verbose prints n_evaluated"
+# GPT-2's vocabulary of 50257 with the shipped A100 measurements: the
+# one-knob fix (pad the vocabulary) first, padding to 64 offered, and the
+# order the header names: changes, then speedup within each
+printf 'hidden: 1024\nheads: 16\nlayers: 24\nseq: 1024\nmicro_batch: 8\nvocab: 50257\ntied_embeddings: true\n' >"$tmp/gpt2.yaml"
+expect 0 "$bin" advise --gpu a100-sxm4-80gb --config "$tmp/gpt2.yaml" --json
+json_check "$tmp/out" 'd["candidates"][0]["changes"] == 1 and d["candidates"][0]["reason"].startswith("v 50257->") and any(c["vocab"] == 50304 and c["changes"] == 1 for c in d["candidates"]) and [(c["changes"], -c["speedup"]) for c in d["candidates"]] == sorted((c["changes"], -c["speedup"]) for c in d["candidates"])'
+expect 0 "$bin" advise --gpu a100-sxm4-80gb --config "$tmp/gpt2.yaml"
+grep -q "change the fewest knobs first" "$tmp/out" || fail "advise does not say how it ranks"
+grep -q "each group ranked by speedup" "$tmp/out" || fail "advise does not name the figure it ranks by"
 expect 2 "$bin" advise --gpu $gpu --config "$tmp/v.yaml" --params-tolerance 80%
 expect 1 "$bin" advise --gpu $gpu
 

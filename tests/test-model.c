@@ -652,9 +652,14 @@ START_TEST(test_advisor_vocab)
 
         ck_assert(cand->speedup > 1.0);
         ck_assert(fabs(cand->params_delta) <= 0.05 + 1e-12);
-        /* Ranked by speed in 0.5% bands (smaller changes first within one). */
-        if (i > 0)
-            ck_assert(cand->speedup <= adv->candidates[i - 1].speedup + 0.005);
+        /* The fewest changed knobs first, each group by speedup. */
+        if (i > 0) {
+            const struct tc_advice_candidate *prev = &adv->candidates[i - 1];
+
+            ck_assert_int_ge(cand->changes, prev->changes);
+            if (cand->changes == prev->changes)
+                ck_assert(cand->speedup <= prev->speedup);
+        }
         if (cand->cfg.vocab % 64 == 0 && cand->cfg.hidden == 4096 && cand->cfg.heads == 32 &&
             cand->cfg.ffn == c.hidden * 4 && cand->cfg.micro_batch == 4) {
             found = true;
@@ -674,6 +679,75 @@ START_TEST(test_advisor_vocab)
 }
 END_TEST
 
+/* Checks the advice's order: the fewest changed knobs first, strictly by
+ * speedup within each count; and that each candidate's count is what it
+ * changes. */
+static void assert_ranked(const struct tc_advice *adv)
+{
+    const struct tc_model_config *b = &adv->baseline;
+
+    for (size_t i = 0; i < adv->n_candidates; i++) {
+        const struct tc_advice_candidate *cand = &adv->candidates[i];
+        const struct tc_model_config *c = &cand->cfg;
+        int changes = (c->hidden != b->hidden) + (c->heads != b->heads) + (c->ffn != b->ffn) +
+                      (c->vocab != b->vocab) + (c->micro_batch != b->micro_batch) +
+                      (c->tp != b->tp);
+
+        ck_assert_int_eq(cand->changes, changes);
+        if (i == 0)
+            continue;
+        ck_assert_msg(cand->changes >= adv->candidates[i - 1].changes,
+                      "rank %zu changes %d knobs after %d", i + 1, cand->changes,
+                      adv->candidates[i - 1].changes);
+        if (cand->changes == adv->candidates[i - 1].changes)
+            ck_assert_msg(cand->speedup <= adv->candidates[i - 1].speedup,
+                          "rank %zu: speedup %.4f after %.4f", i + 1, cand->speedup,
+                          adv->candidates[i - 1].speedup);
+    }
+}
+
+/* GPT-2's unpadded vocabulary of 50257 (a GPT-2-medium-like shape): the
+ * one-knob fix, padding the vocabulary, comes first, and padding to 64
+ * (50304) is offered, from the model alone and from the shipped A100
+ * measurements. Shapes that also change the heads or the micro-batch may
+ * be faster, but they follow. */
+START_TEST(test_advisor_gpt2_vocab)
+{
+    struct tc_model_config c = layer_cfg(1024, 16, 1024, 8);
+    struct tc_predictor *measured = tc_predictor_new(specs);
+    struct tc_predictor *const preds[] = {pred, measured};
+
+    c.vocab = 50257;
+    c.layers = 24;
+    c.training = true;
+    c.tied_embeddings = true;
+    ck_assert_ptr_nonnull(measured);
+    for (size_t k = 0; k < 2; k++) {
+        struct tc_advice *adv = NULL;
+        const struct tc_advice_candidate *top;
+        bool padded_64 = false;
+
+        ck_assert_msg(tc_advise(preds[k], gpu("a100-sxm4-80gb"), &c, 0.05, 10, &adv) == TC_OK,
+                      "%s", tc_last_error());
+        ck_assert_int_ge(adv->n_candidates, 3);
+        assert_ranked(adv);
+        top = &adv->candidates[0];
+        ck_assert_int_eq(top->changes, 1);
+        ck_assert_int_ne(top->cfg.vocab, c.vocab);
+        ck_assert_msg(strncmp(top->reason, "v 50257->", 9) == 0, "%s", top->reason);
+        for (size_t i = 0; i < adv->n_candidates && adv->candidates[i].changes == 1; i++)
+            padded_64 |= adv->candidates[i].cfg.vocab == 50304;
+        ck_assert_msg(padded_64, "%s: no one-knob candidate pads the vocabulary to 50304",
+                      k ? "calibrated" : "analytical");
+        /* from the model alone, padding to 64 is the best of all one-knob fixes */
+        if (k == 0)
+            ck_assert_int_eq(top->cfg.vocab, 50304);
+        tc_advice_free(adv);
+    }
+    tc_predictor_free(measured);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -682,6 +756,7 @@ static Suite *model_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_shipped_configs);
+    tcase_add_test(tc, test_advisor_gpt2_vocab);
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_flash_attention);
     tcase_add_test(tc, test_attention_calibrated);

@@ -19,10 +19,12 @@ const char cmd_advise_help[] =
     "and head dimension, vocabulary padding to 8/64/128, FFN and SwiGLU\n"
     "intermediate size, micro-batch x1/x2, tensor-parallel degree t and t/2) whose\n"
     "parameter count is within the tolerance, predicts each (GEMMs through the\n"
-    "GEMM predictor, attention through its tile model) and ranks them by predicted\n"
-    "speedup: tokens/s per GPU over the baseline's, times the candidate's parameter\n"
-    "count over the baseline's (a token of a smaller model is less work, not a\n"
-    "speedup); within 0.5% the smaller change ranks first. Each candidate names\n"
+    "GEMM predictor, attention through its tile model) and ranks them: those that\n"
+    "change one knob (hidden, heads, ffn, vocab, micro-batch, tp) first, then two,\n"
+    "and so on (column changes), each group by predicted speedup: tokens/s per GPU\n"
+    "over the baseline's, times the candidate's parameter count over the\n"
+    "baseline's (a token of a smaller model is less work, not a speedup). Shapes\n"
+    "that differ only in head count keep their fastest. Each candidate names\n"
     "the operation that gained most, the mechanism its GEMM prediction shows\n"
     "(tensor-core alignment, tile quantization, wave quantization, occupancy) and\n"
     "the paper's guidelines it satisfies:\n"
@@ -161,6 +163,7 @@ int cmd_advise(int argc, char **argv)
             const struct tc_advice_candidate *cand = &adv->candidates[i];
             json_t *co = cfg_json(&cand->cfg);
 
+            json_object_set_new(co, "changes", json_integer(cand->changes));
             json_object_set_new(co, "step_time_us", json_real(cand->step_time_us));
             json_object_set_new(co, "tokens_per_s_per_gpu", json_real(cand->tokens_per_s_per_gpu));
             json_object_set_new(co, "speedup", json_real(cand->speedup));
@@ -175,11 +178,12 @@ int cmd_advise(int argc, char **argv)
         json_decref(o);
     } else {
         static const char *const headers[] = {
-            "rank", "hidden", "heads", "kv_heads", "ffn", "vocab", "micro_batch", "tp",
-            "params_delta_pct", "step_time_ms", "tokens_per_s_per_gpu", "speedup", "reason"};
+            "rank", "changes", "speedup", "hidden", "heads", "kv_heads", "ffn", "vocab",
+            "micro_batch", "tp", "params_delta_pct", "step_time_ms", "tokens_per_s_per_gpu",
+            "reason"};
         static const bool numeric[] = {true, true, true, true, true, true, true,
-                                       true, true, true, true, true, false};
-        struct cli_table *t = cli_table_new(13, headers, numeric);
+                                       true, true, true, true, true, true, false};
+        struct cli_table *t = cli_table_new(14, headers, numeric);
 
         if (!t) {
             code = cli_fail(cmd, TC_ERR_NOMEM);
@@ -188,19 +192,21 @@ int cmd_advise(int argc, char **argv)
         for (size_t i = 0; i < adv->n_candidates; i++) {
             const struct tc_advice_candidate *cand = &adv->candidates[i];
 
+            /* the ranking's two keys first, so that the order reads off */
             cli_table_addf(t, 0, "%zu", i + 1);
-            cli_table_addf(t, 1, "%lld", (long long)cand->cfg.hidden);
-            cli_table_addf(t, 2, "%lld", (long long)cand->cfg.heads);
-            cli_table_addf(t, 3, "%lld", (long long)cand->cfg.kv_heads);
-            cli_table_addf(t, 4, "%lld", (long long)cand->cfg.ffn);
-            cli_table_addf(t, 5, "%lld", (long long)cand->cfg.vocab);
-            cli_table_addf(t, 6, "%lld", (long long)cand->cfg.micro_batch);
-            cli_table_addf(t, 7, "%lld", (long long)cand->cfg.tp);
-            cli_table_addf(t, 8, "%+.2f", 100 * cand->params_delta);
-            cli_table_addf(t, 9, "%.2f", cand->step_time_us / 1e3);
-            cli_table_addf(t, 10, "%.0f", cand->tokens_per_s_per_gpu);
-            cli_table_addf(t, 11, "%.3f", cand->speedup);
-            cli_table_addf(t, 12, "%s", cand->reason);
+            cli_table_addf(t, 1, "%d", cand->changes);
+            cli_table_addf(t, 2, "%.3f", cand->speedup);
+            cli_table_addf(t, 3, "%lld", (long long)cand->cfg.hidden);
+            cli_table_addf(t, 4, "%lld", (long long)cand->cfg.heads);
+            cli_table_addf(t, 5, "%lld", (long long)cand->cfg.kv_heads);
+            cli_table_addf(t, 6, "%lld", (long long)cand->cfg.ffn);
+            cli_table_addf(t, 7, "%lld", (long long)cand->cfg.vocab);
+            cli_table_addf(t, 8, "%lld", (long long)cand->cfg.micro_batch);
+            cli_table_addf(t, 9, "%lld", (long long)cand->cfg.tp);
+            cli_table_addf(t, 10, "%+.2f", 100 * cand->params_delta);
+            cli_table_addf(t, 11, "%.2f", cand->step_time_us / 1e3);
+            cli_table_addf(t, 12, "%.0f", cand->tokens_per_s_per_gpu);
+            cli_table_addf(t, 13, "%s", cand->reason);
             cli_table_end_row(t);
         }
         if (fmt == CLI_FORMAT_TABLE) {
@@ -215,9 +221,11 @@ int cmd_advise(int argc, char **argv)
                 printf("No shape within %.1f%% of the parameters is predicted faster.\n",
                        100 * tol);
             else
-                printf("Predicted faster shapes within %.1f%% of the parameters (speedup = "
-                       "tokens/s per GPU over the baseline's, times params over the "
-                       "baseline's: the same work per token):\n",
+                printf("Predicted faster shapes within %.1f%% of the parameters: those that "
+                       "change the fewest knobs first (changes: of hidden, heads, ffn, vocab, "
+                       "micro_batch, tp), each group ranked by speedup (tokens/s per GPU over "
+                       "the baseline's, times params over the baseline's: the same work per "
+                       "token):\n",
                        100 * tol);
         }
         cli_table_print(t, stdout, fmt);

@@ -232,6 +232,7 @@ class AdviceCandidate(Structure):
         ("speedup", c_double),
         ("params", c_double),
         ("params_delta", c_double),
+        ("changes", c_int),
         ("reason", c_char * 512),
     ]
 

@@ -728,6 +728,8 @@ struct tc_advice_candidate {
                            * same parameter count (x params / baseline params) */
     double params;        /* parameter count */
     double params_delta;  /* relative to baseline */
+    int changes;          /* knobs changed: hidden, heads, ffn, vocab,
+                           * micro-batch, tensor-parallel degree */
     char reason[512];     /* mechanism and the paper's guideline */
 };
 
@@ -737,13 +739,15 @@ struct tc_advice {
     double baseline_tokens_per_s_per_gpu;
     double baseline_params;
     size_t n_candidates;
-    struct tc_advice_candidate *candidates; /* best first */
+    /* the fewest changed knobs first, then the highest speedup */
+    struct tc_advice_candidate *candidates;
     size_t n_evaluated;
 };
 
 /* Searches nearby shapes within params_tolerance (e.g. 0.05) and keeps the
  * best max_candidates that are predicted faster (p may be NULL for the
- * analytical model). Caller owns *out (tc_advice_free). */
+ * analytical model): those that change one knob first, each group ranked
+ * by speedup. Caller owns *out (tc_advice_free). */
 TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
                      const struct tc_model_config *cfg, double params_tolerance,
                      size_t max_candidates, struct tc_advice **out);
