@@ -311,6 +311,58 @@ static void explain_values(const struct tc_gemm_prediction *pr, char vals[N_EXPL
     snprintf(vals[19], 96, "%.3f", pr->overhead_us);
 }
 
+/* The K loop of the chosen kernel, for --explain: on NVIDIA a K residue is
+ * one more full step whose loads are zero-filled (TMA bounds, predicated
+ * cp.async) and whose MMAs run on the zeros, so it costs one step of the
+ * loop, not a share of the whole GEMM; on AMD Tensile's tail loop runs it
+ * at the MFMA depth. */
+static void explain_k_loop(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
+                           const struct tc_gemm_prediction *pr, char *buf, size_t len)
+{
+    int64_t split = pr->split_k > 0 ? pr->split_k : 1;
+    int64_t k_split = (q->k + split - 1) / split, bk = pr->tile_k > 0 ? pr->tile_k : 1;
+    int64_t steps = (k_split + bk - 1) / bk, last = k_split - (steps - 1) * bk;
+
+    if (gpu->vendor == TC_VENDOR_AMD)
+        snprintf(buf, len, "%lld steps of %lld, the residue in a tail loop at the MFMA depth",
+                 (long long)(k_split / bk), (long long)bk);
+    else if (last == bk)
+        snprintf(buf, len, "%lld steps of %lld, no residue", (long long)steps, (long long)bk);
+    else
+        snprintf(buf, len, "%lld steps of %lld, the last %lld deep and zero-filled (%.1f%% of the "
+                 "loop)", (long long)steps, (long long)bk, (long long)last, 100.0 / (double)steps);
+}
+
+/* Which leading dimensions set the alignment class, for --explain: the
+ * class is the worst of A's, B's and C's row lengths in bytes. */
+static void explain_alignment(const struct tc_gemm_query *q, const struct tc_gemm_prediction *pr,
+                              char *buf, size_t len)
+{
+    bool a_t = q->layout == TC_LAYOUT_TN || q->layout == TC_LAYOUT_TT;
+    bool b_t = q->layout == TC_LAYOUT_NT || q->layout == TC_LAYOUT_TT;
+    const int64_t ld[3] = {q->lda > 0 ? q->lda : a_t ? q->m : q->k,
+                           q->ldb > 0 ? q->ldb : b_t ? q->k : q->n, q->ldc > 0 ? q->ldc : q->n};
+    static const char *const names[3] = {"lda", "ldb", "ldc"};
+    int64_t e = tc_dtype_bytes(q->dtype) > 0 ? tc_dtype_bytes(q->dtype) : 1;
+    size_t used;
+
+    used = (size_t)snprintf(buf, len, "%s", tc_align_name(pr->align));
+    if (pr->align == TC_ALIGN_128B)
+        return;
+    for (int i = 0; i < 3 && used < len; i++) {
+        uint64_t bytes = (uint64_t)ld[i] * (uint64_t)e;
+        enum tc_align c = bytes % 128 == 0 ? TC_ALIGN_128B
+                          : bytes % 16 == 0 ? TC_ALIGN_16B
+                          : bytes % 4 == 0  ? TC_ALIGN_4B
+                                            : TC_ALIGN_ELEM;
+
+        if (c == pr->align)
+            used += (size_t)snprintf(buf + used, len - used, "; %s %lld (%llu bytes, not a "
+                                     "multiple of 128)", names[i], (long long)ld[i],
+                                     (unsigned long long)bytes);
+    }
+}
+
 static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
                         const struct tc_gemm_prediction *pr, bool explain, enum cli_format fmt)
 {
@@ -390,7 +442,12 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
             printf("  %-14s %d blocks/SM, %.1f%% of the warp slots\n", "occupancy",
                    pr->blocks_per_sm, 100.0 * pr->occupancy);
             printf("  %-14s %s\n", "bound", tc_bound_name(pr->bound));
-            printf("  %-14s %s\n", "alignment", tc_align_name(pr->align));
+            char line[256];
+
+            explain_k_loop(gpu, q, pr, line, sizeof(line));
+            printf("  %-14s %s\n", "k_loop", line);
+            explain_alignment(q, pr, line, sizeof(line));
+            printf("  %-14s %s\n", "alignment", line);
             printf("  %-14s compute %.3f us, memory %.3f us, overhead %.3f us\n", "parts",
                    pr->compute_us, pr->memory_us, pr->overhead_us);
         }
