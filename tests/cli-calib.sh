@@ -55,7 +55,8 @@ read -r hm hn hk ht <<<"$(echo "$held" | awk -F, '{ print $5, $6, $7, $9 }')"
 # a measured shape: the measurement
 expect 0 "predict measured" -- tc predict gemm --gpu a100-sxm4-80gb --dtype fp16 --layout NT \
     --db "$work/a100.db" "$m" "$n" "$k" --json &&
-    has "$work/out" '"source": "measurement"' "measured shape"
+    has "$work/out" '"source": "measured"' "measured shape" &&
+    has "$work/out" '"prediction": false' "measured shape"
 
 # a held-out shape: calibrated, within 15% of the truth
 expect 0 "predict held-out" -- tc predict gemm --gpu a100-sxm4-80gb --dtype fp16 --layout NT \

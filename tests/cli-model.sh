@@ -104,11 +104,11 @@ a100-sxm4-80gb,fp16,linear,1,4096,22016,4096,NT,3000,,profiler-median,x,m7b,1,ml
 a100-sxm4-80gb,fp16,linear,1,4096,4096,11008,NT,1550,,profiler-median,x,m7b,1,mlp_down_proj,False,
 CSV
 expect 0 "$bin" predict layer --measured "$tmp/vidur.csv" --analytical --json
-json_check "$tmp/out" 'd[-1]["source"] == "analytical"'
+json_check "$tmp/out" 'd["prediction"] is True and d["groups"][-1]["source"] == "analytical"'
 cp "$tmp/out" "$tmp/analytical.json"
 expect 0 "$bin" predict layer --measured "$tmp/vidur.csv" --no-prebuilt --json
 json_check "$tmp/out" "d == $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' "$tmp/analytical.json")"
-json_check "$tmp/out" 'd[-1]["gpu"] == "all" and d[-1]["layers"] == 1 and 0 <= d[-1]["mape_pct"] < 100'
+json_check "$tmp/out" 'd["groups"][-1]["gpu"] == "all" and d["groups"][-1]["layers"] == 1 and 0 <= d["groups"][-1]["mape_pct"] < 100'
 sed 's/,600,/,6x0,/' "$tmp/vidur.csv" >"$tmp/bad.csv"
 expect 2 "$bin" predict layer --measured "$tmp/bad.csv" --analytical
 grep -q "bad.csv:3" "$tmp/err" || fail "measured: error names file:line ($(cat "$tmp/err"))"

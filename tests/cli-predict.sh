@@ -33,15 +33,16 @@ awk -v t="$t" -v f="$f" 'BEGIN { exit !(t > 3800 && t < 6100 && (2*8192^3/t/1e6 
 run 0 "$TC" predict gemm --analytical --gpu h100-sxm5-80gb --dtype bf16 --layout NT --json --explain 8192 10944 4096
 python3 - "$TMP/out" <<'EOF' || fail "--json --explain output"
 import json, sys
-rows = json.load(open(sys.argv[1]))
-assert len(rows) == 1
-r = rows[0]
+r = json.load(open(sys.argv[1]))
+assert isinstance(r, dict), "one object, as every predict --json prints"
+assert r["prediction"] is True and list(r)[:2] == ["prediction", "gpu"]
+assert r["stream_k"] is False
 for key in ("time_us", "tflops", "frac_peak", "source", "kernel", "tile_m", "tile_n", "tile_k",
             "stages", "warps", "split_k", "cluster", "tiles", "waves", "wave_eff", "tile_eff",
             "blocks_per_sm", "occupancy", "bound", "align", "compute_us", "memory_us",
             "overhead_us"):
     assert key in r, key
-assert r["source"] == "prediction (analytical)"
+assert r["source"] == "analytical"
 assert r["layout"] == "NT" and r["dtype"] == "bf16" and r["m"] == 8192
 assert 0 < r["frac_peak"] <= 1 and r["bound"] in ("compute", "memory", "latency")
 assert abs(r["tflops"] - 2 * 8192 * 10944 * 4096 / r["time_us"] / 1e6) < 0.01

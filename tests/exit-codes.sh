@@ -365,6 +365,48 @@ PY
     formats predict layer --gpu $H --hidden 4096 --heads 32 --seq 1024 --micro-batch 1
     formats predict model --gpu $H --config "$MODEL" --ignore-memory
     formats advise --gpu $H --config "$MODEL" --top 3
+    # every predict --json: one object, "prediction" (a boolean) first and
+    # "gpu" next, flags as booleans, never "yes"/"no" strings
+    printf 'gpu,dtype,op,batch,m,n,k,layout,time_us,tflops,timing,source,model,tp,vidur_op\n' >"$tmp/layer.csv"
+    for op in "4096,12288,4096,1700,attn_pre_proj" "4096,4096,4096,600,attn_post_proj" \
+              "4096,22016,4096,3000,mlp_up_proj" "4096,4096,11008,1550,mlp_down_proj"; do
+        IFS=, read -r m n k t o <<<"$op"
+        printf '%s,fp16,linear,1,%s,%s,%s,NT,%s,,profiler-median,x,m,1,%s\n' "$H" "$m" "$n" "$k" "$t" "$o"
+    done >>"$tmp/layer.csv"
+    for c in "predict gemm --gpu $H 4096 4096 4096" "predict gemm --gpu $H --explain 4096 4096 4096" \
+             "predict attention --gpu $H --batch 2 --heads 16 --seq 1024 --head-dim 64 --causal" \
+             "predict layer --gpu $H --hidden 4096 --heads 32 --seq 1024 --micro-batch 1" \
+             "predict layer --measured $tmp/layer.csv" "predict model --gpu $H --config $MODEL" \
+             "predict model --gpu $H --config $MODEL --decode 128"; do
+        checks=$((checks + 1))
+        # shellcheck disable=SC2086
+        "$tc" $c --json >"$tmp/fmt" 2>"$tmp/err" || { fail "tilecast $c --json: $(head -c 300 "$tmp/err")"; continue; }
+        python3 - "$tmp/fmt" "$c" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+what = "tilecast %s --json" % sys.argv[2]
+if not isinstance(d, dict):
+    sys.exit("FAIL: %s: a %s, not one object" % (what, type(d).__name__))
+keys = list(d)
+if keys[0] != "prediction" or not isinstance(d["prediction"], bool):
+    sys.exit("FAIL: %s: the first key is %r, not the boolean 'prediction'" % (what, keys[0]))
+if "--measured" not in sys.argv[2] and keys[1] != "gpu":
+    sys.exit("FAIL: %s: 'gpu' is not the second key: %s" % (what, keys[:3]))
+def walk(x, path):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            walk(v, path + "." + k)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            walk(v, "%s[%d]" % (path, i))
+    elif isinstance(x, str) and x.lower() in ("yes", "no", "true", "false"):
+        sys.exit("FAIL: %s: %s is the string %r, not a boolean" % (what, path, x))
+walk(d, "")
+for flag in ("causal", "stream_k"):
+    if flag in d and not isinstance(d[flag], bool):
+        sys.exit("FAIL: %s: %s is not a boolean" % (what, flag))
+PY
+    done
     if [ -n "${TILECAST_MEASURED_DATA:-}" ] && [ -f "$TILECAST_MEASURED_DATA/cookbook_gemm.csv" ]; then
         formats eval --input "$TILECAST_MEASURED_DATA/cookbook_gemm.csv"
     fi

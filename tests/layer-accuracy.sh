@@ -37,7 +37,7 @@ layers() {
 check() {
     if ! python3 - "$1" "$2" <<'PY' >"$work/check" 2>&1; then
 import json, sys
-rows = [e for e in json.load(open(sys.argv[1])) if e["gpu"] != "all"]
+rows = [e for e in json.load(open(sys.argv[1]))["groups"] if e["gpu"] != "all"]
 assert len(rows) == 4, "expected 2 GPUs x 2 models, got %d entries" % len(rows)
 bad = [e for e in rows if not eval(sys.argv[2], {}, {"e": e})]
 for e in rows:
@@ -73,8 +73,8 @@ for half in a b; do
         "calibrated, tokens $half -> $other"
     python3 - "$work/cal-$other.json" "$work/ana-$other.json" <<'PY' ||
 import json, sys
-cal = {(e["gpu"], e["model"]): e["mape_pct"] for e in json.load(open(sys.argv[1]))}
-ana = {(e["gpu"], e["model"]): e["mape_pct"] for e in json.load(open(sys.argv[2]))}
+cal = {(e["gpu"], e["model"]): e["mape_pct"] for e in json.load(open(sys.argv[1]))["groups"]}
+ana = {(e["gpu"], e["model"]): e["mape_pct"] for e in json.load(open(sys.argv[2]))["groups"]}
 assert cal.keys() == ana.keys() and all(cal[k] < ana[k] for k in cal), (cal, ana)
 PY
         fail "calibrated not better than analytical on the token split $half -> $other"
@@ -93,8 +93,8 @@ for held in llama codellama; do
     layers "$work/held-$held-ana.json" --measured "$work/$held.csv" --analytical
     python3 - "$work/held-$held.json" "$work/held-$held-ana.json" <<'PY' ||
 import json, sys
-cal = [e for e in json.load(open(sys.argv[1])) if e["gpu"] == "all"][0]["mape_pct"]
-ana = [e for e in json.load(open(sys.argv[2])) if e["gpu"] == "all"][0]["mape_pct"]
+cal = [e for e in json.load(open(sys.argv[1]))["groups"] if e["gpu"] == "all"][0]["mape_pct"]
+ana = [e for e in json.load(open(sys.argv[2]))["groups"] if e["gpu"] == "all"][0]["mape_pct"]
 print("whole model held out: calibrated %.2f %%, analytical %.2f %%" % (cal, ana))
 assert cal < ana
 PY

@@ -358,6 +358,33 @@ static const char *cell(const struct cli_table *t, size_t r, int c)
     return s ? s : "";
 }
 
+json_t *cli_table_json(const struct cli_table *t)
+{
+    json_t *arr = json_array();
+
+    for (size_t r = 0; r < t->nrows; r++) {
+        json_t *obj = json_object();
+
+        for (int c = 0; c < t->ncols; c++) {
+            const char *s = cell(t, r, c);
+            char *end;
+            double v = strtod(s, &end);
+
+            if (t->numeric[c] && *s && !*end && isfinite(v) && !strpbrk(s, ".eEnN") &&
+                fabs(v) < 9.0e15)
+                json_object_set_new(obj, t->headers[c], json_integer((json_int_t)v));
+            else if (t->numeric[c] && *s && !*end && isfinite(v))
+                json_object_set_new(obj, t->headers[c], json_real(v));
+            else if (t->numeric[c] && !*s)
+                json_object_set_new(obj, t->headers[c], json_null());
+            else
+                json_object_set_new(obj, t->headers[c], json_string(s));
+        }
+        json_array_append_new(arr, obj);
+    }
+    return arr;
+}
+
 void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt)
 {
     if (fmt == CLI_FORMAT_CSV) {
@@ -367,28 +394,8 @@ void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt)
             for (int c = 0; c < t->ncols; c++)
                 cli_csv_field(out, cell(t, r, c), c == t->ncols - 1);
     } else if (fmt == CLI_FORMAT_JSON) {
-        json_t *arr = json_array();
+        json_t *arr = cli_table_json(t);
 
-        for (size_t r = 0; r < t->nrows; r++) {
-            json_t *obj = json_object();
-
-            for (int c = 0; c < t->ncols; c++) {
-                const char *s = cell(t, r, c);
-                char *end;
-                double v = strtod(s, &end);
-
-                if (t->numeric[c] && *s && !*end && isfinite(v) && !strpbrk(s, ".eEnN") &&
-                    fabs(v) < 9.0e15)
-                    json_object_set_new(obj, t->headers[c], json_integer((json_int_t)v));
-                else if (t->numeric[c] && *s && !*end && isfinite(v))
-                    json_object_set_new(obj, t->headers[c], json_real(v));
-                else if (t->numeric[c] && !*s)
-                    json_object_set_new(obj, t->headers[c], json_null());
-                else
-                    json_object_set_new(obj, t->headers[c], json_string(s));
-            }
-            json_array_append_new(arr, obj);
-        }
         json_dumpf(arr, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         fputc('\n', out);
         json_decref(arr);

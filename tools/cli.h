@@ -5,6 +5,7 @@
 #ifndef TC_CLI_H
 #define TC_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -92,6 +93,9 @@ void cli_table_add(struct cli_table *t, ...); /* exactly ncols const char * */
 void cli_table_addf(struct cli_table *t, int col, const char *fmt, ...) CLI_PRINTF(3, 4);
 void cli_table_end_row(struct cli_table *t);
 void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt);
+/* The rows as the JSON array cli_table_print writes (caller owns it), for
+ * output that nests a table in an object. */
+json_t *cli_table_json(const struct cli_table *t);
 void cli_table_free(struct cli_table *t);
 
 /* Writes one CSV field with quoting as needed. */

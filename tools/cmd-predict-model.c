@@ -331,6 +331,15 @@ static void rec_int(struct record *r, const char *key, long long v)
     cli_table_end_row(r->kv);
 }
 
+/* A flag: a JSON boolean (CSV true/false), "yes"/"no" in the text. */
+static void rec_bool(struct record *r, const char *key, bool v)
+{
+    json_object_set_new(r->obj, key, json_boolean(v));
+    cli_table_addf(r->kv, 0, "%s", key);
+    cli_table_addf(r->kv, 1, "%s", v ? "yes" : "no");
+    cli_table_end_row(r->kv);
+}
+
 static void rec_str(struct record *r, const char *key, const char *v)
 {
     json_object_set_new(r->obj, key, json_string(v));
@@ -495,11 +504,15 @@ int cmd_predict_attention(int argc, char **argv)
         code = cli_fail(cmd, TC_ERR_NOMEM);
         goto cleanup;
     }
+    /* "prediction" and "gpu" first, as in every predict --json */
+    if (fmt == CLI_FORMAT_JSON)
+        json_object_set_new(rec.obj, "prediction",
+                            json_boolean(pred.source != TC_SOURCE_MEASURED));
     rec_str(&rec, "gpu", gpu->id);
     rec_str(&rec, "impl", tc_attn_impl_name(q.impl));
     rec_str(&rec, "dtype", tc_dtype_name(q.dtype));
     rec_str(&rec, "direction", q.backward ? "backward" : "forward");
-    rec_str(&rec, "causal", q.causal ? "yes" : "no");
+    rec_bool(&rec, "causal", q.causal);
     rec_int(&rec, "batch", q.batch);
     rec_int(&rec, "heads", q.heads);
     rec_int(&rec, "kv_heads", q.kv_heads ? q.kv_heads : q.heads);
@@ -526,8 +539,6 @@ int cmd_predict_attention(int argc, char **argv)
     rec_str(&rec, "bound", tc_bound_name(pred.bound));
     rec_str(&rec, "source", tc_source_name(pred.source));
     if (fmt == CLI_FORMAT_JSON) {
-        json_object_set_new(rec.obj, "prediction",
-                            json_boolean(pred.source != TC_SOURCE_MEASURED));
         print_json(rec.obj);
     } else if (fmt == CLI_FORMAT_CSV) {
         rec_print_csv(&rec, stdout);
@@ -883,7 +894,19 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
             printf("Predicted vs measured sum of a layer's four GEMMs (QKV, output projection, "
                    "MLP up, MLP down), layers >= %g us:\n",
                    min_time_us);
-        cli_table_print(t, stdout, fmt);
+        if (fmt == CLI_FORMAT_JSON) {
+            /* an object, as every predict --json prints: the groups in it */
+            json_t *o = json_object();
+
+            json_object_set_new(o, "prediction", json_true());
+            json_object_set_new(o, "measured", json_string(file));
+            json_object_set_new(o, "min_time_us", json_real(min_time_us));
+            json_object_set_new(o, "groups", cli_table_json(t));
+            print_json(o);
+            json_decref(o);
+        } else {
+            cli_table_print(t, stdout, fmt);
+        }
     }
 cleanup:
     free(ape);

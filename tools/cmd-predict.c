@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -67,6 +68,13 @@
     "\n"                                                                                   \
     "Output columns: time_us (predicted kernel time, microseconds), tflops\n"              \
     "(2.M.N.K.B / time), frac_peak (of the dtype's dense peak), source.\n"                 \
+    "\n"                                                                                   \
+    "JSON: every predict target (gemm, attention, layer, model) prints one object\n"      \
+    "with --json, its first keys \"prediction\" (false only for a measured shape) and\n"  \
+    "\"gpu\", then the query, the times (microseconds), \"source\" (measured,\n"           \
+    "calibrated, transferred or analytical) and, for layers and models, ops[]\n"       \
+    "(layer --measured: \"prediction\", then groups[]); flags such as stream_k,\n"      \
+    "causal and per_layer are JSON booleans.\n"                                           \
     "\n"                                                                                   \
     "Examples:\n"                                                                          \
     "  tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 8192 10944 4096\n"          \
@@ -363,6 +371,61 @@ static void explain_alignment(const struct tc_gemm_query *q, const struct tc_gem
     }
 }
 
+/* One GEMM as the JSON object every `predict --json` prints: "prediction"
+ * (false only for a measured shape) and "gpu" first, the query, the time,
+ * "source" (measured, calibrated, transferred, analytical), and with
+ * --explain the chosen kernel, its flags as booleans. */
+static void print_json_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
+                              const struct tc_gemm_prediction *pr, bool explain)
+{
+    json_t *o = json_object();
+    char cluster[32];
+
+    json_object_set_new(o, "prediction", json_boolean(pr->source != TC_SOURCE_MEASURED));
+    json_object_set_new(o, "gpu", json_string(gpu->id));
+    json_object_set_new(o, "dtype", json_string(tc_dtype_name(q->dtype)));
+    json_object_set_new(o, "layout", json_string(tc_layout_name(q->layout)));
+    json_object_set_new(o, "m", json_integer(q->m));
+    json_object_set_new(o, "n", json_integer(q->n));
+    json_object_set_new(o, "k", json_integer(q->k));
+    json_object_set_new(o, "batch", json_integer(q->batch ? q->batch : 1));
+    json_object_set_new(o, "time_us", json_real(pr->time_us));
+    json_object_set_new(o, "tflops", json_real(pr->tflops));
+    json_object_set_new(o, "frac_peak", json_real(pr->frac_peak));
+    json_object_set_new(o, "source", json_string(tc_source_name(pr->source)));
+    json_object_set_new(o, "lo_us", json_real(pr->lo_us));
+    json_object_set_new(o, "hi_us", json_real(pr->hi_us));
+    json_object_set_new(o, "interval_pct", json_real(100.0 * pr->interval_level));
+    if (pr->source == TC_SOURCE_TRANSFERRED)
+        json_object_set_new(o, "calibrated_on", json_string(pr->calib_gpu));
+    if (explain) {
+        snprintf(cluster, sizeof(cluster), "%dx%d", pr->cluster_m, pr->cluster_n);
+        json_object_set_new(o, "kernel", json_string(pr->kernel));
+        json_object_set_new(o, "tile_m", json_integer(pr->tile_m));
+        json_object_set_new(o, "tile_n", json_integer(pr->tile_n));
+        json_object_set_new(o, "tile_k", json_integer(pr->tile_k));
+        json_object_set_new(o, "stages", json_integer(pr->stages));
+        json_object_set_new(o, "warps", json_integer(pr->warps));
+        json_object_set_new(o, "split_k", json_integer(pr->split_k));
+        json_object_set_new(o, "cluster", json_string(cluster));
+        json_object_set_new(o, "stream_k", json_boolean(pr->stream_k));
+        json_object_set_new(o, "tiles", json_integer(pr->tiles));
+        json_object_set_new(o, "waves", json_real(pr->waves));
+        json_object_set_new(o, "wave_eff", json_real(pr->wave_eff));
+        json_object_set_new(o, "tile_eff", json_real(pr->tile_eff));
+        json_object_set_new(o, "blocks_per_sm", json_integer(pr->blocks_per_sm));
+        json_object_set_new(o, "occupancy", json_real(pr->occupancy));
+        json_object_set_new(o, "bound", json_string(tc_bound_name(pr->bound)));
+        json_object_set_new(o, "align", json_string(tc_align_name(pr->align)));
+        json_object_set_new(o, "compute_us", json_real(pr->compute_us));
+        json_object_set_new(o, "memory_us", json_real(pr->memory_us));
+        json_object_set_new(o, "overhead_us", json_real(pr->overhead_us));
+    }
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(8) | JSON_PRESERVE_ORDER);
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
 static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
                         const struct tc_gemm_prediction *pr, bool explain, enum cli_format fmt)
 {
@@ -379,6 +442,10 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
     int ncols = nbase + (explain ? N_EXPLAIN : 0);
     struct cli_table *t;
 
+    if (fmt == CLI_FORMAT_JSON) {
+        print_json_single(gpu, q, pr, explain);
+        return CLI_EXIT_OK;
+    }
     for (int c = 0; c < nbase; c++) {
         headers[c] = base_cols[c];
         numeric[c] = base_num[c];

@@ -34,7 +34,8 @@
     "                        for n rows (source calibrated; interval from the\n"      \
     "                        10th/90th percentiles of those log ratios, blended\n"    \
     "                        with the model's +-25% by w)\n"                           \
-    "  --json, --csv         one record as a JSON object or a CSV row\n"
+    "  --json, --csv         one record as a JSON object (as every predict --json:\n"     \
+    "                        'tilecast predict --help') or a CSV row\n"
 #define MCLI_PREDICT_LAYER_HELP                                                            \
     "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"  \
     "                              [--tp T] [--attention flash|unfused] [--ffn F] [--swiglu]\n" \
@@ -47,7 +48,9 @@
     "  (NN) and weight-grad (TN) GEMMs and the attention backward). --ffn defaults to\n"   \
     "  4h (GeLU) or the Llama rule for --swiglu; --tp splits heads, QKV, projection and\n" \
     "  MLP by t. --json prints one object: layer_time_us and ops[] with name, kind, m,\n"  \
-    "  n, k, batch, layout, time_us, tflops, share_pct and source.\n"                     \
+    "  n, k, batch, layout, time_us, tflops, share_pct and source; with --measured\n"    \
+    "  the object holds measured, min_time_us and groups[], one per gpu/model and the\n" \
+    "  overall one.\n"                                                                    \
     "  --measured FILE  compares the predicted sum of each layer's four GEMMs (QKV,\n"     \
     "                   output projection, MLP up, MLP down; CSV columns gpu, dtype, m,\n" \
     "                   n, k, layout, time_us, model, tp, vidur_op) with the measured\n"   \
