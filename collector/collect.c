@@ -316,6 +316,8 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
         if (m.outcome.status == TC_STATUS_OK) {
             sum->ok++;
             sum->kernel_s += m.total.sum_us * 1e-6;
+        } else if (m.outcome.status == TC_STATUS_UNSUPPORTED) {
+            sum->unsupported++;
         } else {
             sum->failed++;
         }

@@ -338,7 +338,10 @@ struct tc_collect_summary {
     size_t in_shard;    /* shapes of this shard */
     size_t skipped;     /* already stored by this run configuration */
     size_t measured;    /* measured now (any status) */
-    size_t ok, failed;  /* by status */
+    /* by status: ok; unsupported (a dtype or layout the backend does not
+     * run, a property of the backend, not a failure of the shape); failed
+     * (out of memory, library errors) */
+    size_t ok, unsupported, failed;
     double wall_s;      /* the whole loop */
     double harness_s;   /* inside tc_harness_measure */
     double kernel_s;    /* sum over ok shapes of every timed repetition */

@@ -169,9 +169,9 @@ static void on_progress(void *ud, const struct tc_collect_summary *sum, const st
     p->last_s = now;
     tc_shape_format(s, shape, sizeof(shape));
     fprintf(stderr,
-            "tilecast collect: %zu/%zu shapes (%zu skipped, %zu failed), %.2f/s, ETA %s; "
-            "last: %s%s%s\n",
-            done, sum->in_shard, sum->skipped, sum->failed, rate, eta_s, shape,
+            "tilecast collect: %zu/%zu shapes (%zu skipped, %zu unsupported, %zu failed), "
+            "%.2f/s, ETA %s; last: %s%s%s\n",
+            done, sum->in_shard, sum->skipped, sum->unsupported, sum->failed, rate, eta_s, shape,
             m && m->outcome.status != TC_STATUS_OK ? " -> " : "",
             m && m->outcome.status != TC_STATUS_OK ? tc_status_name(m->outcome.status) : "");
     fflush(stderr);
@@ -512,10 +512,10 @@ int cmd_collect(int argc, char **argv)
                         "%s; started a new one\n",
                 db_path);
     printf("run %" PRId64 "%s: %zu shapes in shard %d/%d of %zu; %zu already stored, %zu "
-           "measured (%zu ok, %zu failed) in %.1f s -> %s\n",
+           "measured (%zu ok, %zu unsupported, %zu failed) in %.1f s -> %s\n",
            sum.run_id, sum.resumed ? " (resumed)" : "", sum.in_shard, o.shard_index,
-           o.shard_count, sum.total, sum.skipped, sum.measured, sum.ok, sum.failed, sum.wall_s,
-           db_path);
+           o.shard_count, sum.total, sum.skipped, sum.measured, sum.ok, sum.unsupported,
+           sum.failed, sum.wall_s, db_path);
     if (sum.interrupted) {
         cli_error("collect", "interrupted; re-run the same command to resume");
         rc = CLI_EXIT_RUNTIME;
