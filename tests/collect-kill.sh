@@ -40,6 +40,9 @@ case $err in *"bad-key.yaml:5:5: gemm set: unknown key 'mm'"*) ;; *) fail "bad s
 out=$(SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=4 \
       "$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run)
 case $out in *"in shard 2/4"*) ;; *) fail "SLURM shard not taken: $out" ;; esac
+out=$(SLURM_ARRAY_TASK_ID=8 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 SLURM_ARRAY_TASK_COUNT=4 \
+      "$TILECAST_BIN" collect --backend cpu --sweep "$sweep" --dry-run)
+case $out in *"in shard 2/4"*) ;; *) fail "SLURM shard of a stepped array not taken: $out" ;; esac
 # The summary tells the backend's unsupported dtypes (the sweep's fp16 set,
 # 2 shapes x 2 layouts) from failures, which there are none of.
 small="$TILECAST_SOURCE_ROOT/tests/data/sweeps/kill.yaml"

@@ -150,4 +150,20 @@ for i in 0 1 2 3; do
     total=$(( ${total:-0} + c ))
 done
 [ "$total" -eq "$n" ] || fail "the shards hold $total rows for $n shapes"
-echo "ok: 4 shards, $n shapes, merged set equals the unsharded run"
+# A 1-based array (--array=1-4) is shards 0..3 too, named by shard: task 4
+# of 4 must not ask for shard '4/4'.
+mkdir one-based && cd one-based || fail "no work directory for the 1-based array"
+TILECAST="$TILECAST_BIN" TILECAST_BACKEND=cpu TILECAST_GPU='' TILECAST_SWEEP="$sweep" \
+TILECAST_OUT=shard TILECAST_COLLECT_ARGS="$common" OPENBLAS_NUM_THREADS=1 \
+    sbatch --array=1-4 --wait --cpus-per-task=1 --time=10 "$tmp/jobs/collect.sbatch" \
+    > sbatch.out 2>&1 || { cat sbatch.out; cat tilecast-collect-*.log; fail "sbatch --array=1-4 failed"; }
+for i in 0 1 2 3; do
+    [ -f "shard-$i-of-4.db" ] || { cat tilecast-collect-*.log; fail "1-based array: shard $i wrote no database"; }
+    shard=$(sqlite3 "shard-$i-of-4.db" "SELECT shard FROM run")
+    [ "$shard" = "$i/4" ] || fail "1-based array: shard $i recorded '$shard'"
+done
+"$TILECAST_BIN" db merge merged.db shard-*-of-4.db > /dev/null || fail "merge of the 1-based array"
+shapes merged.db > merged.txt
+diff ../single.txt merged.txt > diff.txt || { head diff.txt; fail "the 1-based array's shards differ from the unsharded run"; }
+cd .. || fail "cd"
+echo "ok: 4 shards, $n shapes, merged set equals the unsharded run; so does --array=1-4"

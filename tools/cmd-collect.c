@@ -54,7 +54,9 @@ const char cmd_collect_help[] =
     "  --shard I/N           measure shard I of N (0 <= I < N); shards are balanced\n"
     "                        by predicted time (FLOPs without --gpu) and\n"
     "                        deterministic. In a SLURM array job the default is\n"
-    "                        SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT\n"
+    "                        the task's place in the array: (SLURM_ARRAY_TASK_ID -\n"
+    "                        SLURM_ARRAY_TASK_MIN) / SLURM_ARRAY_TASK_STEP of\n"
+    "                        SLURM_ARRAY_TASK_COUNT\n"
     "  --resume              continue an earlier run of the same configuration (re-\n"
     "                        running does the same; --resume also says so when\n"
     "                        nothing is found)\n"
@@ -450,18 +452,23 @@ int cmd_collect(int argc, char **argv)
         if ((err = tc_shard_parse(shard, &o.shard_index, &o.shard_count)) < 0)
             return cli_error("collect", "--shard: %s", tc_last_error()), CLI_EXIT_INPUT;
     } else if (getenv("SLURM_ARRAY_TASK_ID") && getenv("SLURM_ARRAY_TASK_COUNT")) {
-        long long id, count, min = 0;
+        long long id, count, min = 0, step = 1;
         char text[64];
 
         if (tc_parse_i64(getenv("SLURM_ARRAY_TASK_ID"), &id) < 0 ||
             tc_parse_i64(getenv("SLURM_ARRAY_TASK_COUNT"), &count) < 0 ||
             (getenv("SLURM_ARRAY_TASK_MIN") &&
-             tc_parse_i64(getenv("SLURM_ARRAY_TASK_MIN"), &min) < 0)) {
-            cli_error("collect", "SLURM_ARRAY_TASK_ID/COUNT/MIN are not integers");
+             tc_parse_i64(getenv("SLURM_ARRAY_TASK_MIN"), &min) < 0) ||
+            (getenv("SLURM_ARRAY_TASK_STEP") &&
+             tc_parse_i64(getenv("SLURM_ARRAY_TASK_STEP"), &step) < 0) || step < 1) {
+            cli_error("collect", "SLURM_ARRAY_TASK_ID/COUNT/MIN/STEP are not integers");
             return CLI_EXIT_INPUT;
         }
-        /* arrays may start at any index (--array=1-4) */
-        snprintf(text, sizeof(text), "%lld/%lld", id - min, count);
+        /* arrays may start at any index (--array=1-4) and step
+         * (--array=0-15:4); a task off the range's grid (a list such as
+         * --array=1,5,9) gets an index the shard check refuses */
+        snprintf(text, sizeof(text), "%lld/%lld",
+                 (id - min) % step ? count : (id - min) / step, count);
         if ((err = tc_shard_parse(text, &o.shard_index, &o.shard_count)) < 0) {
             cli_error("collect", "shard from SLURM_ARRAY_TASK_*: %s", tc_last_error());
             return CLI_EXIT_INPUT;
