@@ -193,7 +193,7 @@ expect 2 "GPU 'h100' is ambiguous: did you mean h100-pcie-80gb or h100-sxm5-80gb
 expect 2 "did you mean h100-sxm5-80gb?" predict gemm --gpu h100-sxm-80gb 8 8 8
 for c in "predict gemm 8 8 8" "predict attention --batch 1 --heads 8 --seq 128 --head-dim 64" \
          "predict layer --hidden 4096 --heads 32 --seq 128 --micro-batch 1" \
-         "predict model --config $MODEL" "advise --config $MODEL --top 1" "specs show"; do
+         "predict model --config $MODEL --ignore-memory" "advise --config $MODEL --top 1" "specs show"; do
     # shellcheck disable=SC2086
     set -- $c
     if [ "$1" = specs ]; then
@@ -376,7 +376,7 @@ PY
     for c in "predict gemm --gpu $H 4096 4096 4096" "predict gemm --gpu $H --explain 4096 4096 4096" \
              "predict attention --gpu $H --batch 2 --heads 16 --seq 1024 --head-dim 64 --causal" \
              "predict layer --gpu $H --hidden 4096 --heads 32 --seq 1024 --micro-batch 1" \
-             "predict layer --measured $tmp/layer.csv" "predict model --gpu $H --config $MODEL" \
+             "predict layer --measured $tmp/layer.csv" "predict model --gpu $H --config $MODEL --tp 2" \
              "predict model --gpu $H --config $MODEL --decode 128"; do
         checks=$((checks + 1))
         # shellcheck disable=SC2086
