@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "db-internal.h"
 
@@ -193,16 +194,16 @@ static int export_json(struct tc_db *db, const char *gpu_id, FILE *out, int64_t 
     return err;
 }
 
-TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id,
-                        const char *path, int64_t *rows)
+int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,
+                      const char *name, int64_t *rows)
 {
     sqlite3_stmt *st = NULL;
-    FILE *out = stdout;
-    bool to_file = path && *path && strcmp(path, "-") != 0;
     int64_t count = 0;
     int err = TC_OK, rc;
 
-    if (!db || !format)
+    if (rows)
+        *rows = 0;
+    if (!db || !format || !out)
         return tc_error(TC_ERR_INVALID, "tc_db_export: missing argument");
     if (strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
         return tc_error(TC_ERR_INVALID, "unknown export format '%s' (expected csv or json)",
@@ -217,11 +218,6 @@ TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id
             return tc_error(TC_ERR_NOT_FOUND, "%s: no GPU '%s' in the database", db->path,
                             gpu_id);
     }
-    if (to_file) {
-        out = fopen(path, "w");
-        if (!out)
-            return tc_error(TC_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    }
     if (strcmp(format, "csv") == 0) {
         rc = sqlite3_prepare_v2(db->sql, export_sql, -1, &st, NULL);
         if (rc != SQLITE_OK) {
@@ -234,16 +230,42 @@ TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id
         err = export_json(db, gpu_id, out, &count);
     }
     if (err == TC_OK && (fflush(out) != 0 || ferror(out)))
-        err = tc_error(TC_ERR_IO, "%s: write error: %s", to_file ? path : "<stdout>",
+        err = tc_error(TC_ERR_IO, "%s: write error: %s", name ? name : "<output>",
                        strerror(errno));
 out:
     sqlite3_finalize(st);
+    if (rows)
+        *rows = count;
+    return err;
+}
+
+TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id,
+                        const char *path, int64_t *rows)
+{
+    struct stat out_sb, db_sb;
+    bool to_file = path && *path && strcmp(path, "-") != 0;
+    FILE *out = stdout;
+    int err;
+
+    if (rows)
+        *rows = 0;
+    if (!db || !format)
+        return tc_error(TC_ERR_INVALID, "tc_db_export: missing argument");
+    /* opening the database's own file for writing would truncate it */
+    if (to_file && stat(path, &out_sb) == 0 && stat(db->path, &db_sb) == 0 &&
+        out_sb.st_dev == db_sb.st_dev && out_sb.st_ino == db_sb.st_ino)
+        return tc_error(TC_ERR_INVALID, "%s: is the database being exported (%s)", path,
+                        db->path);
+    if (to_file) {
+        out = fopen(path, "w");
+        if (!out)
+            return tc_error(TC_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    err = tc_db_export_file(db, format, gpu_id, out, to_file ? path : "<stdout>", rows);
     if (to_file && fclose(out) != 0 && err == TC_OK)
         err = tc_error(TC_ERR_IO, "%s: write error: %s", path, strerror(errno));
     if (err < 0 && to_file)
         remove(path);
-    if (rows)
-        *rows = count;
     return err;
 }
 

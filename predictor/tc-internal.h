@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tilecast/tilecast.h"
 
@@ -12,6 +13,11 @@
 #define TC_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define TC_PRINTF(a, b)
+/* tc_db_export's work, writing to out (borrowed; name is used in
+ * messages): the command writes through its own temporary file. */
+int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,
+                      const char *name, int64_t *rows);
+
 #endif
 
 #define TC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -62,5 +68,10 @@ int tc_parse_double(const char *s, double *out);
 int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl impl,
                          enum tc_dtype dtype, bool backward, struct tc_attention_row **rows,
                          size_t *n);
+
+/* tc_db_export's work, writing to out (borrowed; name is used in
+ * messages): the command writes through its own temporary file. */
+int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,
+                      const char *name, int64_t *rows);
 
 #endif

@@ -1000,6 +1000,9 @@ START_TEST(export_import_round_trip)
     ck_assert_int_eq(tc_db_export(db, "xml", NULL, tmp_path("a.xml"), &rows), TC_ERR_INVALID);
     ck_assert_int_eq(tc_db_export(db, "csv", "nope", tmp_path("b.csv"), &rows),
                      TC_ERR_NOT_FOUND);
+    /* the database's own file is refused, not truncated and removed */
+    ck_assert_int_eq(tc_db_export(db, "csv", NULL, tc_db_path(db), &rows), TC_ERR_INVALID);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
     tc_db_close(db);
 
     db2 = tc_db_open(tmp_path("b.db"), TC_DB_CREATE);

@@ -3,9 +3,11 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,219 @@ bool cli_config_readable(const char *cmd, const char *config)
     if (!strchr(config, '/') && access(config, F_OK) != 0)
         return true;
     return cli_input_readable(cmd, config);
+}
+
+static bool same_inode(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+bool cli_output_distinct(const char *cmd, const char *output, const char *const *inputs,
+                         size_t n)
+{
+    /* a database's committed rows may still be in its log: writing over
+     * the log loses them as surely as writing over the file */
+    static const char *const parts[] = {"", "-wal", "-journal"};
+    struct stat out_sb, in_sb;
+    char buf[PATH_MAX];
+
+    if (!output || strcmp(output, "-") == 0 || stat(output, &out_sb) != 0)
+        return true;
+    for (size_t i = 0; i < n; i++) {
+        if (!inputs[i])
+            continue;
+        for (size_t p = 0; p < sizeof(parts) / sizeof(parts[0]); p++) {
+            bool stdin_in = strcmp(inputs[i], "-") == 0;
+
+            if (stdin_in && p > 0)
+                break;
+            if (stdin_in ? fstat(STDIN_FILENO, &in_sb) != 0
+                         : (snprintf(buf, sizeof(buf), "%s%s", inputs[i], parts[p]) >=
+                                (int)sizeof(buf) ||
+                            stat(buf, &in_sb) != 0))
+                continue;
+            if (!same_inode(&out_sb, &in_sb))
+                continue;
+            cli_error(cmd, "%s: is the %s%s %s%s: writing it would destroy the input; write "
+                      "the output to another file", output,
+                      p == 0 ? "" : p == 1 ? "write-ahead log of the " : "journal of the ",
+                      stdin_in ? "input on" : "input", stdin_in ? "standard input" : inputs[i],
+                      !stdin_in && p == 0 && strcmp(output, inputs[i]) != 0
+                          ? " (the same file by another name)" : "");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The temporary file of the output being written, removed if a signal ends
+ * the command before the output is in place. */
+static char *volatile pending_tmp;
+static struct sigaction saved_actions[3];
+static const int cleanup_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void remove_pending(int sig)
+{
+    char *tmp = pending_tmp;
+
+    if (tmp)
+        unlink(tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_tmp(char *tmp)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = remove_pending;
+    sigemptyset(&sa.sa_mask);
+    pending_tmp = tmp;
+    for (int i = 0; i < 3; i++)
+        sigaction(cleanup_signals[i], &sa, &saved_actions[i]);
+}
+
+static void unwatch_tmp(void)
+{
+    for (int i = 0; i < 3; i++)
+        sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+    pending_tmp = NULL;
+}
+
+/* Whether sb is the file standard output or standard error goes to: it is
+ * written in place (output to /dev/stdout redirected to a file), since
+ * renaming over it would leave the shell's descriptor on the old file. */
+static bool is_own_stream(const struct stat *sb)
+{
+    struct stat s;
+
+    return (fstat(STDOUT_FILENO, &s) == 0 && same_inode(&s, sb)) ||
+           (fstat(STDERR_FILENO, &s) == 0 && same_inode(&s, sb));
+}
+
+int cli_output_open(const char *cmd, struct cli_output *o, const char *output,
+                    const char *const *inputs, size_t n)
+{
+    struct stat sb;
+    bool exists;
+    char *real = NULL;
+    const char *slash;
+    int fd = -1, e;
+
+    memset(o, 0, sizeof(*o));
+    if (!output || strcmp(output, "-") == 0) {
+        o->f = stdout;
+        o->name = "<stdout>";
+        return CLI_EXIT_OK;
+    }
+    o->name = output;
+    if (!cli_output_distinct(cmd, output, inputs, n))
+        return CLI_EXIT_INPUT;
+    exists = stat(output, &sb) == 0;
+    if (exists && (!S_ISREG(sb.st_mode) || is_own_stream(&sb))) {
+        if (!(o->f = fopen(output, "w"))) {
+            cli_error(cmd, "%s: cannot write: %s", output, strerror(errno));
+            return CLI_EXIT_RUNTIME;
+        }
+        return CLI_EXIT_OK;
+    }
+    /* the file a symbolic link names is replaced, not the link */
+    if (exists)
+        real = realpath(output, NULL);
+    o->replaces = exists;
+    o->target = real ? real : strdup(output);
+    if (!o->target || asprintf(&o->tmp, "%s.tmp-%ld", o->target, (long)getpid()) < 0) {
+        o->tmp = NULL;
+        cli_error(cmd, "out of memory");
+        cli_output_close(cmd, o, false);
+        return CLI_EXIT_RUNTIME;
+    }
+    /* one of this process's own, left by an earlier output of the same name */
+    unlink(o->tmp);
+    fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    e = errno;
+    if (fd >= 0)
+        watch_tmp(o->tmp);
+    if (fd < 0 && exists && (e == EACCES || e == EPERM) && access(output, W_OK) == 0) {
+        /* a writable file in a folder that is not: it can only be written
+         * in place, as before */
+        free(o->tmp);
+        free(o->target);
+        o->tmp = o->target = NULL;
+        if (!(o->f = fopen(output, "w"))) {
+            cli_error(cmd, "%s: cannot write: %s", output, strerror(errno));
+            return CLI_EXIT_RUNTIME;
+        }
+        return CLI_EXIT_OK;
+    }
+    if (fd < 0) {
+        slash = strrchr(o->target, '/');
+        free(o->tmp);
+        o->tmp = NULL;
+        cli_error(cmd, "%s: cannot create: %s%s%.*s%s", output, strerror(e),
+                  slash ? " (in " : "", slash ? (int)(slash - o->target) : 0,
+                  slash ? o->target : "", slash ? ")" : "");
+        cli_output_close(cmd, o, false);
+        return CLI_EXIT_RUNTIME;
+    }
+    if (exists)
+        (void)fchmod(fd, sb.st_mode & 07777);
+    if (!(o->f = fdopen(fd, "w"))) {
+        cli_error(cmd, "%s: %s", o->tmp, strerror(errno));
+        close(fd);
+        cli_output_close(cmd, o, false);
+        return CLI_EXIT_RUNTIME;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_output_close(const char *cmd, struct cli_output *o, bool ok)
+{
+    int rc = CLI_EXIT_OK;
+
+    if (o->f == stdout) {
+        if (ok && (fflush(stdout) != 0 || ferror(stdout))) {
+            cli_error(cmd, "<stdout>: write error: %s", strerror(errno));
+            rc = CLI_EXIT_RUNTIME;
+        }
+        o->f = NULL;
+        return rc;
+    }
+    if (o->f) {
+        bool bad = ferror(o->f) != 0;
+
+        errno = 0;
+        /* on disk before the rename, so that a crash cannot leave an empty
+         * file where the old one was */
+        if (ok && o->tmp && (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0))
+            bad = true;
+        if (fclose(o->f) != 0 || bad) {
+            if (ok)
+                cli_error(cmd, "%s: write error: %s", o->name,
+                          errno ? strerror(errno) : "output error");
+            ok = false;
+            rc = CLI_EXIT_RUNTIME;
+        }
+        o->f = NULL;
+    }
+    if (o->tmp) {
+        if (ok && rename(o->tmp, o->target) != 0) {
+            cli_error(cmd, "%s: cannot put the output in place: %s", o->name, strerror(errno));
+            ok = false;
+            rc = CLI_EXIT_RUNTIME;
+        }
+        if (!ok) {
+            unlink(o->tmp);
+            fprintf(stderr, "tilecast %s: note: %s: %s\n", cmd, o->name,
+                    o->replaces ? "left as it was" : "not written");
+        }
+        unwatch_tmp();
+    }
+    free(o->tmp);
+    free(o->target);
+    o->tmp = o->target = NULL;
+    return rc;
 }
 
 struct tc_specs *cli_load_specs(const char *cmd)

@@ -52,6 +52,44 @@ bool cli_input_readable(const char *cmd, const char *path);
 /* The same for --config, which may also name a shipped model config. */
 bool cli_config_readable(const char *cmd, const char *config);
 
+/* A file a command writes (--output and the like). It is written through a
+ * temporary file beside it, renamed over it only when the command succeeds,
+ * so that a failed or interrupted run leaves what was there as it was and
+ * no partial file; a symbolic link is followed (the file it names is
+ * replaced, the link stays) and a replaced file keeps its mode. Standard
+ * output ("-" or no name), devices, pipes and the file standard output
+ * already goes to are written in place. */
+struct cli_output {
+    FILE *f;          /* where to write */
+    const char *name; /* the name given, for messages ("<stdout>" for standard output) */
+    char *tmp;        /* the temporary file; NULL when writing in place */
+    char *target;     /* the file tmp replaces: name, or what its link names */
+    bool replaces;    /* whether target existed */
+};
+
+/* Whether output, a file the command is about to write (a database too),
+ * is another file than each of the n inputs ("-" is standard input; NULL
+ * entries are skipped), compared by device and inode, so that a symbolic
+ * or hard link to an input counts as that input; a database input's
+ * write-ahead log and journal count as the input. If not, prints
+ * "OUTPUT: is the input INPUT ..." for cmd and returns false, and the
+ * caller exits CLI_EXIT_INPUT. A missing output is distinct from all. */
+bool cli_output_distinct(const char *cmd, const char *output, const char *const *inputs,
+                         size_t n);
+/* Checks output with cli_output_distinct, then opens it as described
+ * above. Returns CLI_EXIT_OK, or the exit code after printing why not
+ * (CLI_EXIT_INPUT for an output that is an input, CLI_EXIT_RUNTIME when it
+ * cannot be created). NULL and "-" are standard output. */
+int cli_output_open(const char *cmd, struct cli_output *o, const char *output,
+                    const char *const *inputs, size_t n);
+/* Finishes o. When ok, flushes it and puts the file in place, returning
+ * CLI_EXIT_OK or, after printing the write error, CLI_EXIT_RUNTIME (the
+ * old file is then kept). When not ok, removes the temporary file, says on
+ * stderr that the output was not written (or left as it was) and returns
+ * CLI_EXIT_OK. A caller that hands o->tmp to another program first
+ * closes o->f and sets it to NULL. */
+int cli_output_close(const char *cmd, struct cli_output *o, bool ok);
+
 /* Loads specs from cli_globals.specs_dir / $TILECAST_SPECS_PATH / shipped.
  * On failure prints the error for cmd and returns NULL. */
 struct tc_specs *cli_load_specs(const char *cmd);

@@ -475,6 +475,8 @@ int cmd_collect(int argc, char **argv)
         }
     }
 
+    if (db_path && !cli_output_distinct("collect", db_path, &sweep_path, 1))
+        return CLI_EXIT_INPUT;
     if (!(sw = tc_sweep_load(sweep_path))) {
         rc = cli_fail("collect", TC_ERR_PARSE);
         goto out;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tc-internal.h"
 
 /* The overview of `tilecast db --help`; each subcommand's own --help text
  * follows it here (db calibrate's is in cmd-calibrate.c). tilecast.c puts
@@ -139,14 +140,15 @@ const char cmd_db_export_help[] =
     "                     export and import round-trip; json: GPUs, runs, GEMM and\n"
     "                     attention rows\n"
     "  --gpu ID           only this GPU (default: all)\n"
-    "  -o, --output FILE  write to FILE (default, or '-': standard output)\n"
+    "  -o, --output FILE  write to FILE (default, or '-': standard output); FILE\n"
+    "                     is replaced only when the export succeeds\n"
     "  -h, --help         print this help\n"
     "\n"
     "Example:\n"
     "  tilecast db export a100.db --gpu a100-sxm4-40gb --output a100.csv\n"
     "\n"
-    "Exit status: 0 ok; 1 usage; 2 DB missing, refused or damaged, or unknown GPU;\n"
-    "3 runtime (FILE cannot be written).\n";
+    "Exit status: 0 ok; 1 usage; 2 DB missing, refused or damaged, unknown GPU,\n"
+    "or FILE is DB; 3 runtime (FILE cannot be written).\n";
 
 const char cmd_db_merge_help[] =
     "Usage: tilecast db merge OUT IN...\n"
@@ -162,8 +164,8 @@ const char cmd_db_merge_help[] =
     "Example:\n"
     "  tilecast db merge h100.db shard-*.db\n"
     "\n"
-    "Exit status: 0 ok; 1 usage (OUT is also an input); 2 an IN missing, refused\n"
-    "or damaged; 3 runtime.\n";
+    "Exit status: 0 ok; 1 usage; 2 an IN missing, refused or damaged, or OUT is\n"
+    "also an input; 3 runtime.\n";
 
 const char cmd_db_migrate_help[] =
     "Usage: tilecast db migrate DB\n"
@@ -533,6 +535,10 @@ static int db_import(int argc, char **argv)
             goto out;
         }
     }
+    if (!cli_output_distinct(db_cmd, into, files, n_files)) {
+        ret = CLI_EXIT_INPUT;
+        goto out;
+    }
     specs = cli_load_specs(db_cmd);
     if (!specs) {
         ret = CLI_EXIT_INPUT;
@@ -597,9 +603,10 @@ static int db_export(int argc, char **argv)
     const char *path = NULL, *format = NULL, *gpu = NULL, *output = NULL;
     struct tc_specs *specs = NULL;
     const struct tc_gpu *g;
+    struct cli_output out;
     struct tc_db *db;
     int64_t rows = 0;
-    int err;
+    int err, rc;
 
     for (int i = 1; i < argc; i++) {
         const char **slot = NULL;
@@ -639,14 +646,24 @@ static int db_export(int argc, char **argv)
      * that no spec describes, and those are matched as given */
     if (gpu && (specs = tc_specs_load(NULL)) && (g = tc_specs_lookup(specs, gpu)))
         gpu = g->id;
-    err = tc_db_export(db, format, gpu, output, &rows);
+    rc = cli_output_open(db_cmd, &out, output, &path, 1);
+    if (rc != CLI_EXIT_OK) {
+        tc_db_close(db);
+        tc_specs_free(specs);
+        return rc;
+    }
+    err = tc_db_export_file(db, format, gpu, out.f, out.name, &rows);
     tc_specs_free(specs);
     tc_db_close(db);
-    if (err < 0)
-        return cli_fail(db_cmd, err);
-    if (output && strcmp(output, "-") != 0)
+    if (err < 0) {
+        rc = cli_fail(db_cmd, err);
+        cli_output_close(db_cmd, &out, false);
+        return rc;
+    }
+    rc = cli_output_close(db_cmd, &out, true);
+    if (rc == CLI_EXIT_OK && output && strcmp(output, "-") != 0)
         printf("exported %lld rows to %s\n", (long long)rows, output);
-    return CLI_EXIT_OK;
+    return rc;
 }
 
 static int db_merge(int argc, char **argv)
@@ -667,6 +684,8 @@ static int db_merge(int argc, char **argv)
     for (int i = 2; i < argc; i++)
         if (!cli_input_readable(db_cmd, argv[i]))
             return CLI_EXIT_INPUT;
+    if (!cli_output_distinct(db_cmd, argv[1], (const char *const *)argv + 2, (size_t)argc - 2))
+        return CLI_EXIT_INPUT;
     err = tc_db_merge(argv[1], (size_t)argc - 2, (const char *const *)argv + 2, &stats);
     if (err < 0) {
         cli_error(db_cmd, "%s", tc_last_error());

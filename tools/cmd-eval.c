@@ -67,7 +67,8 @@ const char cmd_eval_help[] =
     "  --output FILE      write the per-row comparison as CSV: the input columns,\n"
     "                     then pred_kernel_us, host_us, pred_time_us,\n"
     "                     pred_tflops, pred_frac_peak, ape_pct, pred_source, status,\n"
-    "                     pred_lo_us, pred_hi_us (the prediction's 80% interval)\n"
+    "                     pred_lo_us, pred_hi_us (the prediction's 80% interval);\n"
+    "                     FILE is replaced only when every row was predicted\n"
     "  --gpu ID, --dtype DT   defaults for rows without gpu / dtype columns\n"
     "  --group-by COL[+COL...]   group by COL as well, or by the combination of\n"
     "                     the columns joined with + (repeatable; replaces the\n"
@@ -461,6 +462,7 @@ int cmd_eval(int argc, char **argv)
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
     FILE *in = NULL, *out = NULL;
+    struct cli_output out_file = {0};
     struct tc_csv *csv = NULL;
     struct groups gs = {0};
     struct gemm_columns cols;
@@ -545,10 +547,16 @@ missing:
         rc = CLI_EXIT_INPUT;
         goto cleanup;
     }
-    if (output && !(out = fopen(output, "w"))) {
-        cli_error(cmd, "%s: cannot create: %s", output, strerror(errno));
-        rc = CLI_EXIT_RUNTIME;
-        goto cleanup;
+    if (output) {
+        const char *inputs[1 + sizeof(po.dbs) / sizeof(po.dbs[0])];
+
+        inputs[0] = input;
+        for (int i = 0; i < po.n_dbs; i++)
+            inputs[1 + i] = po.dbs[i];
+        rc = cli_output_open(cmd, &out_file, output, inputs, 1 + (size_t)po.n_dbs);
+        if (rc != CLI_EXIT_OK)
+            goto cleanup;
+        out = out_file.f;
     }
     if (!(csv = tc_csv_new(in, in_name))) {
         rc = cli_fail(cmd, TC_ERR_NOMEM);
@@ -900,9 +908,13 @@ cleanup:
     tc_csv_free(csv);
     if (in && in != stdin)
         fclose(in);
-    if (out && fclose(out) != 0 && rc == CLI_EXIT_OK) {
-        cli_error(cmd, "%s: write failed: %s", output, strerror(errno));
-        rc = CLI_EXIT_RUNTIME;
+    /* a run with rows that failed leaves the file it would have replaced
+     * as it was: the rows written would not be all of the input's */
+    if (out) {
+        int wrc = cli_output_close(cmd, &out_file, rc == CLI_EXIT_OK);
+
+        if (rc == CLI_EXIT_OK)
+            rc = wrc;
     }
     tc_predictor_free(p);
     tc_specs_free(specs);

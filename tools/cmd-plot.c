@@ -45,7 +45,10 @@ struct plot_files {
     bool png;
 };
 
-static int plot_paths(const char *cmd, const char *output, struct plot_files *pf)
+/* The picture, FILE.dat and FILE.gp are all outputs: none may be one of the
+ * n inputs (the --measured CSV, the --db database, the --config file). */
+static int plot_paths(const char *cmd, const char *output, struct plot_files *pf,
+                      const char *const *inputs, size_t n)
 {
     const char *dot = strrchr(output, '.');
     const char *slash = strrchr(output, '/');
@@ -65,7 +68,28 @@ static int plot_paths(const char *cmd, const char *output, struct plot_files *pf
     snprintf(pf->gp, sizeof(pf->gp), "%.*s.gp", (int)stem, output);
     pf->output = output;
     pf->png = strcmp(dot, ".png") == 0;
+    if (!cli_output_distinct(cmd, output, inputs, n) ||
+        !cli_output_distinct(cmd, pf->dat, inputs, n) ||
+        !cli_output_distinct(cmd, pf->gp, inputs, n))
+        return CLI_EXIT_INPUT;
     return CLI_EXIT_OK;
+}
+
+/* s as a gnuplot string literal, into buf. */
+static void gp_quoted(char *buf, size_t len, const char *s)
+{
+    size_t o = 0;
+
+    if (len < 3)
+        return;
+    buf[o++] = '\'';
+    for (; *s && o + 3 < len; s++) {
+        if (*s == '\'')
+            buf[o++] = '\'';
+        buf[o++] = *s;
+    }
+    buf[o++] = '\'';
+    buf[o] = '\0';
 }
 
 /* gnuplot string literal: single-quoted, quotes doubled. */
@@ -92,9 +116,11 @@ static void gp_header(FILE *f, const struct plot_files *pf, const char *title)
               f);
     else
         fputs("set terminal svg size 1100,650 dynamic noenhanced font 'sans,11'\n", f);
-    fputs("set output ", f);
+    /* tilecast draws into a temporary file it renames into place once
+     * gnuplot succeeded; run by hand, the script writes the picture itself */
+    fputs("if (!exists('tilecast_output')) tilecast_output = ", f);
     gp_quote(f, pf->output);
-    fputs("\nset title ", f);
+    fputs("\nset output tilecast_output\nset title ", f);
     gp_quote(f, title);
     fputs("\nset grid\nset key below\n", f);
 }
@@ -122,8 +148,10 @@ static bool find_in_path(const char *name)
 
 static int run_gnuplot(const char *cmd, const struct plot_files *pf)
 {
+    struct cli_output pic;
+    char setting[4096 + 64], quoted[2 * 4096 + 3];
     pid_t pid;
-    int status;
+    int status, code;
 
     if (!find_in_path("gnuplot")) {
         cli_error(cmd,
@@ -133,20 +161,33 @@ static int run_gnuplot(const char *cmd, const struct plot_files *pf)
                   pf->output, pf->dat, pf->gp, pf->gp);
         return CLI_EXIT_RUNTIME;
     }
+    code = cli_output_open(cmd, &pic, pf->output, NULL, 0);
+    if (code)
+        return code;
+    /* gnuplot opens the file itself */
+    fclose(pic.f);
+    pic.f = NULL;
+    gp_quoted(quoted, sizeof(quoted), pic.tmp ? pic.tmp : pf->output);
+    snprintf(setting, sizeof(setting), "tilecast_output = %s", quoted);
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
         cli_error(cmd, "fork: %s", strerror(errno));
+        cli_output_close(cmd, &pic, false);
         return CLI_EXIT_RUNTIME;
     }
     if (pid == 0) {
-        execlp("gnuplot", "gnuplot", pf->gp, (char *)NULL);
+        execlp("gnuplot", "gnuplot", "-e", setting, pf->gp, (char *)NULL);
         _exit(127);
     }
     if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         cli_error(cmd, "gnuplot %s failed (data in %s)", pf->gp, pf->dat);
+        cli_output_close(cmd, &pic, false);
         return CLI_EXIT_RUNTIME;
     }
+    code = cli_output_close(cmd, &pic, true);
+    if (code)
+        return code;
     if (access(pf->output, F_OK) != 0) {
         cli_error(cmd, "gnuplot ran but %s was not written", pf->output);
         return CLI_EXIT_RUNTIME;
@@ -155,29 +196,24 @@ static int run_gnuplot(const char *cmd, const struct plot_files *pf)
     return CLI_EXIT_OK;
 }
 
-static FILE *open_out(const char *cmd, const char *path)
+/* The data and the script, written through temporary files (cli_output);
+ * their names were checked against the inputs by plot_paths. */
+static FILE *open_out(const char *cmd, struct cli_output *o, const char *path)
 {
-    FILE *f = fopen(path, "w");
-
-    if (!f)
-        cli_error(cmd, "%s: %s", path, strerror(errno));
-    return f;
+    return cli_output_open(cmd, o, path, NULL, 0) == CLI_EXIT_OK ? o->f : NULL;
 }
 
-static int close_out(const char *cmd, FILE *f, const char *path)
+/* Puts a finished file in place (ok) or drops it; returns the exit code. */
+static int close_out(const char *cmd, struct cli_output *o, bool ok)
 {
-    if (ferror(f) | (fclose(f) != 0)) {
-        cli_error(cmd, "%s: write error", path);
-        return CLI_EXIT_RUNTIME;
-    }
-    return CLI_EXIT_OK;
+    return o->f ? cli_output_close(cmd, o, ok) : CLI_EXIT_OK;
 }
 
-/* Closes the finished gnuplot script gp (in every case) and draws the
- * picture with it. */
-static int draw_script(const char *cmd, FILE *gp, const struct plot_files *pf)
+/* Puts the finished gnuplot script in place and draws the picture with
+ * it. */
+static int draw_script(const char *cmd, struct cli_output *gp, const struct plot_files *pf)
 {
-    int code = close_out(cmd, gp, pf->gp);
+    int code = close_out(cmd, gp, true);
 
     return code == CLI_EXIT_OK ? run_gnuplot(cmd, pf) : code;
 }
@@ -188,7 +224,8 @@ static int draw_script(const char *cmd, FILE *gp, const struct plot_files *pf)
 static int draw_bars(const char *cmd, const struct plot_files *pf, const char *title,
                      const char *axes, const char *using)
 {
-    FILE *gp = open_out(cmd, pf->gp);
+    struct cli_output out;
+    FILE *gp = open_out(cmd, &out, pf->gp);
 
     if (!gp)
         return CLI_EXIT_RUNTIME;
@@ -198,7 +235,7 @@ static int draw_bars(const char *cmd, const struct plot_files *pf, const char *t
     fputs("plot ", gp);
     gp_quote(gp, pf->dat);
     fputs(using, gp);
-    return draw_script(cmd, gp, pf);
+    return draw_script(cmd, &out, pf);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -323,6 +360,7 @@ static int plot_throughput(int argc, char **argv)
     struct plot_files pf;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
+    struct cli_output dat_out = {0}, gp_out = {0};
     FILE *dat = NULL, *gp = NULL;
     char *list = NULL, *save = NULL;
     char title[512];
@@ -399,7 +437,11 @@ static int plot_throughput(int argc, char **argv)
                   s.step);
         return CLI_EXIT_USAGE;
     }
-    code = plot_paths(cmd, output, &pf);
+    {
+        const char *inputs[] = {measured, db};
+
+        code = plot_paths(cmd, output, &pf, inputs, 2);
+    }
     if (code)
         return code;
     if ((measured && !cli_input_readable(cmd, measured)) || (db && !cli_input_readable(cmd, db)))
@@ -421,7 +463,7 @@ static int plot_throughput(int argc, char **argv)
             goto cleanup;
         }
     }
-    dat = open_out(cmd, pf.dat);
+    dat = open_out(cmd, &dat_out, pf.dat);
     if (!dat) {
         code = CLI_EXIT_RUNTIME;
         goto cleanup;
@@ -466,12 +508,12 @@ static int plot_throughput(int argc, char **argv)
         }
         n_gpus++;
     }
-    code = close_out(cmd, dat, pf.dat);
+    code = close_out(cmd, &dat_out, true);
     dat = NULL;
     if (code)
         goto cleanup;
 
-    gp = open_out(cmd, pf.gp);
+    gp = open_out(cmd, &gp_out, pf.gp);
     if (!gp) {
         code = CLI_EXIT_RUNTIME;
         goto cleanup;
@@ -518,13 +560,12 @@ static int plot_throughput(int argc, char **argv)
         }
     }
     fputc('\n', gp);
-    code = draw_script(cmd, gp, &pf);
+    code = draw_script(cmd, &gp_out, &pf);
     gp = NULL;
 cleanup:
-    if (dat)
-        fclose(dat);
-    if (gp)
-        fclose(gp);
+    /* a failed plot leaves no partial data or script */
+    close_out(cmd, &dat_out, false);
+    close_out(cmd, &gp_out, false);
     free(list);
     tc_predictor_free(p);
     tc_specs_free(specs);
@@ -574,6 +615,7 @@ static int plot_layer(int argc, char **argv)
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
     const struct tc_gpu *gpu;
+    struct cli_output dat_out = {0};
     FILE *dat = NULL;
     char title[512];
     int code, err, train = -1;
@@ -606,7 +648,11 @@ static int plot_layer(int argc, char **argv)
                        "required");
         return CLI_EXIT_USAGE;
     }
-    code = plot_paths(cmd, o.output, &pf);
+    {
+        const char *inputs[] = {o.config, o.db};
+
+        code = plot_paths(cmd, o.output, &pf, inputs, 2);
+    }
     if (code)
         return code;
     if (o.config) {
@@ -630,7 +676,7 @@ static int plot_layer(int argc, char **argv)
         code = cli_fail(cmd, err);
         goto cleanup;
     }
-    dat = open_out(cmd, pf.dat);
+    dat = open_out(cmd, &dat_out, pf.dat);
     if (!dat) {
         code = CLI_EXIT_RUNTIME;
         goto cleanup;
@@ -639,7 +685,7 @@ static int plot_layer(int argc, char **argv)
     for (size_t i = 0; i < mp->n_ops; i++)
         fprintf(dat, "%s %.3f %.2f %.2f %s\n", mp->ops[i].name, mp->ops[i].time_us,
                 mp->ops[i].tflops, 100 * mp->ops[i].share, tc_source_name(mp->ops[i].source));
-    code = close_out(cmd, dat, pf.dat);
+    code = close_out(cmd, &dat_out, true);
     dat = NULL;
     if (code)
         goto cleanup;
@@ -656,8 +702,7 @@ static int plot_layer(int argc, char **argv)
                      " using (column(2)/2):0:(column(2)/2):(0.35):yticlabels(1) with boxxyerror "
                      "lc rgb '#4a7ebb' title 'time (us)'\n");
 cleanup:
-    if (dat)
-        fclose(dat);
+    close_out(cmd, &dat_out, false);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);
@@ -678,6 +723,7 @@ static int plot_advise(int argc, char **argv)
     struct tc_predictor *p = NULL;
     struct tc_advice *adv = NULL;
     const struct tc_gpu *gpu;
+    struct cli_output dat_out = {0};
     FILE *dat = NULL;
     char title[512];
     int code, err;
@@ -713,7 +759,11 @@ static int plot_advise(int argc, char **argv)
         cli_error(cmd, "--config and --output are required");
         return CLI_EXIT_USAGE;
     }
-    code = plot_paths(cmd, o.output, &pf);
+    {
+        const char *inputs[] = {o.config, o.db};
+
+        code = plot_paths(cmd, o.output, &pf, inputs, 2);
+    }
     if (code)
         return code;
     if (!cli_config_readable(cmd, o.config))
@@ -731,7 +781,7 @@ static int plot_advise(int argc, char **argv)
         code = cli_fail(cmd, err);
         goto cleanup;
     }
-    dat = open_out(cmd, pf.dat);
+    dat = open_out(cmd, &dat_out, pf.dat);
     if (!dat) {
         code = CLI_EXIT_RUNTIME;
         goto cleanup;
@@ -749,7 +799,7 @@ static int plot_advise(int argc, char **argv)
                 (long long)k->cfg.vocab, (long long)k->cfg.micro_batch, (long long)k->cfg.tp,
                 k->speedup, k->tokens_per_s_per_gpu, 100 * k->params_delta);
     }
-    code = close_out(cmd, dat, pf.dat);
+    code = close_out(cmd, &dat_out, true);
     dat = NULL;
     if (code)
         goto cleanup;
@@ -762,8 +812,7 @@ static int plot_advise(int argc, char **argv)
                      " using ((column(2)+0.9)/2):0:((column(2)-0.9)/2):(0.35):yticlabels(1) "
                      "with boxxyerror lc rgb '#3a9a5b' title 'speedup (x)'\n");
 cleanup:
-    if (dat)
-        fclose(dat);
+    close_out(cmd, &dat_out, false);
     tc_advice_free(adv);
     tc_predictor_free(p);
     tc_specs_free(specs);

@@ -60,10 +60,12 @@
     "                  measured CSVs of the project's\n"                                   \
     "                  data folder work as they are. Memory does not grow with\n"          \
     "                  the number of rows.\n"                                              \
-    "  --output FILE   where batch mode writes (default: stdout)\n"                        \
+    "  --output FILE   where batch mode writes (default: stdout); FILE is replaced\n"     \
+    "                  only when the run completes, and may not be an input\n"           \
     "  --keep-going    batch mode: report a bad row (FILE:LINE:COLUMN) on stderr,\n"       \
     "                  write it with empty predictions and a pred_error column,\n"         \
-    "                  and continue; without it the first bad row stops the run.\n"        \
+    "                  and continue; without it the first bad row stops the run\n"         \
+    "                  and --output FILE is not written.\n"                               \
     "                  Either way the exit status is 2 if any row failed.\n"               \
     "\n"                                                                                   \
     "Output columns: time_us (predicted kernel time, microseconds), tflops\n"              \
@@ -537,8 +539,11 @@ struct stream_opts {
 };
 
 static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
-                          const struct gemm_defaults *def, const struct stream_opts *so)
+                          const struct gemm_defaults *def, const struct stream_opts *so,
+                          const struct predictor_opts *po)
 {
+    struct cli_output output = {0};
+    const char *inputs[1 + sizeof(po->dbs) / sizeof(po->dbs[0])];
     FILE *in = NULL, *out = NULL;
     struct tc_csv *csv = NULL;
     struct gemm_columns cols;
@@ -547,20 +552,21 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
     char **fields;
     int nfields, header_n = 0, rc = CLI_EXIT_OK, r;
     long rows = 0, failed = 0;
+    bool complete = false;
     char err[768];
 
+    inputs[0] = so->input;
+    for (int i = 0; i < po->n_dbs; i++)
+        inputs[1 + i] = po->dbs[i];
     in = strcmp(so->input, "-") == 0 ? stdin : fopen(so->input, "r");
     if (!in) {
         cli_error("predict", "%s: cannot open: %s", so->input, strerror(errno));
         return CLI_EXIT_INPUT;
     }
-    if (!so->output || strcmp(so->output, "-") == 0) {
-        out = stdout;
-    } else if (!(out = fopen(so->output, "w"))) {
-        cli_error("predict", "%s: cannot create: %s", so->output, strerror(errno));
-        rc = CLI_EXIT_RUNTIME;
+    rc = cli_output_open("predict", &output, so->output, inputs, 1 + (size_t)po->n_dbs);
+    if (rc != CLI_EXIT_OK)
         goto cleanup;
-    }
+    out = output.f;
     if (!(csv = tc_csv_new(in, in_name))) {
         rc = cli_fail("predict", TC_ERR_NOMEM);
         goto cleanup;
@@ -651,6 +657,8 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
         rc = cli_fail("predict", r);
         goto cleanup;
     }
+    /* with --keep-going the file is complete: its failed rows say why */
+    complete = true;
     if (failed) {
         cli_error("predict", "%ld of %ld rows failed", failed, rows);
         rc = CLI_EXIT_INPUT;
@@ -660,13 +668,12 @@ cleanup:
     tc_csv_free(csv);
     if (in && in != stdin)
         fclose(in);
-    if (out && out != stdout) {
-        if (fclose(out) != 0 && rc == CLI_EXIT_OK) {
-            cli_error("predict", "%s: write failed: %s", so->output, strerror(errno));
-            rc = CLI_EXIT_RUNTIME;
-        }
-    } else if (out && fflush(out) != 0 && rc == CLI_EXIT_OK) {
-        rc = CLI_EXIT_RUNTIME;
+    /* a run that failed leaves the file it would have replaced as it was */
+    if (out) {
+        int wrc = cli_output_close("predict", &output, complete);
+
+        if (rc == CLI_EXIT_OK)
+            rc = wrc;
     }
     return rc;
 }
@@ -825,7 +832,7 @@ missing:
     if (!(p = predictor_opts_make(cmd, specs, &po, &rc)))
         goto cleanup;
     if (so.input) {
-        rc = predict_stream(specs, p, &def, &so);
+        rc = predict_stream(specs, p, &def, &so, &po);
     } else {
         const struct tc_gpu *gpu = cli_find_gpu(cmd, specs, def.gpu_id);
         struct tc_gemm_prediction pr;
