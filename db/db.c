@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "db-internal.h"
 
 /* quick_check reads every page. Before a file is opened for writing it
@@ -298,6 +299,21 @@ static int column_real(struct tc_db *db, sqlite3_stmt *st, int col, bool positiv
                         (long long)row_id, what, v);
     *out = v;
     return TC_OK;
+}
+
+/* A time column (time_us, min_us): NULL reads as 0, anything else must be
+ * a plausible time (bounds.h), or it would come back as an infinite
+ * throughput. */
+static int column_time(struct tc_db *db, sqlite3_stmt *st, int col, double *out,
+                       const char *what, int64_t row_id)
+{
+    int err = column_real(db, st, col, false, out, what, row_id);
+
+    if (err == TC_OK && *out != 0 && !tc_bound_time_ok(*out))
+        return tc_error(TC_ERR_SCHEMA, "%s: row %lld: %s = %g is outside the plausible "
+                        "[%g, %g] us", db->path, (long long)row_id, what, *out,
+                        TC_BOUND_TIME_US_MIN, TC_BOUND_TIME_US_MAX);
+    return err;
 }
 
 /* Rewrites the current message as "<file>: <what> <id>: <reason>", dropping
@@ -1187,7 +1203,13 @@ TC_API int tc_db_schema_version(struct tc_db *db)
 /* ------------------------------------------------------------------------ */
 
 /* Each query counts rows that break a rule the CHECK constraints state
- * (a file edited by hand, or with ignore_check_constraints, may break them). */
+ * (a file edited by hand, or with ignore_check_constraints, may break them),
+ * or a plausibility bound (bounds.h) the CHECK constraints of schema v1 do
+ * not. */
+#define ZERO_OR_IN(col, lo, hi)                                                              \
+    "(" col " = 0 OR " col " BETWEEN " TC_BOUND_SQL(lo) " AND " TC_BOUND_SQL(hi) ")"
+#define PEAK_OK(dt)                                                                          \
+    ZERO_OR_IN("peak_" dt "_tflops", TC_BOUND_PEAK_TFLOPS_MIN, TC_BOUND_PEAK_TFLOPS_MAX)
 static const struct {
     const char *what;
     const char *sql;
@@ -1201,9 +1223,15 @@ static const struct {
      "SELECT count(*), min(id) FROM gemm WHERE typeof(m) <> 'integer' OR typeof(n) <> "
      "'integer' OR typeof(k) <> 'integer' OR typeof(batch) <> 'integer' OR m <= 0 OR n <= 0 "
      "OR k <= 0 OR batch <= 0 OR max(m, n, k, batch) > 1099511627776"},
-    {"ok gemm rows without a positive time",
+    {"ok gemm rows without a plausible time (in [" TC_BOUND_SQL(TC_BOUND_TIME_US_MIN) ", "
+     TC_BOUND_SQL(TC_BOUND_TIME_US_MAX) "] us and at most " TC_BOUND_SQL(TC_BOUND_TFLOPS_MAX)
+     " TFLOP/s)",
      "SELECT count(*), min(id) FROM gemm WHERE status = 'ok' AND (typeof(time_us) NOT IN "
-     "('real','integer') OR NOT (time_us > 0 AND time_us <= 1e12))"},
+     "('real','integer') OR NOT (time_us >= " TC_BOUND_SQL(TC_BOUND_TIME_US_MIN)
+     " AND time_us <= " TC_BOUND_SQL(TC_BOUND_TIME_US_MAX) ")"
+     " OR 2.0 * m * n * k * batch / time_us > 1e6 * " TC_BOUND_SQL(TC_BOUND_TFLOPS_MAX)
+     " OR (coalesce(min_us, 0) <> 0 AND NOT (min_us >= " TC_BOUND_SQL(TC_BOUND_TIME_US_MIN)
+     " AND min_us <= " TC_BOUND_SQL(TC_BOUND_TIME_US_MAX) ")))"},
     {"gemm rows with a negative or non-numeric min_us, spread_pct or algorithm field",
      "SELECT count(*), min(id) FROM gemm WHERE typeof(min_us) NOT IN ('null','real','integer')"
      " OR typeof(spread_pct) NOT IN ('null','real','integer') OR min_us < 0 OR spread_pct < 0"
@@ -1222,21 +1250,24 @@ static const struct {
      " OR length(CAST(compute_capability AS BLOB)) > 15"
      " OR length(CAST(sources AS BLOB)) > 1023 OR length(CAST(flags AS BLOB)) > 2047"
      " OR arch NOT IN ('volta','turing','ampere','ada','hopper','blackwell','cdna2','cdna3')"
-     " OR NOT (units BETWEEN 0 AND 100000)"
-     " OR NOT (min(clock_tensor_mhz, clock_vector_mhz, clock_base_mhz) >= 0"
-     "         AND max(clock_tensor_mhz, clock_vector_mhz, clock_base_mhz) <= 100000)"
-     " OR NOT (min(peak_fp64_tflops, peak_fp32_tflops, peak_tf32_tflops, peak_fp16_tflops,"
-     "             peak_bf16_tflops, peak_fp8_tflops, peak_int8_tflops) >= 0"
-     "         AND max(peak_fp64_tflops, peak_fp32_tflops, peak_tf32_tflops, peak_fp16_tflops,"
-     "             peak_bf16_tflops, peak_fp8_tflops, peak_int8_tflops) <= 1e6)"
+     /* 0 is a value the snapshot does not know (collected without --gpu) */
+     " OR NOT (units BETWEEN 0 AND " TC_BOUND_SQL(TC_BOUND_UNITS_MAX) ")"
+     " OR NOT " ZERO_OR_IN("clock_tensor_mhz", TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX)
+     " OR NOT " ZERO_OR_IN("clock_vector_mhz", TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX)
+     " OR NOT " ZERO_OR_IN("clock_base_mhz", TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX)
+     " OR NOT " PEAK_OK("fp64") " OR NOT " PEAK_OK("fp32") " OR NOT " PEAK_OK("tf32")
+     " OR NOT " PEAK_OK("fp16") " OR NOT " PEAK_OK("bf16") " OR NOT " PEAK_OK("fp8")
+     " OR NOT " PEAK_OK("int8")
      " OR NOT (min(flops_per_clk_fp64, flops_per_clk_fp32, flops_per_clk_tf32,"
      "             flops_per_clk_fp16, flops_per_clk_bf16, flops_per_clk_fp8,"
      "             flops_per_clk_int8) >= 0"
      "         AND max(flops_per_clk_fp64, flops_per_clk_fp32, flops_per_clk_tf32,"
      "             flops_per_clk_fp16, flops_per_clk_bf16, flops_per_clk_fp8,"
      "             flops_per_clk_int8) <= 1e7)"
-     " OR NOT (mem_bw_gbps BETWEEN 0 AND 1e6) OR NOT (mem_gb BETWEEN 0 AND 1e6)"
-     " OR NOT (l2_bytes BETWEEN 0 AND 1e12) OR NOT (tdp_w BETWEEN 0 AND 1e5)"
+     " OR NOT " ZERO_OR_IN("mem_bw_gbps", TC_BOUND_MEM_BW_GBPS_MIN, TC_BOUND_MEM_BW_GBPS_MAX)
+     " OR NOT " ZERO_OR_IN("mem_gb", TC_BOUND_MEM_GB_MIN, TC_BOUND_MEM_GB_MAX)
+     " OR NOT " ZERO_OR_IN("l2_bytes", TC_BOUND_L2_BYTES_MIN, TC_BOUND_L2_BYTES_MAX)
+     " OR NOT " ZERO_OR_IN("tdp_w", TC_BOUND_TDP_W_MIN, TC_BOUND_TDP_W_MAX)
      " OR NOT (min(warp_size, max_threads_per_sm, max_warps_per_sm, max_blocks_per_sm,"
      "             max_threads_per_block, regs_per_sm, max_regs_per_block,"
      "             max_regs_per_thread, reg_alloc_unit, smem_alloc_unit_bytes) >= 0"
@@ -1262,7 +1293,8 @@ static const struct {
      "typeof(head_dim) <> 'integer' OR "
      "max(batch, heads, kv_heads, seq_q, seq_kv, head_dim) > 1099511627776 OR "
      "(status = 'ok' AND (typeof(time_us) NOT IN ('real','integer') OR "
-     "NOT (time_us > 0 AND time_us <= 1e12)))"},
+     "NOT (time_us >= " TC_BOUND_SQL(TC_BOUND_TIME_US_MIN) " AND time_us <= "
+     TC_BOUND_SQL(TC_BOUND_TIME_US_MAX) ")))"},
     {"runs with an unknown kind", "SELECT count(*), min(id) FROM run WHERE kind NOT IN "
                                   "('collected','imported')"},
     {"runs without rows or GPU", "SELECT count(*), min(id) FROM run WHERE gpu_id NOT IN "
@@ -1551,6 +1583,11 @@ static int check_gemm_row(struct tc_db *db, const struct tc_gemm_row *r)
         return tc_error(TC_ERR_RANGE, "%s: GEMM %lldx%lldx%lld: an ok row needs a positive "
                         "time (got %g us)", db->path, (long long)r->m, (long long)r->n,
                         (long long)r->k, r->time_us);
+    if (r->status == TC_STATUS_OK &&
+        (tc_bound_check_gemm(r->m, r->n, r->k, r->batch, r->time_us) < 0 ||
+         (r->min_us != 0 && tc_bound_check_time("min_us", r->min_us) < 0)))
+        return tc_error_prefix(TC_ERR_RANGE, "%s: GEMM %lldx%lldx%lld", db->path,
+                               (long long)r->m, (long long)r->n, (long long)r->k);
     if (!memchr(r->algo, '\0', sizeof(r->algo)) || !memchr(r->message, '\0', sizeof(r->message)))
         return tc_error(TC_ERR_INVALID, "%s: GEMM row with an unterminated string", db->path);
     return TC_OK;
@@ -1639,8 +1676,8 @@ int db_read_gemm_row(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_gemm_r
     TRY(column_int_range(db, st, c + 7, 1, 1LL << 40, false, &r->n, "n", id));
     TRY(column_int_range(db, st, c + 8, 1, 1LL << 40, false, &r->k, "k", id));
     TRY(column_int_range(db, st, c + 9, 1, 1LL << 40, false, &r->batch, "batch", id));
-    TRY(column_real(db, st, c + 10, false, &r->time_us, "time_us", id));
-    TRY(column_real(db, st, c + 11, false, &r->min_us, "min_us", id));
+    TRY(column_time(db, st, c + 10, &r->time_us, "time_us", id));
+    TRY(column_time(db, st, c + 11, &r->min_us, "min_us", id));
     TRY(column_real(db, st, c + 12, false, &r->spread_pct, "spread_pct", id));
 #define INTCOL(col, field, name)                                                             \
     TRY(column_int_range(db, st, c + (col), 0, 1 << 30, true, &v, name, id));                \
@@ -1663,6 +1700,11 @@ int db_read_gemm_row(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_gemm_r
     if (r->status == TC_STATUS_OK && !(r->time_us > 0.0))
         return tc_error(TC_ERR_SCHEMA, "%s: gemm row %lld: status ok without a time", db->path,
                         (long long)id);
+    if (r->status == TC_STATUS_OK && !tc_bound_gemm_rate_ok(r->m, r->n, r->k, r->batch,
+                                                            r->time_us)) {
+        tc_bound_check_gemm(r->m, r->n, r->k, r->batch, r->time_us);
+        return tc_error_prefix(TC_ERR_SCHEMA, "%s: gemm row %lld", db->path, (long long)id);
+    }
     return TC_OK;
 fail:
     {
@@ -1767,6 +1809,8 @@ static int check_attention_row(struct tc_db *db, const struct tc_attention_row *
     if (r->status == TC_STATUS_OK && (!isfinite(r->time_us) || r->time_us <= 0))
         return tc_error(TC_ERR_RANGE, "%s: attention: an ok row needs a positive time",
                         db->path);
+    if (r->status == TC_STATUS_OK && tc_bound_check_time("time_us", r->time_us) < 0)
+        return tc_error_prefix(TC_ERR_RANGE, "%s: attention", db->path);
     if (!memchr(r->message, '\0', sizeof(r->message)))
         return tc_error(TC_ERR_INVALID, "%s: attention row with an unterminated message",
                         db->path);
@@ -1890,7 +1934,8 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
     } while (0)
     TRY(column_int_range(db, st, 1, 1, INT64_MAX, false, &out->run_id, "run_id", id));
     TRY(column_real(db, st, 2, true, &out->time_us, "time_us", id));
-    TRY(column_real(db, st, 3, false, &out->min_us, "min_us", id));
+    TRY(column_time(db, st, 2, &out->time_us, "time_us", id));
+    TRY(column_time(db, st, 3, &out->min_us, "min_us", id));
     TRY(column_real(db, st, 4, false, &out->spread_pct, "spread_pct", id));
     TRY(column_int_range(db, st, 5, 0, 1 << 30, true, &reps, "reps", id));
     out->reps = (int)reps;
@@ -1972,7 +2017,8 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         TRY(column_int_range(db, st, 8, 0, 1, false, &v, "causal", id));
         r->causal = v != 0;
         TRY(column_real(db, st, 9, true, &r->time_us, "time_us", id));
-        TRY(column_real(db, st, 10, false, &r->min_us, "min_us", id));
+        TRY(column_time(db, st, 9, &r->time_us, "time_us", id));
+        TRY(column_time(db, st, 10, &r->min_us, "min_us", id));
         TRY(column_real(db, st, 11, false, &r->spread_pct, "spread_pct", id));
         TRY(column_int_range(db, st, 12, 0, 1 << 30, true, &v, "reps", id));
         r->reps = (int)v;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bounds.h"
 #include "csv.h"
 #include "db-internal.h"
 
@@ -154,8 +155,17 @@ static int store(struct importer *imp, const struct tc_gemm_row *row, const char
                  const char *file, long line)
 {
     bool inserted = false;
-    int err = db_insert_gemm_op(imp->db, row, op, &inserted);
+    int err;
 
+    /* every format's time, given or derived from a throughput, within the
+     * physical bounds: an absurd one is a wrong unit or a broken log */
+    err = tc_bound_check_gemm(row->m, row->n, row->k, row->batch, row->time_us);
+    if (err == TC_OK && row->min_us != 0 && !tc_bound_time_ok(row->min_us))
+        err = tc_bound_check_time("min_us", row->min_us);
+    if (err < 0)
+        return line > 0 ? tc_error_prefix(err, "%s:%ld", file, line)
+                        : tc_error_prefix(err, "%s", file);
+    err = db_insert_gemm_op(imp->db, row, op, &inserted);
     if (err < 0)
         return tc_error_prefix(err, "%s:%ld", file, line);
     if (inserted)
@@ -323,6 +333,9 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
     if ((s = field(fields, cols, C_TFLOPS)) &&
         (err = parse_real_field(s, file, line, COL(C_TFLOPS), "tflops", &tflops)) < 0)
         return err;
+    if (tflops > TC_BOUND_TFLOPS_MAX)
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: tflops %g is over the plausible %g TFLOP/s",
+                        file, line, COL(C_TFLOPS), tflops, TC_BOUND_TFLOPS_MAX);
     if ((s = field(fields, cols, C_TIME))) {
         if ((err = parse_real_field(s, file, line, COL(C_TIME), "time_us", &row.time_us)) < 0)
             return err;
@@ -351,9 +364,10 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
                         "--skip-untimed to skip rows without a time)", file, line,
                         cols[C_TIME] >= 0 ? COL(C_TIME) : COL(C_TFLOPS));
     }
-    if (!isfinite(row.time_us) || row.time_us <= 0.0 || row.time_us > 1e12)
-        return tc_error(TC_ERR_PARSE, "%s:%ld: time %g us is out of range", file, line,
-                        row.time_us);
+    if ((err = tc_bound_check_gemm(row.m, row.n, row.k, row.batch, row.time_us)) < 0)
+        return tc_error_prefix(TC_ERR_PARSE, "%s:%ld:%d", file, line,
+                               cols[C_TIME] >= 0 && field(fields, cols, C_TIME) ? COL(C_TIME)
+                                                                                : COL(C_TFLOPS));
 
     row.dtype_c = row.dtype;
     row.compute = db_default_compute(row.dtype);
@@ -535,12 +549,24 @@ static int import_cookbook(struct importer *imp, const char *file)
             goto out;
         }
         errno = 0;
-        tflops = strtod(end + 1, &num_end);
+        p = end + 1;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        tflops = strtod(p, &num_end);
+        /* decimal only: strtod would take hex, inf and nan too */
+        if (num_end != p + tc_decimal_len(p))
+            num_end = (char *)p;
         while (*num_end == ' ' || *num_end == '\t' || *num_end == '\r')
             num_end++;
-        if (num_end == end + 1 || *num_end || errno || !isfinite(tflops) || tflops <= 0) {
+        if (num_end == p || *num_end || errno || !isfinite(tflops) || tflops <= 0) {
             err = tc_error(TC_ERR_PARSE, "%s:%ld:%d: throughput '%s' is not a positive number "
                            "of TFLOP/s", file, line, (int)(end + 1 - buf) + 1, end + 1);
+            goto out;
+        }
+        if (tflops > TC_BOUND_TFLOPS_MAX) {
+            err = tc_error(TC_ERR_PARSE, "%s:%ld:%d: throughput %g TFLOP/s is over the "
+                           "plausible %g", file, line, (int)(p - buf) + 1, tflops,
+                           TC_BOUND_TFLOPS_MAX);
             goto out;
         }
         row.batch = n == 4 ? dims[0] : 1;
@@ -630,7 +656,19 @@ static int mamf_push(struct mamf_log *log, const struct mamf_row *r)
 
 static bool good_tflops(double v)
 {
-    return isfinite(v) && v > 0.0 && v < 1e7;
+    return isfinite(v) && v > 0.0 && v <= TC_BOUND_TFLOPS_MAX;
+}
+
+/* Whether seg holds a hex number ("0x1p8" where a TFLOP/s should be):
+ * sscanf's %lf reads it as the same value strtod would, which a log of
+ * decimal figures never means. "1280x720" is dimensions, not hex. */
+static bool has_hex_number(const char *seg)
+{
+    for (const char *p = seg; (p = strpbrk(p, "xX")); p++)
+        if (p > seg && p[-1] == '0' && (p - 1 == seg || !((p[-2] >= '0' && p[-2] <= '9') ||
+                                                           p[-2] == '.')))
+            return true;
+    return false;
 }
 
 static int mamf_segment(struct mamf_log *log, const char *seg, const char *file, long line)
@@ -667,6 +705,9 @@ static int mamf_segment(struct mamf_log *log, const char *seg, const char *file,
                  seg);
         return TC_OK;
     }
+    if (has_hex_number(seg))
+        return tc_error(TC_ERR_PARSE, "%s:%ld: a hexadecimal number in '%.60s': the log's "
+                        "figures are decimal", file, line, seg);
     if (sscanf(seg, "%lld | %lf(mean) %lf(median) %lf(max) @ %lldx%lldx%lld%n", &idx, &mean,
                &median, &max, &d[0], &d[1], &d[2], &used) == 7) {
         if (!good_tflops(median) || !good_tflops(max))

@@ -1,6 +1,7 @@
 /* Attention: unfused (scores bmm + softmax + values bmm) through the GEMM
  * predictor, and a FlashAttention-2 style tile model from the GPU spec.
  * Also the GEMM memo and the memory-bound kernel model shared with model.c. */
+#include "bounds.h"
 #include "config.h"
 
 #include <math.h>
@@ -676,9 +677,18 @@ int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
 {
     int err = predict_model(p, gpu, memo, q, out);
 
-    if (err < 0 || !p)
-        return err;
-    return attention_calibrate(p, gpu, memo, q, q->seq_kv ? q->seq_kv : q->seq_q, out);
+    if (err == TC_OK && p)
+        err = attention_calibrate(p, gpu, memo, q, q->seq_kv ? q->seq_kv : q->seq_q, out);
+    /* never an infinite or NaN answer, whatever the inputs let through */
+    if (err == TC_OK) {
+        char what[160];
+
+        snprintf(what, sizeof(what), "attention b=%lld h=%lld s=%lld d=%lld on %s",
+                 (long long)q->batch, (long long)q->heads, (long long)q->seq_q,
+                 (long long)q->head_dim, gpu->id);
+        err = tc_bound_check_prediction(what, out->time_us, out->lo_us, out->hi_us);
+    }
+    return err;
 }
 
 TC_API int tc_predict_attention(struct tc_predictor *p, const struct tc_gpu *gpu,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "calibrate.h"
 #include "tc-internal.h"
 
@@ -1309,6 +1310,45 @@ static double broad_correction(const struct tc_calib *c, const struct tc_calib_p
     return sw > 0 ? swr / (cp->nb2_prior + sw) : 0;
 }
 
+/* The fitted values a prediction multiplies by, within their physical
+ * bounds (bounds.h): a stored calibration with c_compute 1e308 would make
+ * every prediction infinite, and a fit that left them has not described
+ * the device. Sets a message naming the value. */
+static int params_in_bounds(const struct tc_calib_params *cp)
+{
+    const struct {
+        const char *name;
+        double v;
+    } scales[] = {
+        {"c_compute", cp->c_compute},       {"c_compute_avg", cp->c_compute_avg},
+        {"c_memory", cp->c_memory},         {"c_overhead", cp->c_overhead},
+        {"align1", cp->align_factor[1]},    {"align2", cp->align_factor[2]},
+        {"align3", cp->align_factor[3]},
+    };
+
+    for (size_t i = 0; i < TC_ARRAY_SIZE(scales); i++)
+        if (!tc_bound_in(scales[i].v, TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX))
+            return tc_error(TC_ERR_RANGE, "calibration parameter '%s' %g is outside the "
+                            "plausible [%g, %g]", scales[i].name, scales[i].v,
+                            TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX);
+    for (int j = 0; j < cp->n_kernels; j++)
+        if (!tc_bound_in(cp->kernel_scale[j], TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX))
+            return tc_error(TC_ERR_RANGE, "calibration kernel factor %g is outside the "
+                            "plausible [%g, %g]", cp->kernel_scale[j], TC_BOUND_SCALE_MIN,
+                            TC_BOUND_SCALE_MAX);
+    for (int t = 0; t < TC_TIMING_COUNT; t++)
+        if (!tc_bound_in(cp->host_us[t], 0, TC_BOUND_HOST_US_MAX))
+            return tc_error(TC_ERR_RANGE, "calibration host cost %g us is outside the "
+                            "plausible [0, %g]", cp->host_us[t], TC_BOUND_HOST_US_MAX);
+    for (int b = 0; b < TC_CALIB_TIME_BINS; b++)
+        if (!tc_bound_in(cp->q_lo[b], -TC_BOUND_LOG_RATIO_MAX, TC_BOUND_LOG_RATIO_MAX) ||
+            !tc_bound_in(cp->q_hi[b], -TC_BOUND_LOG_RATIO_MAX, TC_BOUND_LOG_RATIO_MAX))
+            return tc_error(TC_ERR_RANGE, "calibration interval q_lo%d/q_hi%d (%g, %g) is "
+                            "outside the plausible [-%d, %d]", b, b, cp->q_lo[b], cp->q_hi[b],
+                            TC_BOUND_LOG_RATIO_MAX, TC_BOUND_LOG_RATIO_MAX);
+    return TC_OK;
+}
+
 struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
                                 const struct tc_calib_params *stored)
 {
@@ -1449,6 +1489,10 @@ struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
         goto fail;
     if (build_hash(c) < 0)
         goto fail;
+    if (!reuse && params_in_bounds(&c->params) < 0) {
+        tc_error_prefix(TC_ERR_RANGE, "the fit to the %zu rows does not describe the GPU", n);
+        goto fail;
+    }
     free(scratch);
     return c;
 
@@ -1848,6 +1892,9 @@ static int parse_kernels(const char *text, struct tc_calib_params *cp)
                             p);
         p = end + 1;
         scale = strtod(p, &end);
+        /* decimal only, as tc_parse_double: strtod takes hex, inf and nan */
+        if (end != p + tc_decimal_len(p))
+            end = (char *)p;
         if (end == p || !(scale > 0) || !isfinite(scale) || (*end && *end != ','))
             return tc_error(TC_ERR_PARSE, "calibration parameters: bad kernel factor near '%.20s'",
                             p);
@@ -2014,5 +2061,5 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
     for (int j = 1; j < TC_CALIB_ALIGN_CLASSES; j++)
         if (!(cp->align_factor[j] > 0))
             return tc_error(TC_ERR_RANGE, "calibration parameters: align%d is not positive", j);
-    return TC_OK;
+    return params_in_bounds(cp);
 }

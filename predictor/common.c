@@ -396,6 +396,34 @@ int tc_parse_i64(const char *s, long long *out)
     return TC_OK;
 }
 
+size_t tc_decimal_len(const char *s)
+{
+    const char *p = s;
+    size_t digits = 0;
+
+    if (*p == '+' || *p == '-')
+        p++;
+    for (; *p >= '0' && *p <= '9'; p++)
+        digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            digits++;
+    if (!digits)
+        return 0;
+    if (*p == 'e' || *p == 'E') {
+        const char *e = p + 1;
+
+        if (*e == '+' || *e == '-')
+            e++;
+        if (*e >= '0' && *e <= '9') {
+            while (*e >= '0' && *e <= '9')
+                e++;
+            p = e;
+        }
+    }
+    return (size_t)(p - s);
+}
+
 int tc_parse_double(const char *s, double *out)
 {
     char *end;
@@ -405,8 +433,15 @@ int tc_parse_double(const char *s, double *out)
         return tc_error(TC_ERR_PARSE, "empty number");
     while (isspace((unsigned char)*s))
         s++;
+    /* strtod also reads hex (0x258), inf and nan: no file of measurements,
+     * specs or parameters means those, and a hex time read as decimal by
+     * another tool (or the reverse) is silently a different number */
+    if (!tc_decimal_len(s))
+        return tc_error(TC_ERR_PARSE, "'%s' is not a decimal number", s);
     errno = 0;
     v = strtod(s, &end);
+    if (end != s + tc_decimal_len(s))
+        return tc_error(TC_ERR_PARSE, "'%s' is not a decimal number", s);
     if (end == s)
         return tc_error(TC_ERR_PARSE, "'%s' is not a number", s);
     while (isspace((unsigned char)*end))

@@ -2,6 +2,7 @@
  * decomposition of a layer into GEMMs, attention and memory-bound ops
  * (the paper's table, with tensor-parallel splits and the backward GEMMs),
  * each predicted through the GEMM/attention predictors. */
+#include "bounds.h"
 #include "config.h"
 
 #include <errno.h>
@@ -765,6 +766,14 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
                                           per_op;
     }
     mp->step_time_us = mp->gpu_time_us > mp->host_time_us ? mp->gpu_time_us : mp->host_time_us;
+    /* never an infinite or NaN answer, whatever the inputs let through */
+    for (size_t i = 0; i < dc.list.n && err == TC_OK; i++)
+        if (!isfinite(dc.list.ops[i].time_us) || dc.list.ops[i].time_us < 0)
+            err = tc_bound_check_prediction(dc.list.ops[i].name, dc.list.ops[i].time_us, 0, 0);
+    if (err == TC_OK)
+        err = tc_bound_check_prediction("the step", mp->step_time_us, 0, 0);
+    if (err < 0)
+        goto cleanup;
     for (size_t i = 0; i < dc.list.n; i++) {
         struct tc_op_prediction *op = &dc.list.ops[i];
         double whole = op->in_layer ? mp->layer_time_us : mp->step_time_us;

@@ -22,6 +22,7 @@
  * the hot path runs the analytical model, a hash lookup and a k-d tree
  * query, with no SQL and no allocation. Not thread-safe: one predictor per
  * thread. */
+#include "bounds.h"
 #include "config.h"
 
 #include <dirent.h>
@@ -536,8 +537,14 @@ static const struct tc_gpu *gpu_of(struct tc_predictor *p, const char *gpu_id,
         return g;
     /* A database carries the spec snapshot of what it measured. */
     for (size_t i = 0; i < n_dbs; i++)
-        if (tc_db_get_gpu(dbs[i]->db, gpu_id, buf) == TC_OK)
-            return buf;
+        if (tc_db_get_gpu(dbs[i]->db, gpu_id, buf) == TC_OK) {
+            /* a snapshot passes the checks a spec file does, bounds
+             * included, or it would make the calibration's analytical
+             * times infinite */
+            if (tc_gpu_check(buf) == TC_OK)
+                return buf;
+            tc_clear_error();
+        }
     return NULL;
 }
 
@@ -1184,8 +1191,30 @@ static const struct tc_calib_sample *find_measured(struct tc_predictor *p, const
     return s;
 }
 
+static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
+                        const struct tc_gemm_query *q, struct tc_gemm_prediction *out);
+
 TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
                            const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
+{
+    int err = predict_gemm(p, gpu, q, out);
+    char what[160];
+
+    /* never an infinite or NaN answer, whatever the inputs let through */
+    if (err == TC_OK && (!isfinite(out->time_us) || !(out->time_us > 0) ||
+                         !isfinite(out->tflops) || !isfinite(out->lo_us) ||
+                         !isfinite(out->hi_us) || out->lo_us < 0)) {
+        snprintf(what, sizeof(what), "GEMM %lldx%lldx%lld on %s", (long long)q->m,
+                 (long long)q->n, (long long)q->k, gpu->id);
+        err = tc_bound_check_prediction(what, out->time_us, out->lo_us, out->hi_us);
+        if (err == TC_OK)
+            err = tc_error(TC_ERR_RANGE, "%s: the predicted throughput is not finite", what);
+    }
+    return err;
+}
+
+static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
+                        const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
 {
     struct entry *e;
     struct tc_calib_apply how;

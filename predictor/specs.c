@@ -18,6 +18,7 @@
 #include <sys/types.h>
 #include <yaml.h>
 
+#include "bounds.h"
 #include "tc-internal.h"
 
 /* Relative tolerance of tc_gpu_check's peak cross-check: vendors round
@@ -51,11 +52,16 @@ struct field {
     size_t size; /* capacity of KIND_STRING fields */
     bool required;
     enum field_rule rule;
+    double lo, hi; /* the plausible range (bounds.h), when hi > 0 */
 };
 
 /* clang-format off */
 #define FIELD(name, kind, req, rule)                                                         \
-    {#name, kind, offsetof(struct tc_gpu, name), sizeof(((struct tc_gpu *)0)->name), req, rule}
+    {#name, kind, offsetof(struct tc_gpu, name), sizeof(((struct tc_gpu *)0)->name), req, rule, \
+     0, 0}
+#define FIELD_IN(name, kind, req, lo, hi)                                                    \
+    {#name, kind, offsetof(struct tc_gpu, name), sizeof(((struct tc_gpu *)0)->name), req,     \
+     RULE_POSITIVE, lo, hi}
 /* clang-format on */
 
 /* Scalars at the top level of a spec file. peak_tflops, flops_per_clk_per_unit,
@@ -66,14 +72,14 @@ static const struct field top_fields[] = {
     FIELD(vendor, KIND_VENDOR, true, RULE_NONE),
     FIELD(arch, KIND_ARCH, true, RULE_NONE),
     FIELD(compute_capability, KIND_STRING, true, RULE_NONE),
-    FIELD(units, KIND_INT, true, RULE_POSITIVE),
-    FIELD(clock_tensor_mhz, KIND_DOUBLE, true, RULE_POSITIVE),
-    FIELD(clock_vector_mhz, KIND_DOUBLE, true, RULE_POSITIVE),
-    FIELD(clock_base_mhz, KIND_DOUBLE, false, RULE_POSITIVE),
-    FIELD(mem_bw_gbps, KIND_DOUBLE, true, RULE_POSITIVE),
-    FIELD(mem_gb, KIND_DOUBLE, true, RULE_POSITIVE),
-    FIELD(l2_bytes, KIND_I64, true, RULE_POSITIVE),
-    FIELD(tdp_w, KIND_DOUBLE, true, RULE_POSITIVE),
+    FIELD_IN(units, KIND_INT, true, 1, TC_BOUND_UNITS_MAX),
+    FIELD_IN(clock_tensor_mhz, KIND_DOUBLE, true, TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX),
+    FIELD_IN(clock_vector_mhz, KIND_DOUBLE, true, TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX),
+    FIELD_IN(clock_base_mhz, KIND_DOUBLE, false, TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX),
+    FIELD_IN(mem_bw_gbps, KIND_DOUBLE, true, TC_BOUND_MEM_BW_GBPS_MIN, TC_BOUND_MEM_BW_GBPS_MAX),
+    FIELD_IN(mem_gb, KIND_DOUBLE, true, TC_BOUND_MEM_GB_MIN, TC_BOUND_MEM_GB_MAX),
+    FIELD_IN(l2_bytes, KIND_I64, true, TC_BOUND_L2_BYTES_MIN, TC_BOUND_L2_BYTES_MAX),
+    FIELD_IN(tdp_w, KIND_DOUBLE, true, TC_BOUND_TDP_W_MIN, TC_BOUND_TDP_W_MAX),
 };
 
 static const struct field limit_fields[] = {
@@ -93,6 +99,7 @@ static const struct field limit_fields[] = {
 };
 
 #undef FIELD
+#undef FIELD_IN
 
 /* Keys handled outside the field tables. */
 enum section { SEC_PEAK, SEC_FLOPS, SEC_LIMITS, SEC_SOURCES, SEC_FLAGS, SEC_COUNT };
@@ -207,6 +214,17 @@ static int check_rule(const struct parse_ctx *c, const yaml_node_t *node, const 
     return TC_OK;
 }
 
+/* A value no GPU has (bounds.h): a typo or a wrong unit that would make
+ * every prediction for the GPU infinite or zero. */
+static int check_bounds(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
+                        double lo, double hi, double v)
+{
+    if (hi > 0 && !tc_bound_in(v, lo, hi))
+        return node_error(c, node, path, TC_ERR_RANGE, "%s is outside the plausible [%g, %g]",
+                          scalar(node), lo, hi);
+    return TC_OK;
+}
+
 static int parse_string(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
                         char *dst, size_t size)
 {
@@ -262,6 +280,8 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
         if (f->kind == KIND_INT && (i > 0x7fffffffLL || i < -0x7fffffffLL))
             return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range", scalar(node));
         err = check_rule(c, node, path, f->rule, (double)i);
+        if (err == TC_OK)
+            err = check_bounds(c, node, path, f->lo, f->hi, (double)i);
         if (err < 0)
             return err;
         if (f->kind == KIND_INT)
@@ -274,6 +294,8 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
         if (err < 0)
             return err;
         err = check_rule(c, node, path, f->rule, d);
+        if (err == TC_OK)
+            err = check_bounds(c, node, path, f->lo, f->hi, d);
         if (err < 0)
             return err;
         *(double *)(void *)base = d;
@@ -388,6 +410,9 @@ static int parse_dtype_map(const struct parse_ctx *c, const yaml_node_t *map, co
         if (err < 0)
             return err;
         err = check_rule(c, value, path, RULE_POSITIVE, values[d]);
+        if (err == TC_OK && strcmp(prefix, "peak_tflops") == 0)
+            err = check_bounds(c, value, path, TC_BOUND_PEAK_TFLOPS_MIN,
+                               TC_BOUND_PEAK_TFLOPS_MAX, values[d]);
         if (err < 0)
             return err;
     }
@@ -739,6 +764,40 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
     if (!(gpu->mem_bw_gbps > 0) || !(gpu->mem_gb > 0) || gpu->l2_bytes <= 0 || !(gpu->tdp_w > 0))
         return tc_error(TC_ERR_INVALID,
                         "GPU '%s': mem_bw_gbps, mem_gb, l2_bytes and tdp_w must be positive", id);
+    /* the same bounds as a spec file's (a GPU built through the API or read
+     * from a database snapshot did not pass the file's checks) */
+    {
+        const struct {
+            const char *name;
+            double v, lo, hi;
+        } b[] = {
+            {"units", gpu->units, 1, TC_BOUND_UNITS_MAX},
+            {"clock_tensor_mhz", gpu->clock_tensor_mhz, TC_BOUND_CLOCK_MHZ_MIN,
+             TC_BOUND_CLOCK_MHZ_MAX},
+            {"clock_vector_mhz", gpu->clock_vector_mhz, TC_BOUND_CLOCK_MHZ_MIN,
+             TC_BOUND_CLOCK_MHZ_MAX},
+            {"clock_base_mhz", gpu->clock_base_mhz > 0 ? gpu->clock_base_mhz : 1000,
+             TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX},
+            {"mem_bw_gbps", gpu->mem_bw_gbps, TC_BOUND_MEM_BW_GBPS_MIN,
+             TC_BOUND_MEM_BW_GBPS_MAX},
+            {"mem_gb", gpu->mem_gb, TC_BOUND_MEM_GB_MIN, TC_BOUND_MEM_GB_MAX},
+            {"l2_bytes", (double)gpu->l2_bytes, TC_BOUND_L2_BYTES_MIN, TC_BOUND_L2_BYTES_MAX},
+            {"tdp_w", gpu->tdp_w, TC_BOUND_TDP_W_MIN, TC_BOUND_TDP_W_MAX},
+        };
+
+        for (size_t i = 0; i < TC_ARRAY_SIZE(b); i++)
+            if (!tc_bound_in(b[i].v, b[i].lo, b[i].hi))
+                return tc_error(TC_ERR_INVALID, "GPU '%s': %s %g is outside the plausible "
+                                "[%g, %g]", id, b[i].name, b[i].v, b[i].lo, b[i].hi);
+        for (int d = 0; d < TC_DTYPE_COUNT; d++)
+            if (gpu->peak_tflops[d] != 0 &&
+                !tc_bound_in(gpu->peak_tflops[d], TC_BOUND_PEAK_TFLOPS_MIN,
+                             TC_BOUND_PEAK_TFLOPS_MAX))
+                return tc_error(TC_ERR_INVALID, "GPU '%s': peak_tflops.%s %g is outside the "
+                                "plausible [%g, %g]", id, tc_dtype_name((enum tc_dtype)d),
+                                gpu->peak_tflops[d], TC_BOUND_PEAK_TFLOPS_MIN,
+                                TC_BOUND_PEAK_TFLOPS_MAX);
+    }
     if (!(gpu->peak_tflops[TC_DTYPE_FP32] > 0))
         return tc_error(TC_ERR_INVALID, "GPU '%s': peak_tflops.fp32 must be positive", id);
 

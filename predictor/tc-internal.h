@@ -60,7 +60,12 @@ void tc_strlcpy(char *dst, const char *src, size_t len);
 /* Parses a decimal integer / real with full validation (no trailing junk,
  * no overflow). Return TC_OK or TC_ERR_PARSE / TC_ERR_RANGE. */
 int tc_parse_i64(const char *s, long long *out);
+/* Only decimal forms ([+-]digits[.digits][e[+-]digits]): no hex, inf or
+ * nan, which strtod would take. */
 int tc_parse_double(const char *s, double *out);
+/* The length of the decimal number at the start of s (0 if none), in the
+ * form tc_parse_double accepts: for numbers inside text (log lines). */
+size_t tc_decimal_len(const char *s);
 
 /* Every ok attention row of one GPU, implementation, dtype and direction
  * in db (all runs), each value checked (db/db.c). *rows (caller frees) is

@@ -581,6 +581,39 @@ START_TEST(params_roundtrip_and_errors)
     ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
     ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_RANGE);
     ck_assert_int_eq(tc_calib_params_format(&a, text, 16), TC_ERR_RANGE);
+    /* and so are values no fit of a device gives (predictor/bounds.h): they
+     * would make every prediction infinite */
+    a.c_memory = 1;
+    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
+    ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_OK);
+    for (int i = 0; i < 6; i++) {
+        static const char *const names[] = {"c_compute", "c_compute", "c_overhead",
+                                            "align1", "host cost", "q_lo0/q_hi0"};
+        struct tc_calib_params c = a;
+
+        switch (i) {
+        case 0: c.c_compute = 1e308; break;
+        case 1: c.c_compute = 1e-308; break;
+        case 2: c.c_overhead = 1e300; break;
+        case 3: c.align_factor[1] = 1e9; break;
+        case 4: c.host_us[TC_TIMING_EVENT] = 1e300; break;
+        default: c.q_hi[0] = 1e300; break;
+        }
+        ck_assert_int_eq(tc_calib_params_format(&c, text, sizeof(text)), TC_OK);
+        ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_RANGE);
+        ck_assert_msg(strstr(tc_last_error(), names[i]), "%s", tc_last_error());
+    }
+    /* numbers are decimal: strtod would read hex */
+    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
+    {
+        char *at = strstr(text, "\"nb_prior\": ");
+
+        ck_assert_ptr_nonnull(at);
+        at += strlen("\"nb_prior\": ");
+        memcpy(at, "0x1p-5", 6); /* over the start of the number */
+        memmove(at + 6, strchr(at, ','), strlen(strchr(at, ',')) + 1);
+        ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_PARSE);
+    }
 }
 END_TEST
 

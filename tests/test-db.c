@@ -354,6 +354,15 @@ START_TEST(bad_rows_rejected)
     ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_ERR_RANGE);
     r = gemm_row(run_id, 10, 10, 10, NAN);
     ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_ERR_RANGE);
+    /* times no timer gives, or a throughput no device has (bounds.h) */
+    r = gemm_row(run_id, 10, 10, 10, 1e-300);
+    ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_ERR_RANGE);
+    ck_assert_error_has("outside the plausible");
+    r = gemm_row(run_id, 10, 10, 10, 1e300);
+    ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_ERR_RANGE);
+    r = gemm_row(run_id, 65536, 65536, 65536, 0.01);
+    ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_ERR_RANGE);
+    ck_assert_error_has("TFLOP/s");
     r = gemm_row(run_id, 10, 10, 10, 1.0);
     r.layout = (enum tc_layout)7;
     ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_ERR_INVALID);
@@ -390,8 +399,20 @@ START_TEST(untrusted_values_checked)
     tc_db_iter_free(it);
     tc_db_close(db);
 
+    /* a time the CHECK constraints let through, but no timer gives */
+    sql_exec(tmp_path("u.db"), "UPDATE gemm SET dtype = 'fp16', time_us = 1e-300 WHERE m = 64;");
+    db = tc_db_open(tmp_path("u.db"), TC_DB_READONLY);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
+    ck_assert_error_has("plausible time");
+    it = tc_db_iter_gemm(db, NULL, -1, -1);
+    ck_assert_int_eq(tc_db_iter_next(it, &r, NULL), TC_ERR_SCHEMA);
+    ck_assert_error_has("outside the plausible");
+    tc_db_iter_free(it);
+    tc_db_close(db);
+
     sql_exec(tmp_path("u.db"), "PRAGMA ignore_check_constraints = ON;"
-                               "UPDATE gemm SET dtype = 'fp16', m = -3 WHERE m = 64;");
+                               "UPDATE gemm SET dtype = 'fp16', time_us = 5.0, m = -3 "
+                               "WHERE m = 64;");
     db = tc_db_open(tmp_path("u.db"), TC_DB_READONLY);
     it = tc_db_iter_gemm(db, NULL, -1, -1);
     ck_assert_int_eq(tc_db_iter_next(it, &r, NULL), TC_ERR_SCHEMA);

@@ -580,6 +580,49 @@ START_TEST(bad_inputs)
 }
 END_TEST
 
+/* Values no file may carry (predictor/bounds.h): numbers are decimal, a GPU
+ * outside the physical ranges fails its check, and a prediction that is
+ * not a finite positive time is an error, never an answer. */
+START_TEST(absurd_values_refused)
+{
+    static const char *const not_decimal[] = {"0x258", "0X1p9", "inf", "-inf", "nan",
+                                              "infinity", "1e", "e5", ".", "1.5x", "1e999",
+                                              "+", "0x"};
+    struct tc_gpu g = *gpu("a100-sxm4-80gb");
+    struct tc_gemm_query q = {.m = 4096, .n = 4096, .k = 4096, .dtype = TC_DTYPE_FP16};
+    struct tc_gemm_prediction pr;
+    struct tc_predictor *p;
+    double v;
+
+    ck_assert_int_eq(tc_parse_double("600", &v), TC_OK);
+    ck_assert_double_eq(v, 600);
+    ck_assert_int_eq(tc_parse_double(" -1.5e3 ", &v), TC_OK);
+    ck_assert_double_eq(v, -1500);
+    ck_assert_int_eq(tc_parse_double(".5", &v), TC_OK);
+    ck_assert_int_eq(tc_parse_double("5.", &v), TC_OK);
+    for (size_t i = 0; i < sizeof(not_decimal) / sizeof(not_decimal[0]); i++)
+        ck_assert_msg(tc_parse_double(not_decimal[i], &v) < 0, "'%s' was accepted as %g",
+                      not_decimal[i], v);
+
+    ck_assert_int_eq(tc_gpu_check(&g), TC_OK);
+    g.mem_bw_gbps = 5e-324; /* the memory time overflows to infinity */
+    ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
+    ck_assert_error_has("mem_bw_gbps");
+    /* built through the API, unchecked: the prediction refuses to answer */
+    p = tc_predictor_new(specs);
+    ck_assert_ptr_nonnull(p);
+    tc_predictor_set_analytical(p, true);
+    ck_assert_int_eq(tc_predict_gemm(p, &g, &q, &pr), TC_ERR_RANGE);
+    ck_assert_error_has("not a finite positive time");
+    g = *gpu("a100-sxm4-80gb");
+    g.peak_tflops[TC_DTYPE_FP16] = 1e305;
+    g.flops_per_clk_per_unit[TC_DTYPE_FP16] = 1e305;
+    ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
+    ck_assert_error_has("peak_tflops.fp16");
+    tc_predictor_free(p);
+}
+END_TEST
+
 /* A spec changed in place (same address) must not be served from the
  * candidate cache. */
 START_TEST(cache_sees_changed_spec)
@@ -877,6 +920,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, attention_scores_bmm);
     tcase_add_test(tc, hopper_unaligned_leaves_tma);
     tcase_add_test(tc, bad_inputs);
+    tcase_add_test(tc, absurd_values_refused);
     tcase_add_test(tc, cache_sees_changed_spec);
     tcase_add_test(tc, thread_safe);
     suite_add_tcase(s, tc);

@@ -78,8 +78,9 @@ poisoned() {
     if [ "$rc" -eq 0 ]; then
         t=$(sed -n 's/.*"time_us": *\([^,]*\),*/\1/p' out | head -1)
         case $t in
-        '' | *nan* | *inf* | -* | 0 | 0.0) fail "predict gemm --db $f ($what): time_us '$t'" ;;
+        '' | *nan* | *inf* | -* | 0 | 0.0 | *e-*) fail "predict gemm --db $f ($what): time_us '$t'" ;;
         esac
+        grep -Eq '"tflops": *(inf|nan|-)' out && fail "predict gemm --db $f ($what): $(grep tflops out)"
     elif [ "$rc" -ne 2 ]; then
         fail "predict gemm --db $f ($what): exit $rc, expected 2 (or 0): $(head -c 300 err)"
     fi
@@ -152,6 +153,9 @@ poison huge-dim "INT64_MAX dimensions" \
     "UPDATE gemm SET m = 9223372036854775807, n = 9223372036854775807 WHERE id = 1;"
 poison inf-time "an infinite time" "UPDATE gemm SET time_us = 1e999 WHERE id = 1;"
 poison neg-time "a negative time" "UPDATE gemm SET time_us = -3 WHERE id = 1;"
+poison tiny-time "a time no timer gives" "UPDATE gemm SET time_us = 1e-300 WHERE id = 1;"
+poison fast-row "a throughput no device has" "UPDATE gemm SET time_us = 1e-3 WHERE id = 1;"
+poison tiny-bandwidth "a GPU snapshot with 1e-300 GB/s" "UPDATE gpu SET mem_bw_gbps = 1e-300;"
 poison null-time "an ok row without a time" "UPDATE gemm SET time_us = NULL WHERE id = 1;"
 poison text-time "a text time" "UPDATE gemm SET time_us = 'fast' WHERE id = 1;"
 poison blob-dim "a blob dimension" "UPDATE gemm SET m = x'00ff00' WHERE id = 1;"

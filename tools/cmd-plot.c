@@ -11,8 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "csv.h"
 #include "model-cli.h"
+#include "tc-internal.h"
 
 const char cmd_plot_help[] =
     "Usage: tilecast plot throughput --gpu ID[,ID...] --sweep m|n|k --m M --n N --k K\n"
@@ -327,13 +329,28 @@ static long measured_block(const char *cmd, const char *file, const char *gpu_id
         x = *sweep_var(s, &v[0], &v[1], &v[2]);
         if (!ok || x < s->from || x > s->to)
             continue;
-        if (c_tflops >= 0 && c_tflops < nf && *fld[c_tflops])
-            tflops = strtod(fld[c_tflops], NULL);
-        else if (c_time >= 0 && c_time < nf && *fld[c_time]) {
-            double t = strtod(fld[c_time], NULL);
-            if (t > 0)
-                tflops = 2.0 * (double)v[0] * (double)v[1] * (double)v[2] * (double)v[3] / t /
-                         1e6;
+        /* decimal numbers (tc_parse_double) within the bounds an import
+         * applies: a point no device measures is an error, not a dot */
+        if (c_tflops >= 0 && c_tflops < nf && *fld[c_tflops]) {
+            if (tc_parse_double(fld[c_tflops], &tflops) < 0 || !(tflops > 0) ||
+                tflops > TC_BOUND_TFLOPS_MAX) {
+                cli_error(cmd, "%s:%ld: tflops '%s' is not a plausible TFLOP/s (a decimal "
+                          "number in (0, %g])", file, tc_csv_line(csv), fld[c_tflops],
+                          TC_BOUND_TFLOPS_MAX);
+                count = -1;
+                goto done;
+            }
+        } else if (c_time >= 0 && c_time < nf && *fld[c_time]) {
+            double t;
+
+            if (tc_parse_double(fld[c_time], &t) < 0 ||
+                tc_bound_check_gemm(v[0], v[1], v[2], v[3], t) < 0) {
+                cli_error(cmd, "%s:%ld: time_us '%s': %s", file, tc_csv_line(csv),
+                          fld[c_time], tc_last_error());
+                count = -1;
+                goto done;
+            }
+            tflops = 2.0 * (double)v[0] * (double)v[1] * (double)v[2] * (double)v[3] / t / 1e6;
         }
         if (!isfinite(tflops))
             continue;

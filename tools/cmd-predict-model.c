@@ -10,8 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bounds.h"
 #include "csv.h"
 #include "model-cli.h"
+#include "tc-internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                            */
@@ -745,7 +747,6 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
         long long m, n, k, tp;
         double time_us;
         int op = -1, err;
-        char *end;
 
         if (nf < C_COUNT || nf <= col[C_OP] || nf <= col[C_TIME] || nf <= col[C_MODEL]) {
             cli_error(cmd, "%s:%ld: %d fields, fewer than the header's", file, tc_csv_line(csv),
@@ -765,11 +766,12 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
             code = CLI_EXIT_INPUT;
             goto cleanup;
         }
-        errno = 0;
-        time_us = strtod(fields[col[C_TIME]], &end);
-        if (!*fields[col[C_TIME]] || *end || errno || !(time_us > 0)) {
-            cli_error(cmd, "%s:%ld: column 'time_us': '%s' is not a positive number", file,
-                      tc_csv_line(csv), fields[col[C_TIME]]);
+        /* decimal and plausible (predictor/bounds.h), as an import has it */
+        if (tc_parse_double(fields[col[C_TIME]], &time_us) < 0 ||
+            !tc_bound_time_ok(time_us)) {
+            cli_error(cmd, "%s:%ld: column 'time_us': '%s' is not a plausible time in us "
+                      "(a decimal number in [%g, %g])", file, tc_csv_line(csv),
+                      fields[col[C_TIME]], TC_BOUND_TIME_US_MIN, TC_BOUND_TIME_US_MAX);
             code = CLI_EXIT_INPUT;
             goto cleanup;
         }
