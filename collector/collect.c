@@ -74,17 +74,25 @@ static int create_atomically(const char *path)
     struct tc_db *db;
     int err = TC_OK;
 
+    /* what a run killed during the creation left (SIGKILL cannot be
+     * caught): nothing else removes it */
+    tc_remove_stale_temps(path, "creating");
     if (access(path, F_OK) == 0)
         return TC_OK;
-    if (snprintf(tmp, sizeof(tmp), "%s.creating-%ld", path, (long)getpid()) >= (int)sizeof(tmp))
-        return tc_error(TC_ERR_RANGE, "%s: path too long", path);
-    if (!(db = tc_db_open(tmp, TC_DB_CREATE)))
-        return tc_error_prefix(TC_ERR_DB, "creating %s", path);
+    if ((err = tc_temp_path(path, "creating", tmp, sizeof(tmp))) < 0)
+        return err;
+    /* one of this PID's, left by an earlier process that had it */
+    tc_remove_db_files(tmp);
+    if (!(db = tc_db_open(tmp, TC_DB_CREATE))) {
+        err = tc_error_prefix(TC_ERR_DB, "creating %s", path);
+        tc_remove_db_files(tmp);
+        return err;
+    }
     tc_db_close(db);
     /* link() never replaces a file another shard created meanwhile */
     if (link(tmp, path) != 0 && errno != EEXIST && rename(tmp, path) != 0)
         err = tc_error(TC_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-    unlink(tmp);
+    tc_remove_db_files(tmp);
     return err;
 }
 

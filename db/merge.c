@@ -252,6 +252,9 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     if (!out || !*out || !n_inputs || !inputs)
         return tc_error(TC_ERR_INVALID, "tc_db_merge: an output and at least one input are "
                         "needed");
+    /* what a merge killed before its rename left (SIGKILL cannot be
+     * caught): nothing else removes it */
+    tc_remove_stale_temps(out, "merge");
     out_exists = stat(out, &out_sb) == 0;
     for (size_t i = 0; i < n_inputs; i++) {
         if (!inputs[i] || stat(inputs[i], &in_sb) != 0)
@@ -272,12 +275,16 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
         tc_db_close(in);
     }
 
-    len = strlen(out) + 32;
+    len = strlen(out) + 320;
     tmp = malloc(len);
     if (!tmp)
         return tc_error(TC_ERR_NOMEM, "out of memory");
-    snprintf(tmp, len, "%s.merge-%ld", out, (long)getpid());
-    unlink(tmp);
+    if ((err = tc_temp_path(out, "merge", tmp, len)) < 0) {
+        free(tmp);
+        return err;
+    }
+    /* one of this PID's, left by an earlier process that had it */
+    tc_remove_db_files(tmp);
     if (out_exists) {
         sqlite3_stmt *st = NULL;
         int rc;
@@ -327,15 +334,8 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
 
 fail:
     tc_db_close(db);
-    if (tmp) {
-        char side[4096];
-
-        unlink(tmp);
-        snprintf(side, sizeof(side), "%s-wal", tmp);
-        unlink(side);
-        snprintf(side, sizeof(side), "%s-shm", tmp);
-        unlink(side);
-    }
+    if (tmp)
+        tc_remove_db_files(tmp);
     free(tmp);
     return err;
 }

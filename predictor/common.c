@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "tc-internal.h"
@@ -371,6 +373,119 @@ void tc_strlcpy(char *dst, const char *src, size_t len)
     if (n)
         memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+/* This host's name as it goes into temporary file names: up to the first
+ * dot (node07, not node07.cluster.example: either is unique on a cluster,
+ * and names stay short), with '/' never in it. */
+static void host_name(char *buf, size_t len)
+{
+    char *dot;
+
+    if (gethostname(buf, len - 1) != 0)
+        buf[0] = '\0';
+    buf[len - 1] = '\0';
+    if ((dot = strchr(buf, '.')))
+        *dot = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p == '/')
+            *p = '_';
+    if (!buf[0])
+        tc_strlcpy(buf, "localhost", len);
+}
+
+int tc_temp_path(const char *path, const char *tag, char *buf, size_t len)
+{
+    char host[256];
+    int n;
+
+    host_name(host, sizeof(host));
+    n = snprintf(buf, len, "%s.%s-%ld@%s", path, tag, (long)getpid(), host);
+    if (n < 0 || (size_t)n >= len)
+        return tc_error(TC_ERR_RANGE, "%s: path too long", path);
+    return TC_OK;
+}
+
+/* Whether name (an entry of path's folder) is "<base>.<tag>-<pid>[@<host>]"
+ * with an optional -wal, -shm or -journal; sets *pid and *local (no host,
+ * or this one). */
+static bool stale_name(const char *name, const char *base, const char *tag, const char *host,
+                       long *pid, bool *local)
+{
+    static const char *const parts[] = {"-wal", "-shm", "-journal"};
+    size_t bl = strlen(base), tl = strlen(tag), len = strlen(name);
+    const char *p = name + bl + 1 + tl + 1, *at;
+    char *end;
+
+    if (strncmp(name, base, bl) != 0 || name[bl] != '.' || strncmp(name + bl + 1, tag, tl) != 0 ||
+        name[bl + 1 + tl] != '-' || *p < '0' || *p > '9')
+        return false;
+    for (size_t i = 0; i < TC_ARRAY_SIZE(parts); i++) {
+        size_t pl = strlen(parts[i]);
+
+        if (len > pl && strcmp(name + len - pl, parts[i]) == 0) {
+            len -= pl;
+            break;
+        }
+    }
+    errno = 0;
+    *pid = strtol(p, &end, 10);
+    if (errno || *pid <= 0 || end > name + len)
+        return false;
+    if (end == name + len) {
+        *local = true; /* the form without a host, of earlier versions */
+        return true;
+    }
+    if (*end != '@')
+        return false;
+    at = end + 1;
+    *local = (size_t)(name + len - at) == strlen(host) && strncmp(at, host, strlen(host)) == 0;
+    return true;
+}
+
+void tc_remove_stale_temps(const char *path, const char *tag)
+{
+    char dir[4096], host[256], file[8192];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    struct dirent *de;
+    DIR *d;
+
+    if (!*base)
+        return;
+    if (slash) {
+        if ((size_t)(slash - path) + 2 > sizeof(dir))
+            return;
+        memcpy(dir, path, (size_t)(slash - path) + 1);
+        dir[slash - path + 1] = '\0';
+    } else {
+        tc_strlcpy(dir, "./", sizeof(dir));
+    }
+    host_name(host, sizeof(host));
+    if (!(d = opendir(dir)))
+        return;
+    while ((de = readdir(d))) {
+        long pid;
+        bool local;
+
+        if (!stale_name(de->d_name, base, tag, host, &pid, &local) || !local)
+            continue;
+        /* alive (EPERM: alive, another user's) or our own: not stale */
+        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if (snprintf(file, sizeof(file), "%s%s", dir, de->d_name) < (int)sizeof(file))
+            unlink(file);
+    }
+    closedir(d);
+}
+
+void tc_remove_db_files(const char *path)
+{
+    static const char *const parts[] = {"", "-wal", "-shm", "-journal"};
+    char file[8192];
+
+    for (size_t i = 0; i < TC_ARRAY_SIZE(parts); i++)
+        if (snprintf(file, sizeof(file), "%s%s", path, parts[i]) < (int)sizeof(file))
+            unlink(file);
 }
 
 int tc_parse_i64(const char *s, long long *out)

@@ -42,6 +42,23 @@ int tc_data_path(const char *rel, char *buf, size_t len);
 int tc_data_file_named(const char *subdir, const char *what, const char *name, char *buf,
                        size_t len, const char **out);
 
+/* Temporary files beside a file being made: "<path>.<tag>-<pid>@<host>"
+ * (tag "creating" for collect's new database, "merge" for db merge, "tmp"
+ * for an output), renamed or linked into place when complete. The host is
+ * in the name so that a run on another node of a shared file system can
+ * tell the file is not its to judge. Returns TC_ERR_RANGE if it does not
+ * fit in len. */
+int tc_temp_path(const char *path, const char *tag, char *buf, size_t len);
+/* Removes what a killed run left beside path: the files named as above
+ * (and the older "<path>.<tag>-<pid>" form), with their -wal, -shm and
+ * -journal, whose process is not alive, on this host. Those of a live
+ * process or another host stay. Errors are ignored: a file that cannot be
+ * removed is only clutter. */
+void tc_remove_stale_temps(const char *path, const char *tag);
+
+/* Removes the database file path with its -wal, -shm and -journal. */
+void tc_remove_db_files(const char *path);
+
 /* strdup that sets TC_ERR_NOMEM on failure. */
 char *tc_strdup(const char *s);
 

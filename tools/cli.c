@@ -175,6 +175,7 @@ int cli_output_open(const char *cmd, struct cli_output *o, const char *output,
     bool exists;
     char *real = NULL;
     const char *slash;
+    size_t len;
     int fd = -1, e;
 
     memset(o, 0, sizeof(*o));
@@ -199,13 +200,22 @@ int cli_output_open(const char *cmd, struct cli_output *o, const char *output,
         real = realpath(output, NULL);
     o->replaces = exists;
     o->target = real ? real : strdup(output);
-    if (!o->target || asprintf(&o->tmp, "%s.tmp-%ld", o->target, (long)getpid()) < 0) {
-        o->tmp = NULL;
+    len = o->target ? strlen(o->target) + 320 : 0;
+    if (!o->target || !(o->tmp = malloc(len))) {
         cli_error(cmd, "out of memory");
         cli_output_close(cmd, o, false);
         return CLI_EXIT_RUNTIME;
     }
-    /* one of this process's own, left by an earlier output of the same name */
+    if (tc_temp_path(o->target, "tmp", o->tmp, len) < 0) {
+        cli_error(cmd, "%s", tc_last_error());
+        free(o->tmp);
+        o->tmp = NULL;
+        cli_output_close(cmd, o, false);
+        return CLI_EXIT_RUNTIME;
+    }
+    /* what a run killed while writing it left (SIGKILL cannot be caught),
+     * and one of this PID's, left by an earlier process that had it */
+    tc_remove_stale_temps(o->target, "tmp");
     unlink(o->tmp);
     fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     e = errno;
