@@ -115,6 +115,27 @@ static int export_csv(struct tc_db *db, sqlite3_stmt *st, FILE *out, int64_t *ro
     return TC_OK;
 }
 
+/* Writes JSON text s with each byte that is not UTF-8 replaced by U+FFFD:
+ * SQLite's json_object copies a field's bytes as they are, and an
+ * imported source may hold any (JSON must be UTF-8). Such bytes can only
+ * be inside strings, where U+FFFD is a character like any other. */
+static void put_utf8(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "null");
+
+    while (*p) {
+        size_t n = tc_utf8_len(p);
+
+        if (n == 0) {
+            fputs("\xef\xbf\xbd", out);
+            p++;
+        } else {
+            fwrite(p, 1, n, out);
+            p += n;
+        }
+    }
+}
+
 /* JSON values are produced by SQLite's json_object, which does the
  * escaping; this code only writes the constant keys and separators. */
 static int json_section(struct tc_db *db, FILE *out, const char *key, const char *sql,
@@ -129,7 +150,8 @@ static int json_section(struct tc_db *db, FILE *out, const char *key, const char
     db_bind_text(st, 1, gpu_id);
     fprintf(out, "  \"%s\": [", key);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        fprintf(out, "%s\n    %s", first ? "" : ",", col_text(st, 0));
+        fprintf(out, "%s\n    ", first ? "" : ",");
+        put_utf8(out, col_text(st, 0));
         first = false;
         if (rows)
             ++*rows;
@@ -148,7 +170,9 @@ static int export_json(struct tc_db *db, const char *gpu_id, FILE *out, int64_t 
     fprintf(out, "{\n  \"schema_version\": %d,\n  \"tilecast_version\": \"%s\",\n",
             db->schema_version, tc_version());
     err = json_section(db, out, "gpus",
-                       "SELECT spec_json FROM gpu WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
+                       /* json(): a snapshot's text that is not JSON fails the
+                        * export rather than breaking the document */
+                       "SELECT json(spec_json) FROM gpu WHERE ?1 IS NULL OR id = ?1 ORDER BY id",
                        gpu_id, NULL, false);
     if (err == TC_OK)
         err = json_section(

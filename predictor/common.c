@@ -478,6 +478,36 @@ void tc_remove_stale_temps(const char *path, const char *tag)
     closedir(d);
 }
 
+/* The length of the valid UTF-8 sequence at s (1-4), or 0 if the byte at s
+ * does not start one (a stray continuation byte, an overlong form, a
+ * surrogate, beyond U+10FFFF, or cut short). */
+size_t tc_utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned long cp;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
 void tc_remove_db_files(const char *path)
 {
     static const char *const parts[] = {"", "-wal", "-shm", "-journal"};

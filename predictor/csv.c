@@ -1,6 +1,7 @@
 /* A streaming CSV reader; memory stays bounded by the longest record. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,41 @@ struct tc_csv {
     size_t *offsets;
     char **fields;
     int nfields, fields_cap;
+    bool started;   /* the byte order mark has been looked for */
+    int pending[3]; /* bytes read ahead, returned first (last in first) */
+    int n_pending;
 };
+
+static int csv_getc(struct tc_csv *csv)
+{
+    return csv->n_pending ? csv->pending[--csv->n_pending] : getc(csv->f);
+}
+
+static void csv_ungetc(struct tc_csv *csv, int c)
+{
+    if (c != EOF && csv->n_pending < 3)
+        csv->pending[csv->n_pending++] = c;
+}
+
+/* A UTF-8 byte order mark opens some files (spreadsheet exports): skipped
+ * at the start of the file, as the YAML reader does; anywhere else it is a
+ * byte of a field. */
+static void skip_bom(struct tc_csv *csv)
+{
+    static const int bom[3] = {0xef, 0xbb, 0xbf};
+    int got[3], n = 0;
+
+    csv->started = true;
+    while (n < 3 && (got[n] = getc(csv->f)) == bom[n])
+        n++;
+    if (n == 3)
+        return;
+    /* not a mark: what was read is returned first, in order */
+    if (got[n] != EOF)
+        csv_ungetc(csv, got[n]);
+    while (n > 0)
+        csv_ungetc(csv, got[--n]);
+}
 
 struct tc_csv *tc_csv_new(FILE *f, const char *name)
 {
@@ -90,6 +125,8 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
 {
     int c, err;
 
+    if (!csv->started)
+        skip_bom(csv);
     for (;;) {
         bool quoted = false, in_quotes = false, any = false;
 
@@ -99,7 +136,7 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
             csv->offsets[0] = 0;
         csv->record_line = csv->line + 1;
         for (;;) {
-            c = getc(csv->f);
+            c = csv_getc(csv);
             if (c == EOF) {
                 if (ferror(csv->f))
                     return tc_error(TC_ERR_IO, "%s: read error", csv->name);
@@ -116,14 +153,13 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
                                 csv->line + 1);
             if (in_quotes) {
                 if (c == '"') {
-                    int next = getc(csv->f);
+                    int next = csv_getc(csv);
 
                     if (next == '"') {
                         err = put_byte(csv, '"');
                     } else {
                         in_quotes = false;
-                        if (next != EOF)
-                            ungetc(next, csv->f);
+                        csv_ungetc(csv, next);
                         err = TC_OK;
                     }
                 } else {

@@ -321,6 +321,10 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
     struct tc_model_config c;
     yaml_event_t ev, vev;
     char key[64];
+    /* the keys given so far, and their lines: a key given twice is refused,
+     * as sweeps and specs refuse it (which one did the user mean?) */
+    char seen[32][64];
+    size_t seen_line[32], n_seen = 0;
     bool in_map = false, done = false;
     int err = TC_OK;
 
@@ -361,6 +365,16 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
                 break;
             }
             tc_strlcpy(key, (const char *)ev.data.scalar.value, sizeof(key));
+            for (size_t i = 0; i < n_seen && err == TC_OK; i++)
+                if (strcmp(seen[i], key) == 0)
+                    err = yerr(&y, &ev, TC_ERR_PARSE, "duplicate key '%s' (first given on "
+                               "line %zu)", key, seen_line[i]);
+            if (err < 0)
+                break;
+            if (n_seen < TC_ARRAY_SIZE(seen)) {
+                tc_strlcpy(seen[n_seen], key, sizeof(seen[n_seen]));
+                seen_line[n_seen++] = ev.start_mark.line + 1;
+            }
             err = next_event(&y, &vev);
             if (err < 0)
                 break;

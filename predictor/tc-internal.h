@@ -56,6 +56,12 @@ int tc_temp_path(const char *path, const char *tag, char *buf, size_t len);
  * removed is only clutter. */
 void tc_remove_stale_temps(const char *path, const char *tag);
 
+/* The length of the valid UTF-8 sequence at s (1 to 4 bytes; 1 for the
+ * terminating NUL), or 0 if the byte at s starts none: a stray
+ * continuation byte, an overlong form, a surrogate, a code point beyond
+ * U+10FFFF or a sequence cut short. */
+size_t tc_utf8_len(const unsigned char *s);
+
 /* Removes the database file path with its -wal, -shm and -journal. */
 void tc_remove_db_files(const char *path);
 

@@ -22,12 +22,100 @@ struct cli_globals cli_globals;
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    char *msg = NULL;
+    int n;
 
     fprintf(stderr, "tilecast%s%s: error: ", cmd ? " " : "", cmd ? cmd : "");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    n = vasprintf(&msg, fmt, ap);
     va_end(ap);
+    /* messages quote file contents: escaped, so that a file cannot drive
+     * the terminal */
+    if (n >= 0)
+        cli_fput_text(stderr, msg);
+    else
+        fputs("(out of memory)", stderr);
+    free(msg);
     fputc('\n', stderr);
+}
+
+/* Appends the text form of s to f (a FILE or a memory stream). */
+static void put_text(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    while (p && *p) {
+        size_t n = tc_utf8_len(p);
+
+        if (*p == '\n') {
+            fputs("\\n", f);
+        } else if (*p == '\t') {
+            fputs("\\t", f);
+        } else if (n == 0 || *p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\x%02x", *p);
+            n = 1;
+        } else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+            /* C1 controls: U+009B is a CSI to some terminals */
+            fprintf(f, "\\x%02x\\x%02x", p[0], p[1]);
+        } else {
+            fwrite(p, 1, n, f);
+        }
+        p += n;
+    }
+}
+
+void cli_fput_text(FILE *f, const char *s)
+{
+    put_text(f, s);
+}
+
+char *cli_text_dup(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+
+    if (!m)
+        return NULL;
+    put_text(m, s);
+    if (fclose(m) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+json_t *cli_json_string(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    char *buf;
+    size_t o = 0;
+    json_t *j;
+
+    j = json_string((const char *)p);
+    if (j)
+        return j;
+    /* at most three bytes (U+FFFD) for each byte */
+    buf = malloc(3 * strlen((const char *)p) + 1);
+    if (!buf)
+        return NULL;
+    while (*p) {
+        size_t n = tc_utf8_len(p);
+
+        if (n == 0) {
+            memcpy(buf + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            p++;
+        } else {
+            memcpy(buf + o, p, n);
+            o += n;
+            p += n;
+        }
+    }
+    buf[o] = '\0';
+    j = json_string(buf);
+    free(buf);
+    return j;
 }
 
 int cli_exit_code(int err)
@@ -603,7 +691,7 @@ json_t *cli_table_json(const struct cli_table *t)
             else if (t->numeric[c] && !*s)
                 json_object_set_new(obj, t->headers[c], json_null());
             else
-                json_object_set_new(obj, t->headers[c], json_string(s));
+                json_object_set_new(obj, t->headers[c], cli_json_string(s));
         }
         json_array_append_new(arr, obj);
     }
@@ -625,22 +713,41 @@ void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt)
         fputc('\n', out);
         json_decref(arr);
     } else {
+        /* text for a terminal: cells from files (a run's source, a kernel
+         * name) are escaped, and aligned as escaped */
+        size_t ncells = t->nrows * (size_t)t->ncols;
         size_t *width = calloc((size_t)t->ncols, sizeof(size_t));
+        char **text = calloc(ncells ? ncells : 1, sizeof(char *));
 
-        if (!width)
+        if (!width || !text) {
+            free(width);
+            free(text);
             return;
+        }
+        for (size_t r = 0; r < t->nrows; r++)
+            for (int c = 0; c < t->ncols; c++)
+                text[r * (size_t)t->ncols + (size_t)c] = cli_text_dup(cell(t, r, c));
         for (int c = 0; c < t->ncols; c++) {
             width[c] = strlen(t->headers[c]);
-            for (size_t r = 0; r < t->nrows; r++)
-                if (strlen(cell(t, r, c)) > width[c])
-                    width[c] = strlen(cell(t, r, c));
+            for (size_t r = 0; r < t->nrows; r++) {
+                const char *x = text[r * (size_t)t->ncols + (size_t)c];
+
+                if (x && strlen(x) > width[c])
+                    width[c] = strlen(x);
+            }
         }
         for (int c = 0; c < t->ncols; c++)
             fprintf(out, "%-*s%s", (int)width[c], t->headers[c], c == t->ncols - 1 ? "\n" : "  ");
         for (size_t r = 0; r < t->nrows; r++)
-            for (int c = 0; c < t->ncols; c++)
-                fprintf(out, t->numeric[c] ? "%*s%s" : "%-*s%s", (int)width[c], cell(t, r, c),
+            for (int c = 0; c < t->ncols; c++) {
+                const char *x = text[r * (size_t)t->ncols + (size_t)c];
+
+                fprintf(out, t->numeric[c] ? "%*s%s" : "%-*s%s", (int)width[c], x ? x : "?",
                         c == t->ncols - 1 ? "\n" : "  ");
+            }
+        for (size_t i = 0; i < ncells; i++)
+            free(text[i]);
+        free(text);
         free(width);
     }
 }

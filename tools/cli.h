@@ -136,6 +136,18 @@ void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt);
 json_t *cli_table_json(const struct cli_table *t);
 void cli_table_free(struct cli_table *t);
 
+/* Text from files (a database's source field, a value quoted in an error)
+ * may hold terminal escape sequences and bytes that are not UTF-8.
+ * cli_fput_text writes s for a reader: control characters (C0, DEL, C1)
+ * and invalid UTF-8 bytes as \xNN, tab and newline as \t and \n, the
+ * rest as it is. cli_text_dup returns the same as a new string (NULL when
+ * out of memory). cli_json_string makes a JSON string of s with each
+ * invalid UTF-8 byte replaced by U+FFFD (jansson refuses such text: the
+ * field would be lost); JSON escapes the control characters itself. */
+void cli_fput_text(FILE *f, const char *s);
+char *cli_text_dup(const char *s);
+json_t *cli_json_string(const char *s);
+
 /* Writes one CSV field with quoting as needed. */
 void cli_csv_field(FILE *out, const char *s, bool last);
 

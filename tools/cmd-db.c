@@ -266,14 +266,14 @@ static json_t *info_json(const struct tc_db_info *info)
            *counts = json_array();
 
     json_object_set_new(root, "schema_version", json_integer(info->schema_version));
-    json_object_set_new(root, "writer_version", json_string(info->writer_version));
-    json_object_set_new(root, "created_at", json_string(info->created_at));
+    json_object_set_new(root, "writer_version", cli_json_string(info->writer_version));
+    json_object_set_new(root, "created_at", cli_json_string(info->created_at));
     for (size_t i = 0; i < info->n_gpus; i++) {
         json_t *g = json_object();
 
-        json_object_set_new(g, "id", json_string(info->gpus[i].id));
-        json_object_set_new(g, "name", json_string(info->gpus[i].name));
-        json_object_set_new(g, "arch", json_string(info->gpus[i].arch));
+        json_object_set_new(g, "id", cli_json_string(info->gpus[i].id));
+        json_object_set_new(g, "name", cli_json_string(info->gpus[i].name));
+        json_object_set_new(g, "arch", cli_json_string(info->gpus[i].arch));
         json_array_append_new(gpus, g);
     }
     for (size_t i = 0; i < info->n_runs; i++) {
@@ -281,11 +281,11 @@ static json_t *info_json(const struct tc_db_info *info)
         json_t *o = json_object();
 
         json_object_set_new(o, "id", json_integer(r->id));
-        json_object_set_new(o, "gpu", json_string(r->gpu_id));
-        json_object_set_new(o, "kind", json_string(r->kind));
+        json_object_set_new(o, "gpu", cli_json_string(r->gpu_id));
+        json_object_set_new(o, "kind", cli_json_string(r->kind));
         for (int f = 0; f < TC_DB_RUN_FIELDS; f++)
             json_object_set_new(o, tc_db_run_field_name(f),
-                                r->fields[f][0] ? json_string(r->fields[f]) : json_null());
+                                r->fields[f][0] ? cli_json_string(r->fields[f]) : json_null());
         json_object_set_new(o, "gemm_rows", json_integer(r->gemm_rows));
         json_object_set_new(o, "attention_rows", json_integer(r->attention_rows));
         json_array_append_new(runs, o);
@@ -294,11 +294,11 @@ static json_t *info_json(const struct tc_db_info *info)
         const struct tc_db_info_count *c = &info->counts[i];
         json_t *o = json_object();
 
-        json_object_set_new(o, "gpu", json_string(c->gpu_id));
-        json_object_set_new(o, "table", json_string(c->table));
-        json_object_set_new(o, "kind", json_string(c->kind));
-        json_object_set_new(o, "dtype", json_string(c->dtype));
-        json_object_set_new(o, "status", json_string(c->status));
+        json_object_set_new(o, "gpu", cli_json_string(c->gpu_id));
+        json_object_set_new(o, "table", cli_json_string(c->table));
+        json_object_set_new(o, "kind", cli_json_string(c->kind));
+        json_object_set_new(o, "dtype", cli_json_string(c->dtype));
+        json_object_set_new(o, "status", cli_json_string(c->status));
         json_object_set_new(o, "rows", json_integer(c->rows));
         json_array_append_new(counts, o);
     }
@@ -311,33 +311,57 @@ static json_t *info_json(const struct tc_db_info *info)
 
 static struct cli_table *counts_table(const struct tc_db_info *info);
 
+static void run_field(const char *name, const char *value)
+{
+    printf("      %-10s ", name);
+    cli_fput_text(stdout, value);
+    fputc('\n', stdout);
+}
+
 static void info_text(const char *path, const struct tc_db_info *info)
 {
     static const int shown[] = {6, 11, 12, 13, 16}; /* backend, timing, source, licence, started */
     struct cli_table *t;
 
-    printf("%s: tilecast database, schema v%d (written by tilecast %s, created %s)\n", path,
-           info->schema_version, info->writer_version[0] ? info->writer_version : "?",
-           info->created_at[0] ? info->created_at : "?");
+    /* every string here comes from the file: escaped (cli_fput_text), so
+     * that an imported source cannot drive the terminal */
+    cli_fput_text(stdout, path);
+    printf(": tilecast database, schema v%d (written by tilecast ", info->schema_version);
+    cli_fput_text(stdout, info->writer_version[0] ? info->writer_version : "?");
+    fputs(", created ", stdout);
+    cli_fput_text(stdout, info->created_at[0] ? info->created_at : "?");
+    fputs(")\n", stdout);
     printf("\nGPUs (%zu):\n", info->n_gpus);
-    for (size_t i = 0; i < info->n_gpus; i++)
-        printf("  %-18s %s (%s)\n", info->gpus[i].id, info->gpus[i].name, info->gpus[i].arch);
+    for (size_t i = 0; i < info->n_gpus; i++) {
+        char *id = cli_text_dup(info->gpus[i].id);
+
+        printf("  %-18s ", id ? id : "?");
+        free(id);
+        cli_fput_text(stdout, info->gpus[i].name);
+        fputs(" (", stdout);
+        cli_fput_text(stdout, info->gpus[i].arch);
+        fputs(")\n", stdout);
+    }
     printf("\nRuns (%zu):\n", info->n_runs);
     for (size_t i = 0; i < info->n_runs; i++) {
         const struct tc_db_info_run *r = &info->runs[i];
 
-        printf("  run %lld: %s, %s, %lld GEMM and %lld attention rows\n", (long long)r->id,
-               r->gpu_id, r->kind, (long long)r->gemm_rows, (long long)r->attention_rows);
+        printf("  run %lld: ", (long long)r->id);
+        cli_fput_text(stdout, r->gpu_id);
+        fputs(", ", stdout);
+        cli_fput_text(stdout, r->kind);
+        printf(", %lld GEMM and %lld attention rows\n", (long long)r->gemm_rows,
+               (long long)r->attention_rows);
         for (size_t s = 0; s < sizeof(shown) / sizeof(shown[0]); s++)
             if (r->fields[shown[s]][0])
-                printf("      %-10s %s\n", tc_db_run_field_name(shown[s]), r->fields[shown[s]]);
+                run_field(tc_db_run_field_name(shown[s]), r->fields[shown[s]]);
         for (int f = 0; f < TC_DB_RUN_FIELDS; f++) {
             bool already = false;
 
             for (size_t s = 0; s < sizeof(shown) / sizeof(shown[0]); s++)
                 already |= shown[s] == f;
             if (!already && r->fields[f][0])
-                printf("      %-10s %s\n", tc_db_run_field_name(f), r->fields[f]);
+                run_field(tc_db_run_field_name(f), r->fields[f]);
         }
     }
     printf("\nRows by GPU, kind, dtype and status:\n");
