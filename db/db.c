@@ -910,6 +910,10 @@ static int validate(const char *path, const struct stat *sb, int version, bool r
                        sql ? sqlite3_errmsg(sql) : sqlite3_errstr(rc));
         goto out;
     }
+    /* another process writing the file (a collector, a merge) holds its
+     * locks for moments: wait as the connection itself would, rather than
+     * call the file corrupt */
+    sqlite3_busy_timeout(sql, 10000);
     if (sb->st_size <= (readonly ? QUICK_CHECK_MAX_BYTES_READONLY : QUICK_CHECK_MAX_BYTES)) {
         rc = sqlite3_prepare_v2(sql, "PRAGMA quick_check(1)", -1, &st, NULL);
         if (rc == SQLITE_OK)

@@ -1,9 +1,16 @@
 /* `tilecast db merge OUT IN...`: joins shard files (or any tilecast
  * databases) into one.
  *
- * The merge is written to a temporary file beside OUT (a VACUUM INTO copy
- * of OUT when it exists), verified with tc_db_integrity_check and renamed
- * over OUT only then, so a failed merge leaves OUT as it was. */
+ * The inputs are first merged into a temporary file beside OUT, and that
+ * is verified with tc_db_integrity_check. A new OUT is then linked into
+ * place (never over a file another process made meanwhile). An existing
+ * OUT is never replaced: another process may have it open (a collector
+ * writing it, another merge), and a file renamed over it would leave that
+ * process writing to a file no name reaches, its write-ahead log applied
+ * to the wrong file. The temporary file is merged into OUT instead, in one
+ * transaction under OUT's own write lock (SQLite's, which the collector
+ * takes too), verified again before the commit: a failed merge leaves OUT
+ * as it was, and two merges or a merge and a collector take turns. */
 #include "config.h"
 
 #include <errno.h>
@@ -141,7 +148,10 @@ out:
     return err;
 }
 
-static int merge_one(struct tc_db *db, const char *input, struct tc_merge_stats *stats)
+/* Merges input into db in one transaction; with verify, db passes
+ * tc_db_integrity_check before the commit, or nothing is committed. */
+static int merge_one(struct tc_db *db, const char *input, struct tc_merge_stats *stats,
+                     bool verify)
 {
     sqlite3_stmt *st = NULL;
     char *uri = db_file_uri(input, "mode=ro");
@@ -212,6 +222,11 @@ static int merge_one(struct tc_db *db, const char *input, struct tc_merge_stats 
     if (err == TC_OK)
         stats->calibrations_added += count_of(db, "SELECT count(*) FROM main.calibration",
                                               &err) - before;
+    if (err == TC_OK && verify) {
+        err = tc_db_integrity_check(db);
+        if (err < 0)
+            tc_error_prefix(err, "the merged database fails its check");
+    }
     if (err < 0)
         goto rollback;
     err = tc_db_commit(db);
@@ -233,6 +248,9 @@ detach:
     return err;
 }
 
+/* How long a merge into an existing OUT waits for its write lock, ms. */
+#define MERGE_BUSY_MS 60000
+
 static bool same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
@@ -252,7 +270,7 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     if (!out || !*out || !n_inputs || !inputs)
         return tc_error(TC_ERR_INVALID, "tc_db_merge: an output and at least one input are "
                         "needed");
-    /* what a merge killed before its rename left (SIGKILL cannot be
+    /* what a merge killed before it finished left (SIGKILL cannot be
      * caught): nothing else removes it */
     tc_remove_stale_temps(out, "merge");
     out_exists = stat(out, &out_sb) == 0;
@@ -285,34 +303,15 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     }
     /* one of this PID's, left by an earlier process that had it */
     tc_remove_db_files(tmp);
-    if (out_exists) {
-        sqlite3_stmt *st = NULL;
-        int rc;
 
-        err = tc_db_open_ex(out, TC_DB_READWRITE, &db);
-        if (err < 0)
-            goto fail;
-        rc = sqlite3_prepare_v2(db->sql, "VACUUM INTO ?1", -1, &st, NULL);
-        if (rc == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, tmp, -1, SQLITE_TRANSIENT);
-            rc = sqlite3_step(st);
-        }
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE) {
-            err = db_fail(db, rc, "copying the output");
-            goto fail;
-        }
-        tc_db_close(db);
-        err = tc_db_open_ex(tmp, TC_DB_READWRITE, &db);
-    } else {
-        err = tc_db_open_ex(tmp, TC_DB_CREATE, &db);
-    }
+    /* 1. the inputs alone, into the temporary file, verified */
+    err = tc_db_open_ex(tmp, TC_DB_CREATE, &db);
     if (err < 0)
         goto fail;
     err = db_exec(db, "CREATE TEMP TABLE merge_map (src_id INTEGER PRIMARY KEY, dst_id "
                       "INTEGER NOT NULL)");
     for (size_t i = 0; i < n_inputs && err == TC_OK; i++)
-        err = merge_one(db, inputs[i], &local);
+        err = merge_one(db, inputs[i], &local, false);
     if (err == TC_OK) {
         err = tc_db_integrity_check(db);
         if (err < 0)
@@ -320,13 +319,55 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     }
     if (err < 0)
         goto fail;
+    /* closing the last connection checkpoints the log into the file */
     tc_db_close(db);
     db = NULL;
-    if (rename(tmp, out) != 0) {
-        err = tc_error(TC_ERR_IO, "%s: cannot replace with the merged file: %s", out,
-                       strerror(errno));
-        goto fail;
+
+    /* 2a. a new OUT: the file itself, linked into place; link() never
+     * replaces an OUT another process created meanwhile */
+    if (!out_exists) {
+        if (link(tmp, out) == 0) {
+            tc_remove_db_files(tmp);
+            free(tmp);
+            if (stats)
+                *stats = local;
+            return TC_OK;
+        }
+        if (errno != EEXIST) {
+            err = tc_error(TC_ERR_IO, "%s: cannot create: %s", out, strerror(errno));
+            goto fail;
+        }
     }
+
+    /* 2b. an existing OUT: merged into in place, in one transaction */
+    {
+        struct tc_merge_stats into = {0};
+
+        err = tc_db_open_ex(out, TC_DB_READWRITE, &db);
+        if (err < 0)
+            goto fail;
+        /* wait for the write lock as long as a collector's commit or
+         * another merge may reasonably hold it */
+        sqlite3_busy_timeout(db->sql, MERGE_BUSY_MS);
+        err = db_exec(db, "CREATE TEMP TABLE merge_map (src_id INTEGER PRIMARY KEY, dst_id "
+                          "INTEGER NOT NULL)");
+        if (err == TC_OK)
+            err = merge_one(db, tmp, &into, true);
+        if (err < 0) {
+            if (strstr(tc_last_error(), "locked") || strstr(tc_last_error(), "busy"))
+                tc_error_prefix(err, "%s is in use by another process for longer than %d s "
+                                "(nothing was merged; try again)", out, MERGE_BUSY_MS / 1000);
+            goto fail;
+        }
+        /* runs and rows joined or dropped among the inputs count as well;
+         * what was added is what OUT gained */
+        into.runs_joined += local.runs_joined;
+        into.gemm_duplicates += local.gemm_duplicates;
+        into.attention_duplicates += local.attention_duplicates;
+        local = into;
+    }
+    tc_db_close(db);
+    tc_remove_db_files(tmp);
     free(tmp);
     if (stats)
         *stats = local;
