@@ -90,7 +90,7 @@ PY
         run 0 "$TC" predict gemm --gpu $A --db cal.db 8192 8192 8192
         no_absurd out "predict gemm with $key $v"
         has out "time_us"
-        run 0 "$TC" predict model --gpu $A --db cal.db --config m.yaml
+        run 0 "$TC" predict model --gpu $A --db cal.db --config m.yaml --tp 2
         no_absurd out "predict model with $key $v"
         run 0 "$TC" advise --gpu $A --db cal.db --config m.yaml --top 3
         no_absurd out "advise with $key $v"

@@ -76,6 +76,6 @@ has err "hidden"
 printf 'hidden: 4096\nheads: 32\nlayers: 2\nseq: 128\nmicro_batch: 1\nheads: 16\n' >dup2.yaml
 run 2 "$TC" predict model --gpu $A --analytical --config dup2.yaml
 has err "dup2.yaml:6"
-run 0 "$TC" predict model --gpu $A --analytical --config "$MODELS/llama-2-7b.yaml"
+run 0 "$TC" predict model --gpu $A --analytical --config "$MODELS/llama-2-7b.yaml" --tp 2
 
 finish untrusted-text
