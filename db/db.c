@@ -1799,10 +1799,18 @@ static int bind_attention_key(sqlite3_stmt *st, const struct tc_attention_row *r
 
 static int check_attention_row(struct tc_db *db, const struct tc_attention_row *r)
 {
-    if ((unsigned)r->dtype >= TC_DTYPE_COUNT || (r->impl != TC_ATTN_UNFUSED &&
-                                                 r->impl != TC_ATTN_FLASH))
+    if ((unsigned)r->dtype >= TC_DTYPE_COUNT || (unsigned)r->impl >= TC_ATTN_IMPL_COUNT)
         return tc_error(TC_ERR_INVALID, "%s: attention row with an invalid dtype or impl",
                         db->path);
+    /* The v1 schema's impl column admits these two names only (a CHECK
+     * constraint); a named library's rows wait for a schema that stores
+     * them, rather than being filed under 'flash', which means the
+     * architecture's best kernel. */
+    if (r->impl != TC_ATTN_UNFUSED && r->impl != TC_ATTN_FLASH)
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s: attention rows of impl '%s' cannot be stored: this schema's "
+                        "attention table holds 'flash' and 'unfused' rows",
+                        db->path, tc_attn_impl_name(r->impl));
     if (r->batch <= 0 || r->heads <= 0 || r->kv_heads < 0 || r->seq_q <= 0 || r->seq_kv < 0 ||
         r->head_dim <= 0)
         return tc_error(TC_ERR_RANGE, "%s: attention b=%lld h=%lld s=%lld d=%lld: dimensions "
@@ -1977,7 +1985,9 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         return tc_error(TC_ERR_INVALID, "tc_db_attention_rows: missing argument");
     *rows = NULL;
     *n = 0;
-    if ((unsigned)dtype >= TC_DTYPE_COUNT || (impl != TC_ATTN_UNFUSED && impl != TC_ATTN_FLASH))
+    /* every implementation may be asked for; those the schema cannot store
+     * simply have no rows */
+    if ((unsigned)dtype >= TC_DTYPE_COUNT || (unsigned)impl >= TC_ATTN_IMPL_COUNT)
         return tc_error(TC_ERR_INVALID, "tc_db_attention_rows: invalid dtype or impl");
     rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
     if (rc != SQLITE_OK)

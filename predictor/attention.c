@@ -180,8 +180,20 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_attention_query
     if (gpu->peak_tflops[q->dtype] <= 0)
         return tc_error(TC_ERR_UNSUPPORTED, "attention: %s does not support %s", gpu->id,
                         tc_dtype_name(q->dtype));
-    if (q->impl != TC_ATTN_UNFUSED && q->impl != TC_ATTN_FLASH)
+    if ((unsigned)q->impl >= TC_ATTN_IMPL_COUNT)
         return tc_error(TC_ERR_INVALID, "attention: unknown implementation %d", (int)q->impl);
+    if (q->head_dim_vo < 0 || q->window < 0 || q->kv_splits < 0)
+        return tc_error(TC_ERR_RANGE,
+                        "attention: head dim vo (%lld), window (%lld) and kv splits (%lld) must "
+                        "not be negative",
+                        (long long)q->head_dim_vo, (long long)q->window, (long long)q->kv_splits);
+    if (q->window && !q->causal)
+        return tc_error(TC_ERR_INVALID,
+                        "attention: a sliding window (%lld keys) needs the causal mask",
+                        (long long)q->window);
+    if (q->deterministic && !q->backward)
+        return tc_error(TC_ERR_INVALID,
+                        "attention: deterministic is a property of the backward pass");
     /* b·a·s·s elements must not overflow the 64-bit shapes we hand on. */
     if ((double)q->batch * (double)q->heads * (double)q->seq_q *
             (double)(q->seq_kv ? q->seq_kv : q->seq_q) * (double)q->head_dim >
@@ -598,7 +610,12 @@ static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
     set = tc_predictor_attention_rows(p, gpu->id, q->impl, q->dtype, q->backward, &err);
     if (!set)
         return err;
-    for (size_t i = 0; i < set->n; i++) {
+    /* a row records neither a V/O head dim of its own, a window nor a
+     * deterministic backward: it measures none of them exactly */
+    bool plain =
+        (!q->head_dim_vo || q->head_dim_vo == q->head_dim) && !q->window && !q->deterministic;
+
+    for (size_t i = 0; plain && i < set->n; i++) {
         const struct tc_attention_row *row = &set->rows[i];
 
         if (row->batch == q->batch && row->heads == q->heads && row->kv_heads == kv_heads &&
@@ -664,6 +681,8 @@ static int predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
     }
     if (err < 0)
         return err;
+    out->kernel = q->impl;
+    out->kv_splits = q->impl == TC_ATTN_UNFUSED ? 0 : 1;
     out->tflops = out->time_us > 0 ? out->flops / out->time_us / 1e6 : 0;
     /* The tile model's spread against FA2 benchmarks is about ±25%. */
     out->lo_us = out->time_us * 0.75;

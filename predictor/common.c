@@ -190,9 +190,31 @@ TC_API const char *tc_status_name(enum tc_status status)
     }
 }
 
+static const char *const attn_impl_names[TC_ATTN_IMPL_COUNT] = {
+    "unfused", "flash", "flash2", "flash3", "flash4", "cudnn",
+};
+
 TC_API const char *tc_attn_impl_name(enum tc_attn_impl impl)
 {
-    return impl == TC_ATTN_FLASH ? "flash" : "unfused";
+    if ((unsigned)impl >= TC_ATTN_IMPL_COUNT)
+        return "?";
+    return attn_impl_names[impl];
+}
+
+TC_API int tc_attn_impl_parse(const char *name, enum tc_attn_impl *out)
+{
+    if (!name || !out)
+        return tc_error(TC_ERR_INVALID, "no attention implementation given");
+    for (int i = 0; i < TC_ATTN_IMPL_COUNT; i++) {
+        if (strcasecmp(name, attn_impl_names[i]) == 0) {
+            *out = (enum tc_attn_impl)i;
+            return TC_OK;
+        }
+    }
+    return tc_error(TC_ERR_INVALID,
+                    "unknown attention implementation '%s' (expected flash, flash2, flash3, "
+                    "flash4, cudnn or unfused)",
+                    name);
 }
 
 TC_API const char *tc_bound_name(enum tc_bound bound)

@@ -269,12 +269,8 @@ static int set_field(struct yaml_ctx *y, const yaml_event_t *kev, const char *ke
         if (tc_dtype_parse(v, &c->dtype) < 0)
             return yerr(y, vev, TC_ERR_INVALID, "dtype: %s", tc_last_error());
     } else if (strcmp(key, "attention") == 0) {
-        if (strcasecmp(v, "flash") == 0)
-            c->attention = TC_ATTN_FLASH;
-        else if (strcasecmp(v, "unfused") == 0)
-            c->attention = TC_ATTN_UNFUSED;
-        else
-            return yerr(y, vev, TC_ERR_INVALID, "attention: '%s' (expected flash or unfused)", v);
+        if (tc_attn_impl_parse(v, &c->attention) < 0)
+            return yerr(y, vev, TC_ERR_INVALID, "attention: %s", tc_last_error());
     } else if (strcmp(key, "mode") == 0) {
         if (strcasecmp(v, "training") == 0 || strcasecmp(v, "train") == 0)
             c->training = true;

@@ -333,6 +333,16 @@ START_TEST(resume_is_idempotent)
         ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got),
                          TC_ERR_NOT_FOUND);
         a.causal = true;
+        /* a named library's rows: this schema stores flash and unfused only,
+         * and reading them finds nothing rather than failing */
+        a.impl = TC_ATTN_FLASH3;
+        ck_assert_int_eq(tc_db_insert_attention(db, &a), TC_ERR_UNSUPPORTED);
+        ck_assert(strstr(tc_last_error(), "flash3") != NULL);
+        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got),
+                         TC_ERR_NOT_FOUND);
+        ck_assert_int_eq(tc_db_has_attention(db, run_id, &a, &found), TC_OK);
+        ck_assert(!found);
+        a.impl = TC_ATTN_FLASH;
     }
 
     /* --resume finds the run of the same configuration */

@@ -170,6 +170,29 @@ START_TEST(test_config_errors)
 }
 END_TEST
 
+START_TEST(test_attn_impl_names)
+{
+    static const char *const names[] = {"unfused", "flash", "flash2", "flash3", "flash4",
+                                        "cudnn"};
+    enum tc_attn_impl impl;
+
+    ck_assert_int_eq(TC_ATTN_IMPL_COUNT, 6);
+    /* the values databases and bindings depend on */
+    ck_assert_int_eq(TC_ATTN_UNFUSED, 0);
+    ck_assert_int_eq(TC_ATTN_FLASH, 1);
+    for (int i = 0; i < TC_ATTN_IMPL_COUNT; i++) {
+        ck_assert_str_eq(tc_attn_impl_name((enum tc_attn_impl)i), names[i]);
+        ck_assert_int_eq(tc_attn_impl_parse(names[i], &impl), TC_OK);
+        ck_assert_int_eq(impl, i);
+    }
+    ck_assert_int_eq(tc_attn_impl_parse("FLASH3", &impl), TC_OK);
+    ck_assert_int_eq(impl, TC_ATTN_FLASH3);
+    ck_assert_int_eq(tc_attn_impl_parse("fused", &impl), TC_ERR_INVALID);
+    ck_assert(strstr(tc_last_error(), "fused") != NULL);
+    ck_assert_str_eq(tc_attn_impl_name(TC_ATTN_IMPL_COUNT), "?");
+}
+END_TEST
+
 START_TEST(test_flash_attention)
 {
     struct tc_attention_query q = {
@@ -758,6 +781,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_shipped_configs);
     tcase_add_test(tc, test_advisor_gpt2_vocab);
     tcase_add_test(tc, test_config_errors);
+    tcase_add_test(tc, test_attn_impl_names);
     tcase_add_test(tc, test_flash_attention);
     tcase_add_test(tc, test_attention_calibrated);
     tcase_add_test(tc, test_unfused_attention);

@@ -174,12 +174,11 @@ int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_mo
     } else if (mcli_opt(cmd, argc, argv, i, "--attention", &v, &bad)) {
         if (bad)
             return -1;
-        if (strcmp(v, "flash") == 0)
-            c->attention = TC_ATTN_FLASH;
-        else if (strcmp(v, "unfused") == 0)
-            c->attention = TC_ATTN_UNFUSED;
-        else {
-            cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
+        if (tc_attn_impl_parse(v, &c->attention) < 0) {
+            cli_error(cmd,
+                      "--attention: '%s' (expected flash, flash2, flash3, flash4, cudnn or "
+                      "unfused)",
+                      v);
             return -2;
         }
     } else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
@@ -433,6 +432,8 @@ int cmd_predict_attention(int argc, char **argv)
             q.causal = true;
         } else if (strcmp(arg, "--bwd") == 0) {
             q.backward = true;
+        } else if (strcmp(arg, "--deterministic") == 0) {
+            q.deterministic = true;
         } else if (strcmp(arg, "--analytical") == 0) {
             analytical = true;
         } else if (mcli_opt(cmd, argc, argv, &i, "--gpu", &v, &bad)) {
@@ -442,12 +443,11 @@ int cmd_predict_attention(int argc, char **argv)
         } else if (mcli_opt(cmd, argc, argv, &i, "--impl", &v, &bad)) {
             if (bad)
                 break;
-            if (strcmp(v, "flash") == 0)
-                q.impl = TC_ATTN_FLASH;
-            else if (strcmp(v, "unfused") == 0)
-                q.impl = TC_ATTN_UNFUSED;
-            else {
-                cli_error(cmd, "--impl: '%s' (expected flash or unfused)", v);
+            if (tc_attn_impl_parse(v, &q.impl) < 0) {
+                cli_error(cmd,
+                          "--impl: '%s' (expected flash, flash2, flash3, flash4, cudnn or "
+                          "unfused)",
+                          v);
                 return CLI_EXIT_INPUT;
             }
         } else if (mcli_opt(cmd, argc, argv, &i, "--dtype", &v, &bad)) {
@@ -461,9 +461,11 @@ int cmd_predict_attention(int argc, char **argv)
             static const struct {
                 const char *flag;
                 int64_t *dst;
-            } ints[] = {{"--batch", NULL},  {"--heads", NULL},   {"--kv-heads", NULL},
-                        {"--seq", NULL},    {"--seq-kv", NULL},  {"--head-dim", NULL}};
-            int64_t *dsts[] = {&q.batch, &q.heads, &q.kv_heads, &q.seq_q, &q.seq_kv, &q.head_dim};
+            } ints[] = {{"--batch", NULL},       {"--heads", NULL},  {"--kv-heads", NULL},
+                        {"--seq", NULL},         {"--seq-kv", NULL}, {"--head-dim", NULL},
+                        {"--head-dim-vo", NULL}, {"--window", NULL}, {"--kv-splits", NULL}};
+            int64_t *dsts[] = {&q.batch,    &q.heads,       &q.kv_heads, &q.seq_q,    &q.seq_kv,
+                               &q.head_dim, &q.head_dim_vo, &q.window,   &q.kv_splits};
             bool matched = false;
 
             for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]) && !matched; k++) {
@@ -521,6 +523,10 @@ int cmd_predict_attention(int argc, char **argv)
     rec_int(&rec, "seq_q", q.seq_q);
     rec_int(&rec, "seq_kv", q.seq_kv ? q.seq_kv : q.seq_q);
     rec_int(&rec, "head_dim", q.head_dim);
+    rec_int(&rec, "head_dim_vo", q.head_dim_vo ? q.head_dim_vo : q.head_dim);
+    rec_int(&rec, "window", q.window);
+    if (q.backward)
+        rec_str(&rec, "deterministic", q.deterministic ? "yes" : "no");
     rec_num(&rec, "time_us", pred.time_us, 2);
     rec_num(&rec, "lo_us", pred.lo_us, 2);
     rec_num(&rec, "hi_us", pred.hi_us, 2);
@@ -531,6 +537,8 @@ int cmd_predict_attention(int argc, char **argv)
         rec_num(&rec, "values_us", pred.values_us, 2);
         rec_num(&rec, "kv_expand_us", pred.expand_us, 2);
     } else {
+        rec_str(&rec, "kernel", tc_attn_impl_name(pred.kernel));
+        rec_int(&rec, "kv_splits", pred.kv_splits);
         rec_int(&rec, "block_m", pred.block_m);
         rec_int(&rec, "block_n", pred.block_n);
         rec_int(&rec, "blocks", pred.blocks);
@@ -1221,16 +1229,18 @@ int cmd_predict_model(int argc, char **argv)
                 return -code;
             code = 0;
         } else if (mcli_opt(cmd, argc, argv, &i, "--attention", &v, &bad)) {
+            enum tc_attn_impl impl;
+
             if (bad)
                 return CLI_EXIT_USAGE;
-            if (strcmp(v, "flash") == 0)
-                attention = TC_ATTN_FLASH;
-            else if (strcmp(v, "unfused") == 0)
-                attention = TC_ATTN_UNFUSED;
-            else {
-                cli_error(cmd, "--attention: '%s' (expected flash or unfused)", v);
+            if (tc_attn_impl_parse(v, &impl) < 0) {
+                cli_error(cmd,
+                          "--attention: '%s' (expected flash, flash2, flash3, flash4, "
+                          "cudnn or unfused)",
+                          v);
                 return CLI_EXIT_INPUT;
             }
+            attention = (int)impl;
         } else if (mcli_opt(cmd, argc, argv, &i, "--decode", &v, &bad)) {
             if (bad || !cli_parse_int(cmd, "--decode", v, 1, 1 << 24, &decode))
                 return cli_value_status(v);

@@ -306,6 +306,19 @@ class TestAttention(unittest.TestCase):
         self.assertGreater(r["softmax_us"], 0)
         self.assertGreater(r["values_us"], 0)
 
+    def test_impl_names(self):
+        p = analytical()
+        kw = dict(batch=2, heads=16, seq=2048, head_dim=128, dtype="bf16")
+        for impl in ("flash", "flash2", "flash4", "cudnn", "FLASH2"):
+            r = p.predict_attention(GPU, impl=impl, **kw)
+            self.assertEqual(r["impl"], impl.lower())
+            self.assertGreater(r["time_us"], 0)
+        r = p.predict_attention(GPU, impl="cudnn", head_dim_vo=64, window=128, causal=True,
+                                kv_splits=1, **kw)
+        self.assertEqual(r["head_dim_vo"], 64)
+        self.assertEqual(r["window"], 128)
+        self.assertEqual(r["kernel"], "cudnn")
+
     def test_bad_impl(self):
         with self.assertRaises(tilecast.InvalidError):
             analytical().predict_attention(GPU, batch=1, heads=1, seq=1, head_dim=64,

@@ -9,7 +9,7 @@ from itertools import chain
 
 from . import _lib
 from ._lib import (AttentionPrediction, AttentionQuery, GemmPrediction, GemmQuery,
-                   ModelConfig, ModelPrediction, Advice, TC_DTYPE_COUNT)
+                   ModelConfig, ModelPrediction, Advice, TC_ATTN_IMPL_COUNT, TC_DTYPE_COUNT)
 from .errors import InvalidError, NotFoundError, error_class
 
 TC_ERR_INVALID = -1
@@ -99,7 +99,7 @@ def _dtype_name(v):
 
 
 def _impl_name(v):
-    return _name("tc_attn_impl_name", 2, v)
+    return _name("tc_attn_impl_name", TC_ATTN_IMPL_COUNT, v)
 
 
 def _parse_enum(fn, count, what, value):
@@ -125,17 +125,8 @@ def _layout(value):
 
 
 def _impl(value):
-    if isinstance(value, str):
-        for i in range(2):
-            if value.lower() == _impl_name(i):
-                return i
-        raise InvalidError("attention implementation '%s' is not one of %s"
-                           % (value, ", ".join(_impl_name(i) for i in range(2))),
-                           TC_ERR_INVALID)
-    if value in (0, 1) and not isinstance(value, bool):
-        return value
-    raise InvalidError("attention implementation %r is not 'flash' or 'unfused'" % (value,),
-                       TC_ERR_INVALID)
+    return _parse_enum("tc_attn_impl_parse", TC_ATTN_IMPL_COUNT, "attention implementation",
+                       value)
 
 
 def _int(value, what):
@@ -532,14 +523,21 @@ class Predictor:
 
     def predict_attention(self, gpu, *, batch, heads, seq, head_dim, kv_heads=None,
                           seq_kv=None, impl="flash", dtype="fp16", causal=False,
-                          backward=False):
-        """Predicts one attention (flash or unfused; forward or backward)."""
+                          backward=False, head_dim_vo=None, window=0, deterministic=False,
+                          kv_splits=0):
+        """Predicts one attention (a fused kernel: flash, flash2, flash3, flash4, cudnn;
+        or unfused; forward or backward). head_dim_vo: V/O head dim (default head_dim);
+        window: causal sliding window in keys (0: none); kv_splits: forward split-KV
+        (0: the kernel's heuristic, 1: none)."""
         g = self._specs.find(gpu)
         q = AttentionQuery(_impl(impl), _dtype(dtype), _int(batch, "batch"),
                            _int(heads, "heads"),
                            _int(heads if kv_heads is None else kv_heads, "kv_heads"),
                            _int(seq, "seq"), _int(seq if seq_kv is None else seq_kv, "seq_kv"),
-                           _int(head_dim, "head_dim"), bool(causal), bool(backward))
+                           _int(head_dim, "head_dim"), bool(causal), bool(backward),
+                           bool(deterministic),
+                           _int(head_dim if head_dim_vo is None else head_dim_vo, "head_dim_vo"),
+                           _int(window, "window"), _int(kv_splits, "kv_splits"))
         p = AttentionPrediction()
         with self._lock:
             rc = _lib.function("tc_predict_attention")(self._h, g, byref(q), byref(p))
@@ -548,6 +546,7 @@ class Predictor:
         d = _struct_dict(q)
         d.update(gpu=gpu, impl=_impl_name(q.impl), dtype=_dtype_name(q.dtype))
         pd = _struct_dict(p)
+        pd["kernel"] = _impl_name(p.kernel)
         pd["source"] = source_name(p.source)
         pd["bound"] = _bound(p.bound)
         pd["kind"] = _kind(pd["source"])

@@ -22,6 +22,7 @@ TC_ID_MAX = 64
 TC_NAME_MAX = 128
 TC_OP_NAME_MAX = 32
 TC_DTYPE_COUNT = 7
+TC_ATTN_IMPL_COUNT = 6  # enum tc_attn_impl: unfused, flash, flash2, flash3, flash4, cudnn
 
 # enum tc_db_mode
 TC_DB_READONLY = 0
@@ -152,6 +153,10 @@ class AttentionQuery(Structure):
         ("seq_q", c_int64), ("seq_kv", c_int64), ("head_dim", c_int64),
         ("causal", c_bool),
         ("backward", c_bool),
+        ("deterministic", c_bool),
+        ("head_dim_vo", c_int64),
+        ("window", c_int64),
+        ("kv_splits", c_int64),
     ]
 
 
@@ -169,6 +174,8 @@ class AttentionPrediction(Structure):
         ("waves", c_double),
         ("occupancy", c_double),
         ("bound", c_int),
+        ("kernel", c_int),
+        ("kv_splits", c_int64),
     ]
 
 
@@ -294,6 +301,7 @@ _PROTOTYPES = {
     "tc_align_name": (c_char_p, [c_int]),
     "tc_status_name": (c_char_p, [c_int]),
     "tc_attn_impl_name": (c_char_p, [c_int]),
+    "tc_attn_impl_parse": (c_int, [c_char_p, POINTER(c_int)]),
     "tc_data_dir": (c_char_p, []),
     "tc_specs_load": (_P, [c_char_p]),
     "tc_specs_add_dir": (c_int, [_P, c_char_p]),

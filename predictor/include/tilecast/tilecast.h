@@ -294,8 +294,24 @@ TC_API int tc_db_has_gemm(struct tc_db *db, int64_t run_id, enum tc_dtype dtype,
                           enum tc_layout layout, int64_t m, int64_t n, int64_t k,
                           int64_t batch, bool *found);
 
-enum tc_attn_impl { TC_ATTN_UNFUSED = 0, TC_ATTN_FLASH };
+/* Attention implementations. FLASH is the best fused kernel the
+ * architecture's libraries offer (Ampere and Ada: FlashAttention-2; Hopper:
+ * FlashAttention-3; Blackwell: FlashAttention-4; other GPUs: a
+ * FlashAttention-2 class model); the others name one library's kernels.
+ * The values of UNFUSED and FLASH are fixed (databases and bindings). */
+enum tc_attn_impl {
+    TC_ATTN_UNFUSED = 0, /* scores bmm + softmax + values bmm */
+    TC_ATTN_FLASH,       /* the architecture's best fused kernel */
+    TC_ATTN_FLASH2,      /* FlashAttention-2 (mma.sync, sm80 and later) */
+    TC_ATTN_FLASH3,      /* FlashAttention-3 (wgmma, warp-specialised, sm90) */
+    TC_ATTN_FLASH4,      /* FlashAttention-4 (CuTe DSL: sm80 forward, sm90, sm100) */
+    TC_ATTN_CUDNN,       /* cuDNN's fused SDPA engines (sm80 and later) */
+    TC_ATTN_IMPL_COUNT
+};
+/* "flash", "flash2", ...; "?" for out-of-range values. */
 TC_API const char *tc_attn_impl_name(enum tc_attn_impl impl);
+/* Parses an implementation name (case-insensitive). */
+TC_API int tc_attn_impl_parse(const char *name, enum tc_attn_impl *out);
 
 struct tc_attention_row {
     int64_t run_id;
@@ -574,6 +590,12 @@ struct tc_attention_query {
     int64_t batch, heads, kv_heads, seq_q, seq_kv, head_dim;
     bool causal;
     bool backward;
+    bool deterministic;  /* backward: the deterministic dQ accumulation */
+    int64_t head_dim_vo; /* V and O head dim; 0 means head_dim */
+    int64_t window;      /* causal sliding window: each query sees at most this
+                            many keys, its own included; 0 means no window */
+    int64_t kv_splits;   /* forward split-KV: 0 = the kernel's heuristic, 1 =
+                            never split (training entry points), n = n splits */
 };
 
 struct tc_attention_prediction {
@@ -584,13 +606,18 @@ struct tc_attention_prediction {
     /* unfused parts (0 for flash) */
     double scores_us, softmax_us, values_us;
     double expand_us;        /* unfused grouped-query: repeating K/V to all heads */
-    double flops;            /* useful FLOPs (causal: the unmasked half) */
-    /* flash tile model */
+    /* useful FLOPs, counted as FlashAttention's and cuDNN's benchmarks do:
+     * 2·b·h·N·(d_qk + d_vo) forward, 2·b·h·N·(3·d_qk + 2·d_vo) backward, N
+     * the (query, key) pairs the mask keeps */
+    double flops;
+    /* fused tile model */
     int block_m, block_n, blocks_per_sm;
     int64_t blocks;
     double waves;
     double occupancy;        /* resident warps / max warps */
     enum tc_bound bound;
+    enum tc_attn_impl kernel; /* the kernel modelled (FLASH resolved per architecture) */
+    int64_t kv_splits;        /* KV splits of the forward (1: none) */
 };
 
 /* Predicts one attention call: unfused through the GEMM predictor (scores
