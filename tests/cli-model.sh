@@ -49,6 +49,38 @@ expect 1 "$bin" predict attention --gpu $gpu --batch 1 --heads 8
 expect 2 "$bin" predict attention --gpu $gpu --batch 1 --heads 8 --kv-heads 3 --seq 128 --head-dim 64
 grep -q "kv heads 3" "$tmp/err" || fail "kv-heads error names the value"
 expect 2 "$bin" predict attention --gpu no-such-gpu --batch 1 --heads 8 --seq 128 --head-dim 64
+# every implementation by name, and the options of the fused model
+for impl in flash flash2 flash4 cudnn unfused; do
+    expect 0 "$bin" predict attention --gpu $gpu --impl $impl --batch 2 --heads 16 --seq 1024 \
+        --head-dim 128 --dtype bf16 --json
+    json_check "$tmp/out" "d['impl'] == '$impl' and d['time_us'] > 0"
+done
+expect 0 "$bin" predict attention --gpu $gpu --impl cudnn --batch 2 --heads 16 --seq 1024 \
+    --head-dim 192 --head-dim-vo 128 --causal --window 128 --dtype bf16 --kv-splits 1 --json
+json_check "$tmp/out" "d['head_dim_vo'] == 128 and d['window'] == 128 and d['kernel'] == 'cudnn' and d['kv_splits'] == 1"
+expect 2 "$bin" predict attention --gpu $gpu --batch 1 --heads 8 --seq 128 --head-dim 64 --window 32
+grep -q "causal" "$tmp/err" || fail "--window without --causal names the mask"
+expect 2 "$bin" predict attention --gpu $gpu --batch 1 --heads 8 --seq 128 --head-dim 64 \
+    --deterministic
+grep -q "backward" "$tmp/err" || fail "--deterministic without --bwd names the backward"
+
+# --- eval --attention ------------------------------------------------------
+printf 'gpu,dtype,impl,pass,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,time_us,head_dim_vo,mask,window,deterministic\n' >"$tmp/att.csv"
+printf 'a100-pcie-80gb,bf16,flash2,fwd,2,16,16,4096,4096,128,0,1500,128,no_mask,,0\n' >>"$tmp/att.csv"
+printf 'a100-pcie-80gb,bf16,cudnn_oss,bwd,2,16,16,4096,4096,128,1,2500,128,top_left,,0\n' >>"$tmp/att.csv"
+printf 'a100-pcie-80gb,bf16,flash2,fwd,2,16,16,4096,4096,128,1,500,128,top_left,128,0\n' >>"$tmp/att.csv"
+expect 0 "$bin" eval --attention --input "$tmp/att.csv" --output "$tmp/att-rows.csv" --json
+json_check "$tmp/out" 'len(d) == 3 and d[-1]["gpu"] == "all" and d[-1]["rows"] == 3 and d[0]["impl"] == "cudnn_oss" and d[0]["pass"] == "bwd"'
+[ "$(wc -l <"$tmp/att-rows.csv")" -eq 4 ] || fail "eval --attention --output: one line per row"
+head -1 "$tmp/att-rows.csv" | grep -q ',pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,status,message$' ||
+    fail "eval --attention --output header"
+expect 0 "$bin" eval --attention --help
+grep -q "cudnn_oss" "$tmp/out" || fail "eval --attention --help explains the impl mapping"
+expect 1 "$bin" eval --attention
+expect 2 "$bin" eval --attention --input "$tmp/no-such.csv"
+printf 'a100-pcie-80gb,bf16,magic,fwd,2,16,16,4096,4096,128,0,1500,128,no_mask,,0\n' >>"$tmp/att.csv"
+expect 2 "$bin" eval --attention --input "$tmp/att.csv"
+grep -q "att.csv:5: cannot read impl" "$tmp/err" || fail "eval --attention names the bad row"
 
 # An exactly measured attention shape in --db is answered by its measurement
 # (labelled measured, not a prediction); other shapes stay predictions.

@@ -14,6 +14,7 @@
 
 #include "calibrate.h"
 #include "csv.h"
+#include "eval-cli.h"
 #include "gemm-cli.h"
 #include "tc-internal.h"
 
@@ -81,7 +82,11 @@ const char cmd_eval_help[] =
     "  --json, --csv      machine-readable summary (default: a table)\n"
     "\n"
     "A row that cannot be predicted (unknown GPU, bad number) is reported with\n"
-    "FILE:LINE:COLUMN and counted as failed; the exit status is then 2.\n";
+    "FILE:LINE:COLUMN and counted as failed; the exit status is then 2.\n"
+    "\n"
+    "Fused attention: tilecast eval --attention --input FILE compares the\n"
+    "attention model with measured fused-attention rows instead (see\n"
+    "'tilecast eval --attention --help').\n";
 
 #define MAX_GROUP_COLS 8
 /* Columns joined with + in one --group-by or --sweep key. */
@@ -369,6 +374,16 @@ done:
     return rho;
 }
 
+double eval_quantile(double *v, size_t n, double q)
+{
+    return quantile(v, n, q);
+}
+
+double eval_spearman(const double *x, const double *y, size_t n)
+{
+    return spearman(x, y, n);
+}
+
 static int cmp_sample_sweep(const void *a, const void *b)
 {
     const struct sample *x = a, *y = b;
@@ -477,6 +492,10 @@ int cmd_eval(int argc, char **argv)
     const char *in_name;
     bool default_groups = false;
 
+    /* fused-attention rows have a command of their own */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--attention") == 0)
+            return cmd_eval_attention(argc, argv);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int pr;

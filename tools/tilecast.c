@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "eval-cli.h"
 #include "model-cli.h"
 
 #define TC_ARRAY_SIZE_CLI(a) (sizeof(a) / sizeof((a)[0]))
@@ -89,6 +90,7 @@ static const struct {
     {"predict", cmd_predict_attention_help},
     {"predict", cmd_predict_layer_help},
     {"predict", cmd_predict_model_help},
+    {"eval", cmd_eval_attention_help},
     {"db", cmd_db_info_help},
     {"db", cmd_db_check_help},
     {"db", cmd_db_import_help},
@@ -282,7 +284,13 @@ int main(int argc, char **argv)
             /* Subcommands with their own sub-subcommands print their own help. */
             if (strcmp(c->name, "predict") != 0 && strcmp(c->name, "db") != 0 &&
                 strcmp(c->name, "specs") != 0) {
-                fputs(c->help, stdout);
+                bool attention = false;
+
+                /* eval --attention has a help of its own */
+                for (int k = i + 1; k < argc && strcmp(argv[k], "--") != 0; k++)
+                    attention |=
+                        strcmp(c->name, "eval") == 0 && strcmp(argv[k], "--attention") == 0;
+                fputs(attention ? cmd_eval_attention_help : c->help, stdout);
                 return CLI_EXIT_OK;
             }
         }

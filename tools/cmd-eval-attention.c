@@ -1,0 +1,540 @@
+/* tilecast eval --attention: predicts every row of a fused-attention CSV
+ * (the columns of db/sources' attention_fused.csv) with the analytical
+ * attention model and reports the error per GPU, implementation, dtype and
+ * pass: MAPE, median and 90th-percentile APE, the median signed error and
+ * the Spearman rank correlation of TFLOP/s. Nothing is fitted to the rows. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "csv.h"
+#include "eval-cli.h"
+#include "tc-internal.h"
+
+const char cmd_eval_attention_help[] =
+    "Usage: tilecast eval --attention --input measured.csv [--output per-row.csv]\n"
+    "                     [--group-by COL[+COL...]] [--json|--csv]\n"
+    "\n"
+    "Predicts every row of a measured fused-attention CSV (the columns of the\n"
+    "project's attention_fused.csv: gpu, dtype, impl, pass, batch, heads,\n"
+    "kv_heads, seq_q, seq_kv, head_dim, causal, time_us; where present also\n"
+    "head_dim_vo, mask, window and deterministic) with the analytical model\n"
+    "(`predict attention --analytical`) and prints, per GPU, impl, dtype and\n"
+    "pass (and per value of the --group-by columns):\n"
+    "  rows       rows compared\n"
+    "  refused    rows the model refuses (a head dim or variant the named kernel\n"
+    "             does not run or tilecast does not model; see --output)\n"
+    "  mape_pct   mean absolute percentage error of the time\n"
+    "  median_ape_pct, p90_ape_pct   median and 90th percentile of that error\n"
+    "  bias_pct   median signed error, predicted / measured - 1 (positive: the\n"
+    "             prediction is slower)\n"
+    "  spearman_tflops   Spearman rank correlation of measured and predicted\n"
+    "             TFLOP/s\n"
+    "The last row, gpu 'all', pools every compared row.\n"
+    "\n"
+    "How rows become queries: impl is tilecast's name (flash2, flash3, flash4,\n"
+    "cudnn, flash, unfused); cudnn_oss (the cuDNN frontend's open-source engines)\n"
+    "is predicted as cudnn. pass is fwd or bwd. mask no_mask or top_left (with\n"
+    "seq_q = seq_kv; tilecast aligns a causal mask at the bottom right, which is\n"
+    "the same square); window is the causal sliding window in keys. The times\n"
+    "are kernel times (cupti-median): no host time is added. The source called\n"
+    "each library's training entry point, where only FlashAttention-2 splits the\n"
+    "keys of a forward by its heuristic: the other kernels are predicted with\n"
+    "--kv-splits 1.\n"
+    "\n"
+    "The model is analytical and takes no constant from these rows, so holding\n"
+    "out a GPU (or any group) gives the same numbers as the full table.\n"
+    "\n"
+    "Options:\n"
+    "  --input FILE       the measured CSV ('-' = stdin); required\n"
+    "  --output FILE      the per-row comparison as CSV: the input columns, then\n"
+    "                     pred_us, pred_tflops, ape_pct, signed_pct, kernel,\n"
+    "                     kv_splits, status (ok, refused) and message\n"
+    "  --group-by COL[+COL...]   also group by these columns (e.g. mask, window,\n"
+    "                     deterministic, model)\n"
+    "  --json, --csv      machine-readable summary (default: a table)\n"
+    "\n"
+    "A row that cannot be read (unknown GPU or impl, bad number) is reported\n"
+    "with FILE:LINE and counted as failed; the exit status is then 2.\n";
+
+#define MAX_GROUP_COLS 4
+#define KEY_MAX 256
+
+struct asample {
+    double ape, signed_err, meas_tflops, pred_tflops;
+};
+
+struct agroup {
+    char key[KEY_MAX]; /* gpu \t impl \t dtype \t pass \t extra... */
+    struct asample *s;
+    size_t n, cap;
+    long refused;
+};
+
+struct agroups {
+    struct agroup *g;
+    size_t n, cap;
+};
+
+/* The column indices a row needs; -1 where an optional one is absent. */
+struct acols {
+    int gpu, dtype, impl, pass, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, time;
+    int head_dim_vo, mask, window, deterministic;
+};
+
+static struct agroup *agroup_get(struct agroups *gs, const char *key)
+{
+    struct agroup *grown;
+
+    for (size_t i = 0; i < gs->n; i++)
+        if (strcmp(gs->g[i].key, key) == 0)
+            return &gs->g[i];
+    if (gs->n == gs->cap) {
+        size_t cap = gs->cap ? 2 * gs->cap : 16;
+
+        grown = realloc(gs->g, cap * sizeof(*grown));
+        if (!grown)
+            return NULL;
+        gs->g = grown;
+        gs->cap = cap;
+    }
+    memset(&gs->g[gs->n], 0, sizeof(gs->g[gs->n]));
+    tc_strlcpy(gs->g[gs->n].key, key, sizeof(gs->g[gs->n].key));
+    return &gs->g[gs->n++];
+}
+
+static bool agroup_add(struct agroup *g, const struct asample *s)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 32;
+        struct asample *grown = realloc(g->s, cap * sizeof(*grown));
+
+        if (!grown)
+            return false;
+        g->s = grown;
+        g->cap = cap;
+    }
+    g->s[g->n++] = *s;
+    return true;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    return strcmp(((const struct agroup *)a)->key, ((const struct agroup *)b)->key);
+}
+
+/* A non-negative integer field; an empty optional field reads as 0. */
+static bool field_int(char **fields, int col, bool optional, long long *out)
+{
+    if (col < 0 || (optional && !*fields[col])) {
+        *out = 0;
+        return col >= 0 || optional;
+    }
+    return tc_parse_i64(fields[col], out) == TC_OK && *out >= 0;
+}
+
+/* Fills q from one row; false (with *why) when a field cannot be read. */
+static bool row_query(char **fields, const struct acols *c, struct tc_attention_query *q,
+                      double *time_us, const char **why)
+{
+    long long v[7], hd_vo, window, det, causal;
+    int64_t *dst[] = {&q->batch, &q->heads, &q->kv_heads, &q->seq_q, &q->seq_kv, &q->head_dim};
+    int cols[] = {c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim};
+
+    memset(q, 0, sizeof(*q));
+    if (tc_dtype_parse(fields[c->dtype], &q->dtype) < 0) {
+        *why = "dtype";
+        return false;
+    }
+    if (strcmp(fields[c->impl], "cudnn_oss") == 0)
+        q->impl = TC_ATTN_CUDNN;
+    else if (tc_attn_impl_parse(fields[c->impl], &q->impl) < 0) {
+        *why = "impl";
+        return false;
+    }
+    if (strcmp(fields[c->pass], "fwd") == 0)
+        q->backward = false;
+    else if (strcmp(fields[c->pass], "bwd") == 0)
+        q->backward = true;
+    else {
+        *why = "pass (fwd or bwd)";
+        return false;
+    }
+    for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+        if (!field_int(fields, cols[i], false, &v[i]) || v[i] <= 0) {
+            *why = "a dimension";
+            return false;
+        }
+        *dst[i] = v[i];
+    }
+    if (!field_int(fields, c->causal, false, &causal) || causal > 1 ||
+        !field_int(fields, c->head_dim_vo, true, &hd_vo) ||
+        !field_int(fields, c->window, true, &window) ||
+        !field_int(fields, c->deterministic, true, &det) || det > 1) {
+        *why = "causal, head_dim_vo, window or deterministic";
+        return false;
+    }
+    if (tc_parse_double(fields[c->time], time_us) != TC_OK || !(*time_us > 0)) {
+        *why = "time_us";
+        return false;
+    }
+    q->causal = causal == 1;
+    q->head_dim_vo = hd_vo;
+    q->window = window;
+    q->deterministic = q->backward && det == 1;
+    /* FlashAttention-2's mha_fwd applies its split-KV heuristic to every
+     * forward without dropout; FA3's and FA4's flash_attn_func default to
+     * num_splits = 1, and cuDNN's training graph has no split. */
+    q->kv_splits = q->impl == TC_ATTN_FLASH2 || q->impl == TC_ATTN_FLASH ? 0 : 1;
+    return true;
+}
+
+int cmd_eval_attention(int argc, char **argv)
+{
+    const char *cmd = "eval --attention";
+    const char *input = NULL, *output = NULL, *group_spec[MAX_GROUP_COLS];
+    int n_group_spec = 0, group_col[MAX_GROUP_COLS * 4], n_group_col = 0;
+    enum cli_format fmt = CLI_FORMAT_TABLE;
+    struct tc_specs *specs = NULL;
+    FILE *in = NULL, *out = NULL;
+    struct tc_csv *csv = NULL;
+    struct agroups gs = {0};
+    struct agroup all = {.key = "all"};
+    struct acols c;
+    char **fields, **header = NULL;
+    const char *in_name;
+    int nfields, header_n = 0, r, rc = CLI_EXIT_OK;
+    long rows = 0, failed = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+
+        if (strcmp(a, "--attention") == 0 || cli_parse_format(a, &fmt))
+            continue;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cmd_eval_attention_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (cli_flag_value(argc, argv, &i, "--input", &v)) {
+            if (!v || !*v)
+                goto missing;
+            input = v;
+        } else if (cli_flag_value(argc, argv, &i, "--output", &v)) {
+            if (!v || !*v)
+                goto missing;
+            output = v;
+        } else if (cli_flag_value(argc, argv, &i, "--group-by", &v)) {
+            if (!v || !*v)
+                goto missing;
+            if (n_group_spec >= MAX_GROUP_COLS) {
+                cli_error(cmd, "at most %d --group-by options", MAX_GROUP_COLS);
+                return CLI_EXIT_USAGE;
+            }
+            group_spec[n_group_spec++] = v;
+        } else {
+            cli_error(cmd, "unknown argument '%s' (see 'tilecast eval --attention --help')", a);
+            return CLI_EXIT_USAGE;
+        }
+        continue;
+    missing:
+        cli_error(cmd, "%s needs a value", a);
+        return CLI_EXIT_USAGE;
+    }
+    if (!input) {
+        cli_error(cmd, "--input FILE is required (a measured fused-attention CSV)");
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(input, "-") != 0 && !cli_input_readable(cmd, input))
+        return CLI_EXIT_INPUT;
+    in_name = strcmp(input, "-") == 0 ? "<stdin>" : input;
+    if (!(specs = cli_load_specs(cmd)))
+        return CLI_EXIT_INPUT;
+    in = strcmp(input, "-") == 0 ? stdin : fopen(input, "r");
+    if (!in) {
+        cli_error(cmd, "%s: cannot open: %s", input, strerror(errno));
+        rc = CLI_EXIT_INPUT;
+        goto cleanup;
+    }
+    if (output && !(out = fopen(output, "w"))) {
+        cli_error(cmd, "%s: cannot create: %s", output, strerror(errno));
+        rc = CLI_EXIT_RUNTIME;
+        goto cleanup;
+    }
+    if (!(csv = tc_csv_new(in, in_name))) {
+        rc = cli_fail(cmd, TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    r = tc_csv_next(csv, &nfields, &fields);
+    if (r <= 0) {
+        if (r == 0)
+            cli_error(cmd, "%s: empty input", in_name);
+        else
+            cli_fail(cmd, r);
+        rc = CLI_EXIT_INPUT;
+        goto cleanup;
+    }
+    c = (struct acols){
+        .gpu = tc_csv_find(nfields, fields, "gpu"),
+        .dtype = tc_csv_find(nfields, fields, "dtype"),
+        .impl = tc_csv_find(nfields, fields, "impl"),
+        .pass = tc_csv_find(nfields, fields, "pass"),
+        .batch = tc_csv_find(nfields, fields, "batch"),
+        .heads = tc_csv_find(nfields, fields, "heads"),
+        .kv_heads = tc_csv_find(nfields, fields, "kv_heads"),
+        .seq_q = tc_csv_find(nfields, fields, "seq_q"),
+        .seq_kv = tc_csv_find(nfields, fields, "seq_kv"),
+        .head_dim = tc_csv_find(nfields, fields, "head_dim"),
+        .causal = tc_csv_find(nfields, fields, "causal"),
+        .time = tc_csv_find(nfields, fields, "time_us"),
+        .head_dim_vo = tc_csv_find(nfields, fields, "head_dim_vo"),
+        .mask = tc_csv_find(nfields, fields, "mask"),
+        .window = tc_csv_find(nfields, fields, "window"),
+        .deterministic = tc_csv_find(nfields, fields, "deterministic"),
+    };
+    {
+        static const char *const required[] = {"gpu",    "dtype",    "impl",     "pass",
+                                               "batch",  "heads",    "kv_heads", "seq_q",
+                                               "seq_kv", "head_dim", "causal",   "time_us"};
+
+        for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++)
+            if (tc_csv_find(nfields, fields, required[k]) < 0) {
+                cli_error(cmd, "%s: no '%s' column (see --help)", in_name, required[k]);
+                rc = CLI_EXIT_INPUT;
+                goto cleanup;
+            }
+    }
+    for (int k = 0; k < n_group_spec; k++) {
+        char buf[KEY_MAX], *save = NULL, *tok;
+
+        tc_strlcpy(buf, group_spec[k], sizeof(buf));
+        for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+            int col = tc_csv_find(nfields, fields, tok);
+
+            if (col < 0) {
+                cli_error(cmd, "%s: --group-by: no column '%s'", in_name, tok);
+                rc = CLI_EXIT_USAGE;
+                goto cleanup;
+            }
+            if (n_group_col < (int)(sizeof(group_col) / sizeof(group_col[0])))
+                group_col[n_group_col++] = col;
+        }
+    }
+    header_n = nfields;
+    header = calloc((size_t)nfields, sizeof(*header));
+    if (!header) {
+        rc = cli_fail(cmd, TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    for (int k = 0; k < nfields; k++)
+        if (!(header[k] = strdup(fields[k]))) {
+            rc = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+    if (out) {
+        for (int k = 0; k < nfields; k++)
+            cli_csv_field(out, fields[k], false);
+        fputs("pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,status,message\n", out);
+    }
+
+    while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
+        struct tc_attention_query q;
+        struct tc_attention_prediction pred;
+        const struct tc_gpu *gpu;
+        const char *why = NULL;
+        char key[KEY_MAX], msg[512] = "";
+        struct agroup *g;
+        double meas_us;
+        bool ok;
+        int err;
+
+        rows++;
+        if (nfields != header_n) {
+            cli_error(cmd, "%s:%ld: %d fields, the header has %d", in_name, tc_csv_line(csv),
+                      nfields, header_n);
+            failed++;
+            continue;
+        }
+        if (!(gpu = tc_specs_find(specs, fields[c.gpu]))) {
+            cli_error(cmd, "%s:%ld: unknown GPU '%s'", in_name, tc_csv_line(csv), fields[c.gpu]);
+            failed++;
+            continue;
+        }
+        if (!row_query(fields, &c, &q, &meas_us, &why)) {
+            cli_error(cmd, "%s:%ld: cannot read %s", in_name, tc_csv_line(csv), why);
+            failed++;
+            continue;
+        }
+        snprintf(key, sizeof(key), "%s\t%s\t%s\t%s", fields[c.gpu], fields[c.impl], fields[c.dtype],
+                 fields[c.pass]);
+        for (int k = 0; k < n_group_col; k++) {
+            size_t len = strlen(key);
+
+            snprintf(key + len, sizeof(key) - len, "\t%s", fields[group_col[k]]);
+        }
+        if (!(g = agroup_get(&gs, key))) {
+            rc = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        err = TC_OK;
+        if (q.causal && c.mask >= 0 && strcmp(fields[c.mask], "top_left") == 0 &&
+            q.seq_q != q.seq_kv) {
+            err = TC_ERR_UNSUPPORTED;
+            snprintf(msg, sizeof(msg), "a top-left causal mask with seq_q != seq_kv");
+        } else if (c.mask >= 0 && strcmp(fields[c.mask], "no_mask") != 0 &&
+                   strcmp(fields[c.mask], "top_left") != 0 && *fields[c.mask]) {
+            err = TC_ERR_UNSUPPORTED;
+            snprintf(msg, sizeof(msg), "mask '%s'", fields[c.mask]);
+        } else {
+            err = tc_predict_attention(NULL, gpu, &q, &pred);
+            if (err < 0)
+                tc_strlcpy(msg, tc_last_error(), sizeof(msg));
+        }
+        ok = err == TC_OK && pred.time_us > 0;
+        if (ok) {
+            struct asample s = {
+                .ape = 100 * fabs(pred.time_us / meas_us - 1),
+                .signed_err = 100 * (pred.time_us / meas_us - 1),
+                .meas_tflops = pred.flops / meas_us / 1e6,
+                .pred_tflops = pred.tflops,
+            };
+
+            if (!agroup_add(g, &s) || !agroup_add(&all, &s)) {
+                rc = cli_fail(cmd, TC_ERR_NOMEM);
+                goto cleanup;
+            }
+        } else {
+            g->refused++;
+            all.refused++;
+        }
+        if (out) {
+            for (int k = 0; k < nfields; k++)
+                cli_csv_field(out, fields[k], false);
+            if (ok)
+                fprintf(out, "%.3f,%.2f,%.2f,%.2f,%s,%lld,ok,\n", pred.time_us, pred.tflops,
+                        100 * fabs(pred.time_us / meas_us - 1), 100 * (pred.time_us / meas_us - 1),
+                        tc_attn_impl_name(pred.kernel), (long long)pred.kv_splits);
+            else {
+                fputs(",,,,,,refused,", out);
+                cli_csv_field(out, msg, true);
+            }
+        }
+    }
+    tc_clear_error();
+    if (r < 0) {
+        rc = cli_fail(cmd, r);
+        goto cleanup;
+    }
+    qsort(gs.g, gs.n, sizeof(*gs.g), cmp_group);
+    {
+        static const char *const base[] = {"gpu", "impl", "dtype", "pass"};
+        static const char *const stats[] = {"rows",           "refused",     "mape_pct",
+                                            "median_ape_pct", "p90_ape_pct", "bias_pct",
+                                            "spearman_tflops"};
+        const char *headers[4 + MAX_GROUP_COLS * 4 + 7];
+        bool numeric[4 + MAX_GROUP_COLS * 4 + 7] = {false};
+        int ncols = 0;
+        struct cli_table *t;
+
+        for (int k = 0; k < 4; k++)
+            headers[ncols++] = base[k];
+        for (int k = 0; k < n_group_col; k++)
+            headers[ncols++] = header[group_col[k]];
+        for (int k = 0; k < 7; k++) {
+            numeric[ncols] = true;
+            headers[ncols++] = stats[k];
+        }
+        t = cli_table_new(ncols, headers, numeric);
+        if (!t) {
+            rc = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        for (size_t i = 0; i <= gs.n; i++) {
+            struct agroup *g = i < gs.n ? &gs.g[i] : &all;
+            double *x = malloc((g->n ? g->n : 1) * 2 * sizeof(double)), *y;
+            double mape = NAN, med = NAN, p90 = NAN, bias = NAN, rho = NAN, sum = 0;
+            char part[KEY_MAX], *tok, *next;
+            int col = 0;
+
+            if (!x) {
+                cli_table_free(t);
+                rc = cli_fail(cmd, TC_ERR_NOMEM);
+                goto cleanup;
+            }
+            y = x + g->n;
+            if (g->n) {
+                for (size_t j = 0; j < g->n; j++) {
+                    sum += g->s[j].ape;
+                    x[j] = g->s[j].signed_err;
+                }
+                mape = sum / (double)g->n;
+                bias = eval_quantile(x, g->n, 0.5);
+                for (size_t j = 0; j < g->n; j++)
+                    x[j] = g->s[j].ape;
+                med = eval_quantile(x, g->n, 0.5);
+                p90 = eval_quantile(x, g->n, 0.9);
+                for (size_t j = 0; j < g->n; j++) {
+                    x[j] = g->s[j].meas_tflops;
+                    y[j] = g->s[j].pred_tflops;
+                }
+                rho = eval_spearman(x, y, g->n);
+            }
+            free(x);
+            /* the key's fields, empty ones included (printed as "-") */
+            tc_strlcpy(part, g->key, sizeof(part));
+            for (tok = part; tok && col < 4 + n_group_col; tok = next) {
+                next = strchr(tok, '\t');
+                if (next)
+                    *next++ = '\0';
+                cli_table_addf(t, col++, "%s", *tok ? tok : "-");
+            }
+            while (col < 4 + n_group_col)
+                cli_table_addf(t, col++, "%s", "all");
+            cli_table_addf(t, col++, "%zu", g->n);
+            cli_table_addf(t, col++, "%ld", g->refused);
+            if (g->n) {
+                cli_table_addf(t, col++, "%.2f", mape);
+                cli_table_addf(t, col++, "%.2f", med);
+                cli_table_addf(t, col++, "%.2f", p90);
+                cli_table_addf(t, col++, "%+.2f", bias);
+            } else {
+                for (int k = 0; k < 4; k++)
+                    cli_table_addf(t, col++, "%s", "");
+            }
+            if (isfinite(rho))
+                cli_table_addf(t, col++, "%.3f", rho);
+            else
+                cli_table_addf(t, col++, "%s", "");
+            cli_table_end_row(t);
+        }
+        if (fmt == CLI_FORMAT_TABLE)
+            printf("Analytical predictions against %s (nothing fitted to the rows).\n\n", in_name);
+        cli_table_print(t, stdout, fmt);
+        cli_table_free(t);
+    }
+    if (failed) {
+        cli_error(cmd, "%ld of %ld rows could not be read", failed, rows);
+        rc = CLI_EXIT_INPUT;
+    }
+
+cleanup:
+    for (size_t i = 0; i < gs.n; i++)
+        free(gs.g[i].s);
+    free(gs.g);
+    free(all.s);
+    if (header)
+        for (int k = 0; k < header_n; k++)
+            free(header[k]);
+    free(header);
+    tc_csv_free(csv);
+    if (in && in != stdin)
+        fclose(in);
+    if (out && fclose(out) != 0 && rc == CLI_EXIT_OK) {
+        cli_error(cmd, "%s: write failed: %s", output, strerror(errno));
+        rc = CLI_EXIT_RUNTIME;
+    }
+    tc_specs_free(specs);
+    return rc;
+}
