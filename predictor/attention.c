@@ -202,21 +202,20 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_attention_query
     return TC_OK;
 }
 
-/* Useful FLOPs of the forward pass: two matmuls of 2·sq·skv·d per head;
- * a causal mask keeps the lower triangle (sq ≤ skv: the queries are the
- * last sq positions, as in prefill with a cache). */
-static double attention_fwd_flops(const struct tc_attention_query *q, int64_t seq_kv)
+/* Useful FLOPs as FlashAttention's and cuDNN's benchmarks count them (the
+ * source of the measured rows, db/sources/measured-README.md): 2·b·h·N
+ * times d_qk + d_vo forward (two GEMMs) and 3·d_qk + 2·d_vo backward (five),
+ * N the (query, key) pairs the mask keeps. The unfused GEMMs compute the
+ * whole score matrix whatever the mask, and their backward four GEMMs. */
+static double attention_flops(const struct tc_attention_query *q, int64_t seq_kv)
 {
-    double sq = (double)q->seq_q, skv = (double)seq_kv;
-    double elems = sq * skv;
+    double dqk = (double)q->head_dim, dvo = (double)(q->head_dim_vo ? q->head_dim_vo : q->head_dim);
+    double base = 2.0 * (double)q->batch * (double)q->heads;
 
-    if (q->causal) {
-        double past = skv > sq ? skv - sq : 0;
-        elems = sq * past + sq * (sq + 1) / 2;
-        if (elems > sq * skv)
-            elems = sq * skv;
-    }
-    return 4.0 * (double)q->batch * (double)q->heads * elems * (double)q->head_dim;
+    if (q->impl == TC_ATTN_UNFUSED)
+        return base * (double)q->seq_q * (double)seq_kv *
+               (q->backward ? 2 * dqk + 2 * dvo : dqk + dvo);
+    return base * tc_attention_pairs(q, seq_kv) * (q->backward ? 3 * dqk + 2 * dvo : dqk + dvo);
 }
 
 static void worst_source(enum tc_source *acc, enum tc_source s)
@@ -255,13 +254,13 @@ static int predict_unfused(struct tc_predictor *p, const struct tc_gpu *gpu,
     double e = tc_dtype_bytes(q->dtype);
     double scores_bytes = (double)q->batch * (double)q->heads * (double)q->seq_q * (double)seq_kv * e;
     enum tc_source source = TC_SOURCE_MEASURED;
-    int64_t s = q->seq_q, d = q->head_dim;
+    int64_t s = q->seq_q, d = q->head_dim, dv = q->head_dim_vo ? q->head_dim_vo : d;
     int err;
 
     if (!q->backward) {
         err = add_gemm(p, gpu, memo, q, s, seq_kv, d, TC_LAYOUT_NT, &out->scores_us, &source);
         if (err == TC_OK)
-            err = add_gemm(p, gpu, memo, q, s, d, seq_kv, TC_LAYOUT_NN, &out->values_us, &source);
+            err = add_gemm(p, gpu, memo, q, s, dv, seq_kv, TC_LAYOUT_NN, &out->values_us, &source);
         out->softmax_us = tc_elementwise_time_us(gpu, 2 * scores_bytes);
     } else {
         /* scores: dQ = dS·K (NN), dK = dS^T·Q (TN); values: dP = dO·V^T (NT),
@@ -270,9 +269,9 @@ static int predict_unfused(struct tc_predictor *p, const struct tc_gpu *gpu,
         if (err == TC_OK)
             err = add_gemm(p, gpu, memo, q, seq_kv, d, s, TC_LAYOUT_TN, &out->scores_us, &source);
         if (err == TC_OK)
-            err = add_gemm(p, gpu, memo, q, s, seq_kv, d, TC_LAYOUT_NT, &out->values_us, &source);
+            err = add_gemm(p, gpu, memo, q, s, seq_kv, dv, TC_LAYOUT_NT, &out->values_us, &source);
         if (err == TC_OK)
-            err = add_gemm(p, gpu, memo, q, seq_kv, d, s, TC_LAYOUT_TN, &out->values_us, &source);
+            err = add_gemm(p, gpu, memo, q, seq_kv, dv, s, TC_LAYOUT_TN, &out->values_us, &source);
         out->softmax_us = tc_elementwise_time_us(gpu, 3 * scores_bytes);
     }
     if (err < 0)
@@ -280,211 +279,14 @@ static int predict_unfused(struct tc_predictor *p, const struct tc_gpu *gpu,
     if (q->kv_heads && q->kv_heads < q->heads) {
         /* K and V: read kv_heads copies, write heads copies (and the
          * reverse reduction of their gradients in the backward pass). */
-        double kv_bytes = (double)q->batch * (double)seq_kv * (double)d * e *
-                          (double)(q->heads + q->kv_heads) * 2;
+        double kv_bytes = (double)q->batch * (double)seq_kv * (double)(d + dv) * e *
+                          (double)(q->heads + q->kv_heads);
         out->expand_us = tc_elementwise_time_us(gpu, kv_bytes);
     }
     out->time_us = out->scores_us + out->softmax_us + out->values_us + out->expand_us;
     out->source = source;
     out->bound = out->softmax_us > out->scores_us + out->values_us ? TC_BOUND_MEMORY
                                                                     : TC_BOUND_COMPUTE;
-    return TC_OK;
-}
-
-/* Tensor-pipe efficiency of FlashAttention-2's mma.sync main loop, per
- * architecture. Hopper runs FA2 without wgmma/TMA, which is why FA2 on
- * H100 reaches ~35-40% of the dense peak while A100 reaches ~70%. */
-static double flash_mma_eff(const struct tc_gpu *gpu)
-{
-    switch (gpu->arch) {
-    case TC_ARCH_AMPERE:
-    case TC_ARCH_ADA: return 0.80;
-    case TC_ARCH_HOPPER:
-    case TC_ARCH_BLACKWELL: return 0.40;
-    case TC_ARCH_VOLTA:
-    case TC_ARCH_TURING: return 0.60;
-    default: return 0.55; /* CDNA ports of FA2 (CK/Triton) */
-    }
-}
-
-/* FA2 kernel configuration (block sizes, warps) as its launch templates
- * choose by head dimension on sm80+. */
-static void flash_config(int64_t d, int *br, int *bc, int *warps)
-{
-    *br = 128;
-    *warps = 4;
-    if (d <= 64)
-        *bc = 128;
-    else if (d <= 128)
-        *bc = 64;
-    else {
-        *bc = 64;
-        *warps = 8;
-    }
-}
-
-static int predict_flash(const struct tc_gpu *gpu, const struct tc_attention_query *q,
-                         int64_t seq_kv, struct tc_attention_prediction *out)
-{
-    int br, bc, warps;
-    double e = tc_dtype_bytes(q->dtype);
-    /* FA2 instantiates head dims 32, 64, ..., 256 and runs any other as
-     * the next one up: the padding is computed and wasted. */
-    int64_t d = (q->head_dim + 31) / 32 * 32;
-    int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads;
-
-    if (q->head_dim > 256)
-        return tc_error(TC_ERR_UNSUPPORTED,
-                        "flash attention: head dim %lld > 256 (FlashAttention-2 supports up to "
-                        "256)",
-                        (long long)q->head_dim);
-    flash_config(d, &br, &bc, &warps);
-
-    /* Occupancy: Q tile plus double-buffered K and V tiles in shared
-     * memory; FA2 holds the O accumulator in registers (~255 per thread). */
-    int64_t smem = (int64_t)((double)(br + 2 * bc) * (double)d * e) +
-                   gpu->reserved_smem_per_block_bytes;
-    int threads = warps * (gpu->warp_size > 0 ? gpu->warp_size : 32);
-    int regs_per_block = threads * 255;
-    int bps = gpu->max_blocks_per_sm > 0 ? gpu->max_blocks_per_sm : 16;
-
-    if (gpu->smem_per_sm_bytes > 0)
-        bps = (int)fmin(bps, (double)(gpu->smem_per_sm_bytes / (smem > 0 ? smem : 1)));
-    if (gpu->regs_per_sm > 0)
-        bps = (int)fmin(bps, (double)(gpu->regs_per_sm / regs_per_block));
-    if (gpu->max_threads_per_sm > 0)
-        bps = (int)fmin(bps, (double)(gpu->max_threads_per_sm / threads));
-    if (gpu->smem_per_block_max_bytes > 0 && smem > gpu->smem_per_block_max_bytes + gpu->reserved_smem_per_block_bytes)
-        return tc_error(TC_ERR_UNSUPPORTED,
-                        "flash attention: head dim %lld needs %lld bytes of shared memory per "
-                        "block, %s allows %lld",
-                        (long long)d, (long long)smem, gpu->id,
-                        (long long)gpu->smem_per_block_max_bytes);
-    if (bps < 1)
-        bps = 1;
-
-    int64_t row_blocks = (q->seq_q + br - 1) / br;
-    int64_t blocks = q->batch * q->heads * row_blocks;
-    int units = gpu->units > 0 ? gpu->units : 1;
-    double waves = (double)blocks / ((double)units * bps);
-
-    /* Work the kernel really does: whole Br×Bc tiles, the diagonal tiles of
-     * a causal mask computed in full. Per score element: 4·d tensor FLOPs
-     * and ~8 FP32 vector ops (scale, max, exp, sum, rescale). */
-    double tiles_elems = 0;
-    int64_t col_blocks = (seq_kv + bc - 1) / bc;
-    if (!q->causal) {
-        tiles_elems = (double)row_blocks * br * (double)col_blocks * bc;
-    } else {
-        int64_t offset = seq_kv - q->seq_q; /* queries are the last seq_q keys */
-        for (int64_t i = 0; i < row_blocks; i++) {
-            int64_t last_key = offset + (i + 1) * br; /* exclusive */
-            int64_t cols = (last_key + bc - 1) / bc;
-            if (cols > col_blocks)
-                cols = col_blocks;
-            if (cols < 1)
-                cols = 1;
-            tiles_elems += (double)br * (double)cols * bc;
-        }
-    }
-    tiles_elems *= (double)q->batch * (double)q->heads;
-
-    double sm_tensor_flops_per_us =
-        gpu->peak_tflops[q->dtype] * 1e6 / units * flash_mma_eff(gpu);
-    double vector_tflops = gpu->peak_tflops[TC_DTYPE_FP32] > 0 ? gpu->peak_tflops[TC_DTYPE_FP32]
-                                                               : gpu->peak_tflops[q->dtype] / 16;
-    double sm_vector_flops_per_us = vector_tflops * 1e6 / units;
-    /* Fewer than 8 resident warps cannot keep the tensor pipes and the
-     * exp units busy at once. */
-    double occ_factor = fmin(1.0, (double)(bps * warps) / 8.0);
-    /* Beyond d = 128 the O accumulator leaves fewer registers for
-     * pipelining: FA2's d = 256 kernels run ~10% below its d = 128 ones. */
-    double reg_factor = d > 128 ? 0.9 : 1.0;
-    double us_per_elem = (4.0 * (double)d / sm_tensor_flops_per_us + 8.0 / sm_vector_flops_per_us) /
-                         (occ_factor * reg_factor);
-    double compute_us;
-
-    if (!q->causal) {
-        /* Equal blocks: the last partial wave costs a whole one. */
-        double block_us = (double)br * (double)col_blocks * bc * us_per_elem * bps;
-        compute_us = ceil(waves) * block_us;
-        compute_us = fmax(compute_us, tiles_elems * us_per_elem / units);
-    } else {
-        /* Unequal blocks under a dynamic scheduler: the work spreads over
-         * the SMs, plus on average half of the longest block as a tail. */
-        double longest_us = (double)br * (double)col_blocks * bc * us_per_elem * bps;
-        compute_us = tiles_elems * us_per_elem / units + (waves > 1 ? 0.5 * longest_us : longest_us);
-    }
-
-    /* DRAM traffic: Q and O once, K and V once per kv head (the re-reads by
-     * each row block and by grouped heads hit L2). */
-    double bytes = (double)q->batch * (double)q->heads * (double)q->seq_q * (double)d * e * 2 +
-                   (double)q->batch * (double)kv_heads * (double)seq_kv * (double)d * e * 2;
-    double memory_us = bytes / (gpu->mem_bw_gbps * 1e3 * 0.85);
-
-    out->time_us = fmax(compute_us, memory_us) + TC_KERNEL_FLOOR_US;
-    out->bound = compute_us >= memory_us ? TC_BOUND_COMPUTE : TC_BOUND_MEMORY;
-    if (q->backward)
-        out->time_us *= 2.5; /* five matmuls instead of two, recomputing P */
-    out->block_m = br;
-    out->block_n = bc;
-    out->blocks_per_sm = bps;
-    out->blocks = blocks;
-    out->waves = waves;
-    out->occupancy =
-        gpu->max_warps_per_sm > 0 ? fmin(1.0, (double)(bps * warps) / gpu->max_warps_per_sm) : 0;
-    out->source = TC_SOURCE_ANALYTICAL;
-    return TC_OK;
-}
-
-/* Decode (a few queries over a long KV cache): FlashAttention's split-KV
- * path packs the query heads of one kv head into one 16-row MMA tile and
- * splits the keys over enough blocks to fill the GPU, then combines the
- * partial results in a second small kernel. It is bound by reading the
- * cache: K and V of every kv head once. */
-static int predict_flash_decode(const struct tc_gpu *gpu, const struct tc_attention_query *q,
-                                int64_t seq_kv, struct tc_attention_prediction *out)
-{
-    double e = tc_dtype_bytes(q->dtype);
-    int64_t d = (q->head_dim + 31) / 32 * 32;
-    int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads;
-    int64_t group_rows = q->seq_q * (q->heads / kv_heads);
-    int64_t rows = (group_rows + 15) / 16 * 16;
-    int units = gpu->units > 0 ? gpu->units : 1;
-    int64_t base_blocks = q->batch * kv_heads;
-    int64_t splits = (2 * units + base_blocks - 1) / base_blocks;
-    int64_t max_splits = (seq_kv + 255) / 256;
-
-    if (splits > max_splits)
-        splits = max_splits;
-    if (splits < 1)
-        splits = 1;
-
-    double sm_tensor_flops_per_us =
-        gpu->peak_tflops[q->dtype] * 1e6 / units * flash_mma_eff(gpu);
-    double vector_tflops = gpu->peak_tflops[TC_DTYPE_FP32] > 0 ? gpu->peak_tflops[TC_DTYPE_FP32]
-                                                               : gpu->peak_tflops[q->dtype] / 16;
-    double us_per_elem = 4.0 * (double)d / sm_tensor_flops_per_us + 8.0 * 1e-6 / vector_tflops * units;
-    double elems = (double)base_blocks * (double)rows * (double)seq_kv;
-    int64_t blocks = base_blocks * splits;
-    double active = fmin((double)blocks, (double)units);
-    double compute_us = elems * us_per_elem / active;
-    double bytes = (double)q->batch * (double)kv_heads * (double)seq_kv * (double)d * e * 2 +
-                   (double)q->batch * (double)q->heads * (double)q->seq_q * (double)d * e * 2;
-    /* Too few blocks cannot keep the memory system busy either. */
-    double bw_share = fmin(1.0, (double)blocks / units);
-    double memory_us = bytes / (gpu->mem_bw_gbps * 1e3 * 0.85 * bw_share);
-
-    out->time_us = fmax(compute_us, memory_us) + TC_KERNEL_FLOOR_US +
-                   (splits > 1 ? TC_KERNEL_FLOOR_US : 0);
-    out->bound = compute_us >= memory_us ? TC_BOUND_COMPUTE : TC_BOUND_MEMORY;
-    out->block_m = (int)rows;
-    out->block_n = (int)((seq_kv + splits - 1) / splits);
-    out->blocks_per_sm = 1;
-    out->blocks = blocks;
-    out->waves = (double)blocks / units;
-    out->occupancy = 0;
-    out->source = TC_SOURCE_ANALYTICAL;
     return TC_OK;
 }
 
@@ -495,14 +297,8 @@ static int predict_flash_decode(const struct tc_gpu *gpu, const struct tc_attent
 static void fill_measured(const struct tc_attention_query *q, int64_t seq_kv,
                           const struct tc_attention_row *row, struct tc_attention_prediction *out)
 {
-    struct tc_attention_query full = *q;
-    double spread, flops;
+    double spread, flops = attention_flops(q, seq_kv);
 
-    /* unfused GEMMs compute the whole score matrix even when causal */
-    if (q->impl == TC_ATTN_UNFUSED)
-        full.causal = false;
-    flops = attention_fwd_flops(&full, seq_kv) *
-            (q->backward ? (q->impl == TC_ATTN_UNFUSED ? 2.0 : 2.5) : 1.0);
     spread = row->spread_pct > 0 && isfinite(row->spread_pct) ? row->spread_pct / 100 : 0.02;
     out->time_us = row->time_us;
     out->flops = flops;
@@ -665,24 +461,15 @@ static int predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                         "attention: causal with seq_kv %lld shorter than seq_q %lld",
                         (long long)seq_kv, (long long)q->seq_q);
 
-    out->flops = attention_fwd_flops(q, seq_kv) * (q->backward ? 2.5 : 1.0);
-    if (q->impl == TC_ATTN_UNFUSED) {
-        /* The unfused GEMMs compute the whole score matrix even when causal. */
-        struct tc_attention_query full = *q;
-        full.causal = false;
-        out->flops = attention_fwd_flops(&full, seq_kv) * (q->backward ? 2.0 : 1.0);
+    out->flops = attention_flops(q, seq_kv);
+    if (q->impl == TC_ATTN_UNFUSED)
         err = predict_unfused(p, gpu, memo, q, seq_kv, out);
-    } else {
-        int64_t group = q->kv_heads ? q->heads / q->kv_heads : 1;
-        if (!q->backward && q->seq_q * group <= 64 && seq_kv >= 4 * q->seq_q)
-            err = predict_flash_decode(gpu, q, seq_kv, out);
-        else
-            err = predict_flash(gpu, q, seq_kv, out);
-    }
+    else
+        err = tc_attention_fused(gpu, q, seq_kv, out);
     if (err < 0)
         return err;
-    out->kernel = q->impl;
-    out->kv_splits = q->impl == TC_ATTN_UNFUSED ? 0 : 1;
+    if (q->impl == TC_ATTN_UNFUSED)
+        out->kernel = TC_ATTN_UNFUSED;
     out->tflops = out->time_us > 0 ? out->flops / out->time_us / 1e6 : 0;
     /* The tile model's spread against FA2 benchmarks is about ±25%. */
     out->lo_us = out->time_us * 0.75;

@@ -33,6 +33,25 @@ int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu,
 /* Time of a memory-bound kernel moving `bytes` through DRAM. */
 double tc_elementwise_time_us(const struct tc_gpu *gpu, double bytes);
 
+/* The fused-attention tile model (attention-fused.c): fills the time,
+ * bound and tile fields of *out for q (checked; seq_kv resolved), or
+ * TC_ERR_UNSUPPORTED when the named kernel does not run the query. */
+int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query *q, int64_t seq_kv,
+                       struct tc_attention_prediction *out);
+/* (query, key) pairs q's mask keeps (seq_kv resolved). */
+double tc_attention_pairs(const struct tc_attention_query *q, int64_t seq_kv);
+
+/* Test hooks of the fused model: the key tiles a forward CTA over query
+ * rows [r0, r1] computes under q's mask (*n) and how many of them no mask
+ * cuts (*n_full), for key tiles of bc; the query tiles a backward CTA over
+ * keys [k0, k1] computes, for query tiles of br; the split-KV count the
+ * FlashDecoding heuristic picks. */
+void tc_attention_fwd_tiles(const struct tc_attention_query *q, int64_t seq_kv, int64_t r0,
+                            int64_t r1, int64_t bc, int64_t *n, int64_t *n_full);
+void tc_attention_bwd_tiles(const struct tc_attention_query *q, int64_t seq_kv, int64_t k0,
+                            int64_t k1, int64_t br, int64_t *n, int64_t *n_full);
+int64_t tc_attention_split_heuristic(int64_t ctas, double slots, int64_t key_tiles);
+
 /* tc_predict_attention with a memo for its GEMMs (unfused). */
 int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
                               struct tc_gemm_memo *memo, const struct tc_attention_query *q,

@@ -621,8 +621,14 @@ struct tc_attention_prediction {
 };
 
 /* Predicts one attention call: unfused through the GEMM predictor (scores
- * bmm, softmax from bytes and bandwidth, values bmm), flash from a
- * FlashAttention-2 tile model of the GPU (labelled analytical). With a
+ * bmm, softmax from bytes and bandwidth, values bmm), the fused kernels
+ * from a tile model of the named kernel on the GPU (its tiles, scheduling,
+ * split-KV and efficiencies from its published benchmarks; the causal
+ * diagonal tiles computed in full; labelled analytical;
+ * predictor/attention-fused.c). TC_ERR_UNSUPPORTED where the named kernel
+ * does not run the query (architecture, dtype, head dim above 256) or
+ * tilecast does not model it (the deterministic backward of all but
+ * FlashAttention-2). With a
  * predictor whose databases hold attention rows of this GPU, impl, dtype
  * and direction: an exactly measured shape returns its measurement
  * (measured), any other the model scaled by the rows' median
