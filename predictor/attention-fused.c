@@ -839,9 +839,9 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
         }
     } else if (q->deterministic) {
         /* one CTA per head at least, each looping over its key blocks */
-        splits = (units + q->batch * q->heads - 1) / (q->batch * q->heads);
         int64_t key_tiles = (seq_kv + k.bc - 1) / k.bc;
 
+        splits = (units + q->batch * q->heads - 1) / (q->batch * q->heads);
         if (splits > key_tiles)
             splits = key_tiles;
     }
