@@ -64,13 +64,9 @@ const char cmd_eval_attention_help[] =
 #define MAX_GROUP_COLS 4
 #define KEY_MAX 256
 
-struct asample {
-    double ape, signed_err, meas_tflops, pred_tflops;
-};
-
 struct agroup {
     char key[KEY_MAX]; /* gpu \t impl \t dtype \t pass \t extra... */
-    struct asample *s;
+    struct eval_point *s;
     size_t n, cap;
     long refused;
 };
@@ -107,11 +103,11 @@ static struct agroup *agroup_get(struct agroups *gs, const char *key)
     return &gs->g[gs->n++];
 }
 
-static bool agroup_add(struct agroup *g, const struct asample *s)
+static bool agroup_add(struct agroup *g, const struct eval_point *s)
 {
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 32;
-        struct asample *grown = realloc(g->s, cap * sizeof(*grown));
+        struct eval_point *grown = realloc(g->s, cap * sizeof(*grown));
 
         if (!grown)
             return false;
@@ -394,7 +390,7 @@ int cmd_eval_attention(int argc, char **argv)
         }
         ok = err == TC_OK && pred.time_us > 0;
         if (ok) {
-            struct asample s = {
+            struct eval_point s = {
                 .ape = 100 * fabs(pred.time_us / meas_us - 1),
                 .signed_err = 100 * (pred.time_us / meas_us - 1),
                 .meas_tflops = pred.flops / meas_us / 1e6,
@@ -453,35 +449,24 @@ int cmd_eval_attention(int argc, char **argv)
         }
         for (size_t i = 0; i <= gs.n; i++) {
             struct agroup *g = i < gs.n ? &gs.g[i] : &all;
-            double *x = malloc((g->n ? g->n : 1) * 2 * sizeof(double)), *y;
-            double mape = NAN, med = NAN, p90 = NAN, bias = NAN, rho = NAN, sum = 0;
+            double mape = NAN, med = NAN, p90 = NAN, bias = NAN, rho = NAN;
             char part[KEY_MAX], *tok, *next;
             int col = 0;
 
-            if (!x) {
-                cli_table_free(t);
-                rc = cli_fail(cmd, TC_ERR_NOMEM);
-                goto cleanup;
-            }
-            y = x + g->n;
-            if (g->n) {
-                for (size_t j = 0; j < g->n; j++) {
-                    sum += g->s[j].ape;
-                    x[j] = g->s[j].signed_err;
+            {
+                struct eval_stats st;
+
+                if (!eval_point_stats(g->s, sizeof(*g->s), g->n, &st)) {
+                    cli_table_free(t);
+                    rc = cli_fail(cmd, TC_ERR_NOMEM);
+                    goto cleanup;
                 }
-                mape = sum / (double)g->n;
-                bias = eval_quantile(x, g->n, 0.5);
-                for (size_t j = 0; j < g->n; j++)
-                    x[j] = g->s[j].ape;
-                med = eval_quantile(x, g->n, 0.5);
-                p90 = eval_quantile(x, g->n, 0.9);
-                for (size_t j = 0; j < g->n; j++) {
-                    x[j] = g->s[j].meas_tflops;
-                    y[j] = g->s[j].pred_tflops;
-                }
-                rho = eval_spearman(x, y, g->n);
+                mape = st.mape;
+                bias = st.bias;
+                med = st.median_ape;
+                p90 = st.p90_ape;
+                rho = st.spearman;
             }
-            free(x);
             /* the key's fields, empty ones included (printed as "-") */
             tc_strlcpy(part, g->key, sizeof(part));
             for (tok = part; tok && col < 4 + n_group_col; tok = next) {

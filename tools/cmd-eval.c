@@ -95,7 +95,7 @@ const char cmd_eval_help[] =
 #define SWEEP_MIN_ROWS 5
 
 struct sample {
-    double ape, signed_err, meas_tflops, pred_tflops;
+    struct eval_point e; /* first: eval_point_stats reads it in place */
     long sweep; /* the row's sweep id, -1 without a --sweep key */
 };
 
@@ -379,6 +379,39 @@ double eval_quantile(double *v, size_t n, double q)
     return quantile(v, n, q);
 }
 
+bool eval_point_stats(const void *p, size_t stride, size_t n, struct eval_stats *out)
+{
+    double *x, *y, sum = 0;
+    const struct eval_point *pt;
+
+    out->mape = out->median_ape = out->p90_ape = out->bias = out->spearman = NAN;
+    if (!n)
+        return true;
+    if (!(x = malloc(n * 2 * sizeof(double))))
+        return false;
+    y = x + n;
+#define POINT(i) ((const struct eval_point *)((const char *)p + (i) * stride))
+    for (size_t j = 0; j < n; j++) {
+        pt = POINT(j);
+        sum += pt->ape;
+        x[j] = pt->signed_err;
+    }
+    out->mape = sum / (double)n;
+    out->bias = quantile(x, n, 0.5);
+    for (size_t j = 0; j < n; j++)
+        x[j] = POINT(j)->ape;
+    out->median_ape = quantile(x, n, 0.5);
+    out->p90_ape = quantile(x, n, 0.9);
+    for (size_t j = 0; j < n; j++) {
+        x[j] = POINT(j)->meas_tflops;
+        y[j] = POINT(j)->pred_tflops;
+    }
+#undef POINT
+    out->spearman = spearman(x, y, n);
+    free(x);
+    return true;
+}
+
 double eval_spearman(const double *x, const double *y, size_t n)
 {
     return spearman(x, y, n);
@@ -422,8 +455,8 @@ static bool sweep_spearman(struct group *g, size_t *n_sweeps, double *rho_min,
             double r;
 
             for (size_t t = i; t < j; t++) {
-                x[t - i] = g->s[t].meas_tflops;
-                x[g->n + t - i] = g->s[t].pred_tflops;
+                x[t - i] = g->s[t].e.meas_tflops;
+                x[g->n + t - i] = g->s[t].e.pred_tflops;
             }
             r = spearman(x, x + g->n, j - i);
             if (!isnan(r))
@@ -749,11 +782,11 @@ missing:
                         goto cleanup;
                     }
                 }
-                s.signed_err = (pred_us - meas_us) / meas_us * 100.0;
-                s.ape = fabs(s.signed_err);
-                s.meas_tflops = flops / (meas_us * 1e6);
-                s.pred_tflops = flops / (pred_us * 1e6);
-                ape = s.ape;
+                s.e.signed_err = (pred_us - meas_us) / meas_us * 100.0;
+                s.e.ape = fabs(s.e.signed_err);
+                s.e.meas_tflops = flops / (meas_us * 1e6);
+                s.e.pred_tflops = flops / (pred_us * 1e6);
+                ape = s.e.ape;
                 for (int t = 0; t < nt; t++)
                     if (!group_add(targets[t], &s)) {
                         rc = cli_fail(cmd, TC_ERR_NOMEM);
@@ -817,25 +850,20 @@ missing:
                 rc = cli_fail(cmd, TC_ERR_NOMEM);
                 goto cleanup;
             }
-            if (g->n) {
-                double sum = 0;
-                double *x = v, *y = v + g->n;
+            {
+                struct eval_stats st;
 
-                for (size_t j = 0; j < g->n; j++) {
-                    sum += g->s[j].ape;
-                    x[j] = g->s[j].signed_err;
+                if (!eval_point_stats(g->s, sizeof(*g->s), g->n, &st)) {
+                    free(v);
+                    cli_table_free(t);
+                    rc = cli_fail(cmd, TC_ERR_NOMEM);
+                    goto cleanup;
                 }
-                mape = sum / (double)g->n;
-                bias = quantile(x, g->n, 0.5);
-                for (size_t j = 0; j < g->n; j++)
-                    x[j] = g->s[j].ape;
-                med = quantile(x, g->n, 0.5);
-                p90 = quantile(x, g->n, 0.9);
-                for (size_t j = 0; j < g->n; j++) {
-                    x[j] = g->s[j].meas_tflops;
-                    y[j] = g->s[j].pred_tflops;
-                }
-                rho = spearman(x, y, g->n);
+                mape = st.mape;
+                bias = st.bias;
+                med = st.median_ape;
+                p90 = st.p90_ape;
+                rho = st.spearman;
             }
             free(v);
             if (sweep_key.n && !sweep_spearman(g, &n_sw, &sw_min, &sw_med)) {

@@ -37,8 +37,19 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tc_tools import ROOT, measured_dir  # noqa: E402
+from tc_tools import die as _die  # noqa: E402
+from tc_tools import tilecast_bin as _tilecast_bin  # noqa: E402
+
+
+def die(msg, code):
+    _die("cv-eval", msg, code)
+
+
+def tilecast_bin():
+    return _tilecast_bin("cv-eval")
+
 
 # The development sources with times (the rocBLAS tuning table has
 # efficiencies only, and is scored by `tilecast eval` directly).
@@ -52,22 +63,6 @@ COMMON = ["gpu", "dtype", "op", "batch", "m", "n", "k", "layout", "time_us", "tf
           "source"]
 
 
-def die(msg, code):
-    print("cv-eval: " + msg, file=sys.stderr)
-    sys.exit(code)
-
-
-def tilecast_bin():
-    env = os.environ.get("TILECAST_BIN")
-    if env:
-        return env
-    built = os.path.join(ROOT, "build", "tools", "tilecast")
-    if os.access(built, os.X_OK):
-        return built
-    found = shutil.which("tilecast")
-    if not found:
-        die("no tilecast: build it (ninja -C build) or set TILECAST_BIN", 3)
-    return found
 
 
 def run(tc, args, env, what):
@@ -165,8 +160,7 @@ def main(argv):
             i += 1
             continue
         die("unknown argument '%s' (see --help)" % a, 1)
-    data = data or os.environ.get("TILECAST_MEASURED_DATA") or os.path.join(ROOT, "build", "db",
-                                                                             "sources")
+    data = measured_dir(data)
     tc = tilecast_bin()
     fam = families(tc)
     rows = load_rows(data)

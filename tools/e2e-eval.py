@@ -34,26 +34,21 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tc_tools import ROOT, measured_dir  # noqa: E402
+from tc_tools import die as _die  # noqa: E402
+from tc_tools import tilecast_bin as _tilecast_bin  # noqa: E402
 
 
 def die(msg, code):
-    print("e2e-eval: " + msg, file=sys.stderr)
-    sys.exit(code)
+    _die("e2e-eval", msg, code)
 
 
 def tilecast_bin():
-    env = os.environ.get("TILECAST_BIN")
-    if env:
-        return env
-    built = os.path.join(ROOT, "build", "tools", "tilecast")
-    if os.access(built, os.X_OK):
-        return built
-    found = shutil.which("tilecast")
-    if not found:
-        die("no tilecast: build it (ninja -C build) or set TILECAST_BIN", 3)
-    return found
+    return _tilecast_bin("e2e-eval")
+
+
+
 
 
 ACT = {"swiglu": "swiglu", "gelu": "gelu", "gelu_new": "gelu", "relu": "gelu"}
@@ -105,8 +100,7 @@ def main(argv):
             break
         else:
             die("unknown argument '%s' (see --help)" % a, 1)
-    data = data or os.environ.get("TILECAST_MEASURED_DATA") or os.path.join(ROOT, "build", "db",
-                                                                             "sources")
+    data = measured_dir(data)
     tc = tilecast_bin()
     specs = subprocess.run([tc, "specs", "list", "--csv"], capture_output=True, text=True,
                            check=True).stdout
