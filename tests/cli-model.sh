@@ -270,6 +270,14 @@ expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-70b --tp 1 -
 expect 0 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-70b --tp 2 --decode 4096 --micro-batch 8 --json
 json_check "$tmp/out" 'd["memory"]["fits"] is True and abs(d["memory"]["kv_cache_gb"] - 2 * 80 * 8 * 128 * 4097 * 8 * 2 / 2 / 1e9) < 0.01'
 
+# --dtype overrides the config: a V100 has no bf16, and says what to do
+expect 2 "$bin" predict model --gpu v100-sxm2-32gb --config llama-2-7b --tp 8
+grep -q "does not support bf16 (predict it in another dtype: --dtype)" "$tmp/err" ||
+    fail "bf16 on V100: $(cat "$tmp/err")"
+expect 0 "$bin" predict model --gpu v100-sxm2-32gb --config llama-2-7b --tp 8 --dtype fp16 --json
+json_check "$tmp/out" 'd["dtype"] == "fp16" and d["step_time_us"] > 0'
+expect 2 "$bin" predict model --gpu v100-sxm2-32gb --config llama-2-7b --dtype fp17
+
 # Decode of Llama-2-70B on A100 follows the measured TP trend (Splitwise's
 # serving profiles, e2e_serving.csv: 54.9 / 45.0 / 44.9 ms per token at TP
 # 2 / 4 / 8, batch 1): the step falls from TP 2 to TP 4 and hardly from 4

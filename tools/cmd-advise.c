@@ -13,6 +13,7 @@
 const char cmd_advise_help[] =
     "Usage: tilecast advise --gpu ID --config FILE [--params-tolerance 5%] [--top N]\n"
     "                       [--tp T] [--micro-batch B] [--seq S] [--train|--inference]\n"
+    "                       [--dtype DT] [--graphs|--eager]\n"
     "                       [--analytical] [--db FILE] [--verbose] [--json|--csv]\n"
     "\n"
     "Searches shapes near the model of FILE (hidden size in steps of 8, head count\n"
@@ -82,7 +83,7 @@ static json_t *cfg_json(const struct tc_model_config *c)
 int cmd_advise(int argc, char **argv)
 {
     const char *cmd = "advise";
-    struct mcli_model_opts opt = {.train = -1, .graphs = -1};
+    struct mcli_model_opts opt = {.train = -1, .graphs = -1, .dtype = -1};
     const char *v;
     enum cli_format fmt = CLI_FORMAT_TABLE;
     bool verbose = false, bad = false;

@@ -85,6 +85,17 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
         o->train = 0;
     else if (strcmp(arg, "--graphs") == 0)
         o->graphs = 1;
+    else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
+        enum tc_dtype dt;
+
+        if (bad)
+            return -CLI_EXIT_USAGE;
+        if (tc_dtype_parse(v, &dt) < 0) {
+            cli_error(cmd, "--dtype: %s", tc_last_error());
+            return -CLI_EXIT_INPUT;
+        }
+        o->dtype = (int)dt;
+    }
     else if (strcmp(arg, "--eager") == 0)
         o->graphs = 0;
     else if (mcli_opt(cmd, argc, argv, i, "--gpu", &v, &bad))
@@ -125,6 +136,8 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
         c->training = o->train;
     if (o->graphs >= 0)
         c->graphs = o->graphs;
+    if (o->dtype >= 0)
+        c->dtype = (enum tc_dtype)o->dtype;
     return 0;
 }
 
@@ -1200,7 +1213,7 @@ const char cmd_predict_model_help[] = MCLI_PREDICT_MODEL_HELP;
 int cmd_predict_model(int argc, char **argv)
 {
     const char *cmd = "predict model";
-    struct mcli_model_opts o = {.train = -1, .graphs = -1};
+    struct mcli_model_opts o = {.train = -1, .graphs = -1, .dtype = -1};
     struct tc_model_config c;
     enum cli_format fmt = CLI_FORMAT_TABLE;
     const char *v;

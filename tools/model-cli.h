@@ -83,7 +83,7 @@
 #define MCLI_PREDICT_MODEL_HELP                                                            \
     "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"     \
     "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"   \
-    "                              [--attention IMPL] [--graphs|--eager]\n"              \
+    "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"  \
     "                              [--analytical] [--db FILE] [--json|--csv]\n"              \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"  \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"          \
@@ -94,8 +94,9 @@
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"               \
     "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"     \
     "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"    \
-    "  --inference and --attention override the file. --decode CONTEXT predicts one\n"  \
-    "  decode step instead: each of the micro-batch sequences adds a token to a KV\n"     \
+    "  --inference, --attention and --dtype override the file (a V100 takes a bf16\n"   \
+    "  config with --dtype fp16). --decode CONTEXT predicts one decode step\n"         \
+    "  instead: each of the micro-batch sequences adds a token to a KV\n"              \
     "  cache of CONTEXT tokens; the step time is the per-token latency. The step\n"       \
     "  time is the larger of the GPU's (gpu_time) and the host's (host_time): eager\n"   \
     "  execution (the default, --eager) dispatches every op from the host, 28 us\n"      \
@@ -126,12 +127,13 @@ struct mcli_model_opts {
     bool analytical;
     int train;                   /* --train 1, --inference 0, else -1: the file's mode */
     int graphs;                  /* --graphs 1, --eager 0, else -1: the file's */
+    int dtype;                   /* --dtype DT, else -1: the file's */
     struct tc_model_config over; /* --tp, --micro-batch, --seq (0: the file's) */
 };
 
 /* Parses --gpu, --db, --config, --analytical, --train, --inference,
- * --graphs, --eager, --tp, --micro-batch and --seq at argv[*i] into o (set
- * o->train and o->graphs to -1 first).
+ * --graphs, --eager, --dtype, --tp, --micro-batch and --seq at argv[*i]
+ * into o (set o->train, o->graphs and o->dtype to -1 first).
  * Returns 1 if argv[*i] was one, 0 if not, or minus the exit status after
  * printing the error (1 for a missing value, 2 for an impossible one). */
 int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_model_opts *o);
