@@ -726,7 +726,8 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
     if (decode_ctx)
         c.training = false;
     if (gpu->peak_tflops[c.dtype] <= 0)
-        return tc_error(TC_ERR_UNSUPPORTED, "%s does not support %s (predict it in another dtype: --dtype)", gpu->id,
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s does not support %s (predict it in another dtype: --dtype)", gpu->id,
                         tc_dtype_name(c.dtype));
     err = decompose(&dc);
     if (err < 0)
