@@ -624,6 +624,7 @@ struct tc_calib {
     /* exact lookup: open addressing over representative sample indices */
     size_t *hash;                    /* hash_size slots, SIZE_MAX = empty */
     size_t hash_size;
+    unsigned timing_mask;            /* bit t: some row has timing class t */
     /* rows sorted by line (layout, timing, n, k, batch), then m: the
      * measured times that bracket a query along m */
     struct line_row *lines;
@@ -950,11 +951,14 @@ static int build_hash(struct tc_calib *c)
     c->hash_size = size;
     for (size_t i = 0; i < size; i++)
         c->hash[i] = SIZE_MAX;
+    c->timing_mask = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct tc_calib_sample *s = &c->samples[i];
 
         rows[i] = (struct shape_row){s->m, s->n, s->k, s->batch, (int)s->layout,
                                      (int)s->timing, s->time_us, i};
+        if ((unsigned)s->timing < TC_TIMING_COUNT)
+            c->timing_mask |= 1u << s->timing;
     }
     qsort(rows, c->n, sizeof(*rows), cmp_shape_row);
     for (size_t lo = 0, hi; lo < c->n; lo = hi) {
@@ -1593,10 +1597,7 @@ const struct tc_calib_params *tc_calib_params(const struct tc_calib *c)
 
 bool tc_calib_has_timing(const struct tc_calib *c, enum tc_timing_class timing)
 {
-    for (size_t i = 0; c && i < c->n; i++)
-        if (c->samples[i].timing == timing)
-            return true;
-    return false;
+    return c && (unsigned)timing < TC_TIMING_COUNT && (c->timing_mask >> timing & 1u);
 }
 
 size_t tc_calib_rows(const struct tc_calib *c)

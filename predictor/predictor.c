@@ -1175,8 +1175,11 @@ static const struct tc_calib_sample *find_measured(struct tc_predictor *p, const
     const struct tc_calib_sample *s =
         tc_calib_find(e->calib, q->layout, q->m, q->n, q->k, q->batch, p->timing);
 
+    /* only the classes some row has: each lookup costs a hash probe, and a
+     * calibrated prediction makes them all when the shape is not measured */
     for (int c = 0; !s && c < TC_TIMING_COUNT; c++)
-        if ((enum tc_timing_class)c != p->timing)
+        if ((enum tc_timing_class)c != p->timing &&
+            tc_calib_has_timing(e->calib, (enum tc_timing_class)c))
             s = tc_calib_find(e->calib, q->layout, q->m, q->n, q->k, q->batch,
                               (enum tc_timing_class)c);
     if (s && s->timing != p->timing) {
