@@ -138,23 +138,14 @@ static double overhead_scale(const struct tc_calib_params *cp, unsigned timing)
     return cp->host_typical && timing != TC_TIMING_KERNEL ? 1.0 : cp->c_overhead;
 }
 
-/* below, with the typical host costs */
-static const double typical_floor_us[TC_TIMING_COUNT];
-
 double tc_calib_model_us(const struct tc_calib_params *cp, const struct tc_calib_sample *s,
                          enum tc_timing_class timing)
 {
     unsigned t = (unsigned)timing < TC_TIMING_COUNT ? (unsigned)timing : 0;
-    double us = overhead_scale(cp, t) * s->overhead_us + body_us(cp, s) + cp->host_us[t];
 
-    /* A method's typical host cost comes with its typical floor, as for the
-     * analytical model in eval: no event-timed call of a PyTorch op goes
-     * below ~28 us on the data's hosts (NeuSight A100 30 us, V100 39 us).
-     * Without it a transferred tiny bmm was predicted at 11 us where the
-     * V100 measures 39-50 (NeuSight A100 -> V100: 38.3 % MAPE on bmm). */
-    if (cp->host_typical && us < typical_floor_us[t])
-        us = typical_floor_us[t];
-    return us;
+    /* A typical host cost (28 us for every host-timed method) is at least
+     * the method's floor (typical_floor_us), so no clamp is needed here. */
+    return overhead_scale(cp, t) * s->overhead_us + body_us(cp, s) + cp->host_us[t];
 }
 
 static void params_default(struct tc_calib_params *cp)
