@@ -216,7 +216,7 @@ expect 0 "$bin" plot throughput --gpu $gpu --sweep n --m 4096 --n 4096 --k 4096 
 [ -s "$tmp/tp.svg" ] && [ -s "$tmp/tp.dat" ] && [ -s "$tmp/tp.gp" ] || fail "plot throughput files"
 grep -q "<svg" "$tmp/tp.svg" || fail "plot throughput: not an SVG"
 # 8 predicted points (512..4096), then exactly the two matching measured points
-[ "$(awk '/^# predicted/{b=1;next} /^# measured/{b=2;next} NF==2 && b==1' "$tmp/tp.dat" | wc -l)" -eq 8 ] ||
+[ "$(awk '/^# predicted/{b=1;next} /^# measured/{b=2;next} NF==4 && b==1' "$tmp/tp.dat" | wc -l)" -eq 8 ] ||
     fail "plot throughput: predicted points"
 awk '/^# measured/{b=1;next} NF==2 && b' "$tmp/tp.dat" | tr '\n' ' ' | grep -qx '1024 200.5000 2048 210.2500 ' ||
     fail "plot throughput: measured points ($(awk '/^# measured/{b=1;next} NF==2 && b' "$tmp/tp.dat" | tr '\n' ' '))"

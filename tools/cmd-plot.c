@@ -27,14 +27,18 @@ const char cmd_plot_help[] =
     "       tilecast plot advise --gpu ID --config FILE [--params-tolerance 5%] [--top N]\n"
     "                    [--analytical] [--db FILE] --output FILE.svg|FILE.png\n"
     "\n"
-    "throughput  predicted GEMM TFLOP/s against the swept dimension (one line per GPU),\n"
-    "            with the measured points of --measured (a CSV with the columns\n"
-    "            gpu,dtype,m,n,k,batch,layout,time_us or tflops, as in the shared data)\n"
-    "            whose other two dimensions, batch and dtype match. The sweep runs\n"
-    "            from --from (default: --step) to --to (default: the dimension's value)\n"
-    "            in steps of --step (default 64).\n"
-    "layer       predicted time per operation of one layer (us) as horizontal bars.\n"
-    "advise      the advisor's candidates: predicted speedup over the baseline.\n"
+    "throughput  predicted GEMM TFLOP/s against the swept dimension (one line per GPU,\n"
+    "            its 80% interval as a band), with the measured points of --measured\n"
+    "            (a CSV with the columns gpu,dtype,m,n,k,batch,layout,time_us or\n"
+    "            tflops, as in the shared data) whose other two dimensions, batch and\n"
+    "            dtype match, in a colour of their own. With --measured the line is the\n"
+    "            analytical model unless --db is given: a line calibrated on those\n"
+    "            very points would only trace them. The sweep runs from --from\n"
+    "            (default: --step) to --to (default: the dimension's value) in steps\n"
+    "            of --step (default 64).\n"
+    "layer       predicted time per operation of one layer (microseconds) as bars.\n"
+    "advise      the advisor's candidates: predicted speedup over the baseline (the\n"
+    "            axis starts just below the smallest bar, and says so).\n"
     "\n"
     "FILE.dat (the data) and FILE.gp (the gnuplot script) are always written beside the\n"
     "picture; the picture is drawn with gnuplot (SVG or PNG by the extension) if it is\n"
@@ -122,7 +126,7 @@ static void gp_header(FILE *f, const struct plot_files *pf, const char *title)
      * gnuplot succeeded; run by hand, the script writes the picture itself */
     fputs("if (!exists('tilecast_output')) tilecast_output = ", f);
     gp_quote(f, pf->output);
-    fputs("\nset output tilecast_output\nset title ", f);
+    fputs("\nset encoding utf8\nset output tilecast_output\nset title ", f);
     gp_quote(f, title);
     fputs("\nset grid\nset key below\n", f);
 }
@@ -238,6 +242,21 @@ static int draw_bars(const char *cmd, const struct plot_files *pf, const char *t
     gp_quote(gp, pf->dat);
     fputs(using, gp);
     return draw_script(cmd, &out, pf);
+}
+
+/* A dtype as a title names it: in words, with the id users type. */
+static const char *dtype_words(enum tc_dtype dt)
+{
+    switch (dt) {
+    case TC_DTYPE_FP64: return "double precision (fp64)";
+    case TC_DTYPE_FP32: return "single precision (fp32)";
+    case TC_DTYPE_TF32: return "TensorFloat-32 (tf32)";
+    case TC_DTYPE_FP16: return "half precision (fp16)";
+    case TC_DTYPE_BF16: return "bfloat16 (bf16)";
+    case TC_DTYPE_FP8: return "8-bit floating point (fp8)";
+    case TC_DTYPE_INT8: return "8-bit integer (int8)";
+    default: return tc_dtype_name(dt);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -472,6 +491,11 @@ static int plot_throughput(int argc, char **argv)
         code = cli_fail(cmd, TC_ERR_NOMEM);
         goto cleanup;
     }
+    /* Measured points against a line calibrated on them (the prebuilt
+     * databases hold the shared data) would show the points twice: the
+     * comparison is with the model, unless a database was asked for. */
+    if (measured && !db)
+        analytical = true;
     tc_predictor_set_analytical(p, analytical);
     if (db) {
         int err = tc_predictor_add_db(p, db);
@@ -498,8 +522,8 @@ static int plot_throughput(int argc, char **argv)
             goto cleanup;
         }
         gpu_at[n_gpus] = gpu;
-        fprintf(dat, "# predicted %s %s %s: %c tflops\n", gpu->id, tc_dtype_name(s.dtype),
-                tc_layout_name(s.layout), s.dim);
+        fprintf(dat, "# predicted %s %s %s: %c tflops tflops_lo tflops_hi (80%% interval)\n",
+                gpu->id, tc_dtype_name(s.dtype), tc_layout_name(s.layout), s.dim);
         for (long long x = s.from; x <= s.to; x += s.step) {
             long long m = s.m, n = s.n, k = s.k;
             struct tc_gemm_query q = {.batch = s.batch, .dtype = s.dtype, .layout = s.layout};
@@ -513,7 +537,16 @@ static int plot_throughput(int argc, char **argv)
                 code = cli_fail(cmd, err);
                 goto cleanup;
             }
-            fprintf(dat, "%lld %.4f\n", x, pr.tflops);
+            {
+                /* the interval in time, as TFLOP/s: the slow end is the low one */
+                double flops = 2.0 * (double)m * (double)n * (double)k * (double)s.batch;
+                double lo = pr.hi_us > 0 && isfinite(pr.hi_us) ? flops / pr.hi_us / 1e6
+                                                                : pr.tflops;
+                double hi = pr.lo_us > 0 && isfinite(pr.lo_us) ? flops / pr.lo_us / 1e6
+                                                                : pr.tflops;
+
+                fprintf(dat, "%lld %.4f %.4f %.4f\n", x, pr.tflops, lo, hi);
+            }
         }
         fputs("\n\n", dat);
         if (measured) {
@@ -536,8 +569,9 @@ static int plot_throughput(int argc, char **argv)
         goto cleanup;
     }
     {
-        char dims[3][24];
+        char dims[3][24], names[256] = "";
         const long long vals[3] = {s.m, s.n, s.k};
+        size_t o = 0;
 
         /* the swept dimension shows as "*" */
         for (int d = 0; d < 3; d++) {
@@ -546,31 +580,47 @@ static int plot_throughput(int argc, char **argv)
             else
                 snprintf(dims[d], sizeof(dims[d]), "%lld", vals[d]);
         }
+        /* the GPUs by name: "A", "A and B", "A, B and C" */
+        for (int g = 0; g < n_gpus && o < sizeof(names); g++)
+            o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s",
+                                  g == 0 ? "" : g == n_gpus - 1 ? " and " : ", ",
+                                  gpu_at[g]->name);
         snprintf(title, sizeof(title),
-                 "Predicted GEMM throughput on %s, %s, %s: m=%s n=%s k=%s batch=%lld",
-                 n_gpus == 1 ? gpu_at[0]->name : gpus, tc_dtype_name(s.dtype),
-                 tc_layout_name(s.layout), dims[0], dims[1], dims[2], s.batch);
+                 "Predicted GEMM throughput on %s, %s, layout %s: m=%s n=%s k=%s batch=%lld",
+                 names, dtype_words(s.dtype), tc_layout_name(s.layout), dims[0], dims[1],
+                 dims[2], s.batch);
     }
     gp_header(gp, &pf, title);
-    fprintf(gp, "set xlabel '%c (elements)'\nset ylabel 'throughput (TFLOP/s)'\nset yrange [0:*]\n",
+    fprintf(gp, "set xlabel '%c (elements)'\nset ylabel 'throughput (TFLOP/s)'\nset yrange [0:*]\n"
+                "set style fill transparent solid 0.18 noborder\n",
             s.dim);
     fputs("plot ", gp);
     for (int g = 0, idx = 0; g < n_gpus; g++) {
+        /* a predicted colour and a measured one per GPU, never the same
+         * (colour-blind safe pairs: blue/orange, green/vermilion, ...) */
+        static const char *const line_rgb[] = {"#0072b2", "#009e73", "#cc79a7", "#56b4e9"};
+        static const char *const point_rgb[] = {"#e69f00", "#d55e00", "#000000", "#f0e442"};
+        const char *lc = line_rgb[g % 4], *pc = point_rgb[g % 4];
+        char t[256];
+
         fprintf(gp, "%s", g ? ", \\\n     " : "");
         gp_quote(gp, pf.dat);
-        fprintf(gp, " index %d using 1:2 with lines lw 2 lc %d title ", idx++, g + 1);
-        {
-            char t[160];
-            snprintf(t, sizeof(t), "%s predicted", gpu_at[g]->id);
-            gp_quote(gp, t);
-        }
+        fprintf(gp, " index %d using 1:3:4 with filledcurves lc rgb '%s' title ", idx, lc);
+        snprintf(t, sizeof(t), "%s, 80%% interval", gpu_at[g]->name);
+        gp_quote(gp, t);
+        fputs(", \\\n     ", gp);
+        gp_quote(gp, pf.dat);
+        fprintf(gp, " index %d using 1:2 with lines lw 2 lc rgb '%s' title ", idx++, lc);
+        snprintf(t, sizeof(t), "%s, predicted (%s)", gpu_at[g]->name,
+                 analytical ? "analytical model" : db ? "calibrated by --db" : "calibrated");
+        gp_quote(gp, t);
         if (measured) {
             if (blocks_measured[g] > 0) {
-                char t[160];
                 fputs(", \\\n     ", gp);
                 gp_quote(gp, pf.dat);
-                fprintf(gp, " index %d using 1:2 with points pt 7 ps 0.6 lc %d title ", idx, g + 1);
-                snprintf(t, sizeof(t), "%s measured", gpu_at[g]->id);
+                fprintf(gp, " index %d using 1:2 with points pt 7 ps 0.8 lc rgb '%s' title ", idx,
+                        pc);
+                snprintf(t, sizeof(t), "%s, measured", gpu_at[g]->name);
                 gp_quote(gp, t);
             }
             idx++;
@@ -708,16 +758,16 @@ static int plot_layer(int argc, char **argv)
         goto cleanup;
     snprintf(title, sizeof(title),
              "Predicted %s layer time on %s, %s: h=%lld a=%lld s=%lld b=%lld t=%lld, %s "
-             "attention (total %.0f us)",
-             c.training ? "training" : "forward", gpu->name, tc_dtype_name(c.dtype),
+             "attention (total %.0f \xc2\xb5s)",
+             c.training ? "training" : "forward", gpu->name, dtype_words(c.dtype),
              (long long)c.hidden, (long long)c.heads, (long long)c.seq,
              (long long)c.micro_batch, (long long)c.tp, tc_attn_impl_name(c.attention),
              mp->layer_time_us);
     code = draw_bars(cmd, &pf, title,
-                     "set xlabel 'predicted time per layer (us)'\nset ylabel 'operation'\n"
-                     "set xrange [0:*]\n",
+                     "set xlabel 'predicted time per layer (\xc2\xb5s)'\nset ylabel 'operation'\n"
+                     "set xrange [0:*]\nunset key\n",
                      " using (column(2)/2):0:(column(2)/2):(0.35):yticlabels(1) with boxxyerror "
-                     "lc rgb '#4a7ebb' title 'time (us)'\n");
+                     "lc rgb '#4a7ebb' notitle\n");
 cleanup:
     close_out(cmd, &dat_out, false);
     tc_model_prediction_free(mp);
@@ -821,13 +871,38 @@ static int plot_advise(int argc, char **argv)
     if (code)
         goto cleanup;
     snprintf(title, sizeof(title),
-             "Advisor candidates on %s, %s (%zu shapes within %.1f%% of the parameters)",
-             gpu->name, tc_dtype_name(c.dtype), adv->n_evaluated, 100 * tol);
-    code = draw_bars(cmd, &pf, title,
-                     "set xlabel 'predicted speedup over the baseline (tokens/s per GPU at "
-                     "equal parameters, x)'\nset ylabel 'shape'\nset xrange [0.9:*]\n",
-                     " using ((column(2)+0.9)/2):0:((column(2)-0.9)/2):(0.35):yticlabels(1) "
-                     "with boxxyerror lc rgb '#3a9a5b' title 'speedup (x)'\n");
+             "Advisor on %s, %s: %zu shapes within %.1f%% of the parameters",
+             gpu->name, dtype_words(c.dtype), adv->n_evaluated, 100 * tol);
+    {
+        /* Speedups of a few percent vanish on an axis from zero, so the axis
+         * starts a step of 0.05 below the smallest bar (the baseline's 1.0 at
+         * most) and the label says where; it ends past the largest bar so
+         * that no bar is cut. */
+        double lo = 1.0, hi = 1.0;
+        char axes[512], using[256];
+
+        for (size_t i = 0; i < adv->n_candidates; i++) {
+            double x = adv->candidates[i].speedup;
+            if (isfinite(x)) {
+                lo = x < lo ? x : lo;
+                hi = x > hi ? x : hi;
+            }
+        }
+        lo = floor(lo / 0.05) * 0.05 - 0.05;
+        if (lo < 0)
+            lo = 0;
+        hi += 0.03 * (hi - lo);
+        snprintf(axes, sizeof(axes),
+                 "set xlabel 'predicted speedup in tokens/s per GPU over the baseline (x; the "
+                 "axis starts at %.2f, not zero)'\n"
+                 "set xrange [%.2f:%.4f]\nunset key\n",
+                 lo, lo, hi);
+        snprintf(using, sizeof(using),
+                 " using ((column(2)+%.2f)/2):0:((column(2)-%.2f)/2):(0.35):yticlabels(1) "
+                 "with boxxyerror lc rgb '#3a9a5b' notitle\n",
+                 lo, lo);
+        code = draw_bars(cmd, &pf, title, axes, using);
+    }
 cleanup:
     close_out(cmd, &dat_out, false);
     tc_advice_free(adv);
