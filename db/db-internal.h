@@ -1,6 +1,11 @@
 /* Internal API of the database layer, shared by the files of db/, the only
  * code that speaks SQL; the rest of libtilecast uses the public tc_db_*
- * functions. Not installed. */
+ * functions. Not installed.
+ *
+ * open.c opens and checks files, schema.c holds the schema and its
+ * migrations, sql.c the helpers below and the statement cache, rows-*.c
+ * one table each, calibration-store.c the calibrations; import.c, export.c
+ * and merge.c move rows between databases and files. */
 #ifndef TC_DB_INTERNAL_H
 #define TC_DB_INTERNAL_H
 
@@ -48,10 +53,42 @@ int db_exec(struct tc_db *db, const char *sql);
 
 /* Binds s as text, or NULL when s is NULL or empty. */
 int db_bind_text(sqlite3_stmt *st, int idx, const char *s);
+/* Bind v, or NULL when v is 0 ("unknown"; a non-finite double too). */
+int db_bind_pos_int(sqlite3_stmt *st, int idx, int64_t v);
+int db_bind_pos_double(sqlite3_stmt *st, int idx, double v);
 /* Copies a text column into buf (len bytes); "" for NULL. Returns
  * TC_ERR_SCHEMA if the value is not text or does not fit. */
 int db_column_text(struct tc_db *db, sqlite3_stmt *st, int col, char *buf, size_t len,
                    const char *what);
+/* Column readers for an untrusted file; each returns TC_ERR_SCHEMA naming
+ * what and row_id when the value is of the wrong type or out of range.
+ * An integer in [lo, hi] (NULL reads as 0 when null_ok); a finite number
+ * >= 0 (> 0 when positive; NULL reads as 0); a time, NULL or plausible
+ * (bounds.h), or it would come back as an infinite throughput. */
+int db_column_int_range(struct tc_db *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,
+                        bool null_ok, int64_t *out, const char *what, int64_t row_id);
+int db_column_real(struct tc_db *db, sqlite3_stmt *st, int col, bool positive, double *out,
+                   const char *what, int64_t row_id);
+int db_column_time(struct tc_db *db, sqlite3_stmt *st, int col, double *out, const char *what,
+                   int64_t row_id);
+/* Rewrites the current message as "<file>: <what> <id>: <reason>" and
+ * returns err. */
+int db_row_error(struct tc_db *db, int err, const char *what, const char *id);
+
+/* The INSERT of a GPU snapshot, built into buf from the column table of
+ * rows-gpu.c (db_stmt prepares it once). */
+const char *db_put_gpu_statement(char *buf, size_t len);
+
+/* Tables every v1 file has (schema.c); a file missing one is refused. */
+extern const char *const db_v1_tables[];
+extern const size_t db_v1_table_count;
+/* Checks that every schema object of the file is one that the migrations
+ * up to version created, with the same text. */
+int db_check_schema_objects(sqlite3 *sql, const char *path, int version);
+/* PRAGMA user_version of the open file. */
+int db_read_user_version(struct tc_db *db, int *version);
+/* Migrates the open file from schema version from to the current one. */
+int db_migrate(struct tc_db *db, int from);
 
 /* Inserts a GEMM row with the call the source made ("mm", "bmm",
  * "linear", or NULL when unknown). *inserted is false when the run already

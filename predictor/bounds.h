@@ -6,9 +6,9 @@
  * or throughput or a NaN share. The bounds are wide (an order of magnitude
  * or more beyond any device of 2025), so a real number is never refused.
  *
- * This is the one place they are set: db/import.c (imports), db/db.c (rows
- * written and read, GPU snapshots, `db check`, whose SQL spells them with
- * TC_BOUND_SQL), predictor/calibrate.c (fitted and stored parameters) and
+ * This is the one place they are set: db/import.c (imports), db/rows-*.c and
+ * db/open.c (rows written and read, GPU snapshots, `db check`, whose SQL
+ * spells them with TC_BOUND_SQL), predictor/calibrate.c (fitted and stored parameters) and
  * predictor/specs.c (GPU specs) all use these. Internal. */
 #ifndef TC_BOUNDS_H
 #define TC_BOUNDS_H

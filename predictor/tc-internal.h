@@ -91,8 +91,8 @@ int tc_parse_double(const char *s, double *out);
 size_t tc_decimal_len(const char *s);
 
 /* Every ok attention row of one GPU, implementation, dtype and direction
- * in db (all runs), each value checked (db/db.c). *rows (caller frees) is
- * NULL when there are none. */
+ * in db (all runs), each value checked (db/rows-attention.c). *rows (caller
+ * frees) is NULL when there are none. */
 int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl impl,
                          enum tc_dtype dtype, bool backward, struct tc_attention_row **rows,
                          size_t *n);

@@ -1,0 +1,301 @@
+/* The schema of a tilecast database: the statements of each version, the
+ * migrations between versions, and the check that a file's schema objects
+ * are exactly the ones those migrations create. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "db-internal.h"
+
+/* CHECK constraints spell lists out as OR chains: SQLite evaluates a
+ * constant IN list through a temporary b-tree built per row, which made
+ * batched inserts five times slower. */
+#define DTYPE_OK(c)                                                                           \
+    "(" c " = 'fp64' OR " c " = 'fp32' OR " c " = 'tf32' OR " c " = 'fp16' OR " c          \
+    " = 'bf16' OR " c " = 'fp8' OR " c " = 'int8')"
+#define LAYOUT_OK(c) "(" c " = 'NN' OR " c " = 'NT' OR " c " = 'TN' OR " c " = 'TT')"
+#define STATUS_OK(c)                                                                          \
+    "(" c " = 'ok' OR " c " = 'oom' OR " c " = 'unsupported' OR " c " = 'error')"
+
+/* v0 -> v1. A v0 file carries the tilecast application_id and no tables
+ * (creation stamps the file before the first migration). Never edit a
+ * shipped step: add a new one. */
+static const char *const schema_v1[] = {
+    "CREATE TABLE meta (\n"
+    "  key TEXT PRIMARY KEY NOT NULL,\n"
+    "  value TEXT NOT NULL\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE TABLE gpu (\n"
+    "  id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 63),\n"
+    "  name TEXT NOT NULL, vendor TEXT NOT NULL CHECK (vendor = 'nvidia' OR vendor = 'amd'),\n"
+    "  arch TEXT NOT NULL, compute_capability TEXT NOT NULL,\n"
+    "  units INTEGER NOT NULL,\n"
+    "  clock_tensor_mhz REAL NOT NULL, clock_vector_mhz REAL NOT NULL,\n"
+    "  clock_base_mhz REAL NOT NULL,\n"
+    "  peak_fp64_tflops REAL NOT NULL, peak_fp32_tflops REAL NOT NULL,\n"
+    "  peak_tf32_tflops REAL NOT NULL, peak_fp16_tflops REAL NOT NULL,\n"
+    "  peak_bf16_tflops REAL NOT NULL, peak_fp8_tflops REAL NOT NULL,\n"
+    "  peak_int8_tflops REAL NOT NULL,\n"
+    "  flops_per_clk_fp64 REAL NOT NULL, flops_per_clk_fp32 REAL NOT NULL,\n"
+    "  flops_per_clk_tf32 REAL NOT NULL, flops_per_clk_fp16 REAL NOT NULL,\n"
+    "  flops_per_clk_bf16 REAL NOT NULL, flops_per_clk_fp8 REAL NOT NULL,\n"
+    "  flops_per_clk_int8 REAL NOT NULL,\n"
+    "  mem_bw_gbps REAL NOT NULL, mem_gb REAL NOT NULL, l2_bytes INTEGER NOT NULL,\n"
+    "  tdp_w REAL NOT NULL, warp_size INTEGER NOT NULL,\n"
+    "  max_threads_per_sm INTEGER NOT NULL, max_warps_per_sm INTEGER NOT NULL,\n"
+    "  max_blocks_per_sm INTEGER NOT NULL, max_threads_per_block INTEGER NOT NULL,\n"
+    "  regs_per_sm INTEGER NOT NULL, max_regs_per_block INTEGER NOT NULL,\n"
+    "  max_regs_per_thread INTEGER NOT NULL, reg_alloc_unit INTEGER NOT NULL,\n"
+    "  smem_per_sm_bytes INTEGER NOT NULL, smem_per_block_max_bytes INTEGER NOT NULL,\n"
+    "  reserved_smem_per_block_bytes INTEGER NOT NULL,\n"
+    "  smem_alloc_unit_bytes INTEGER NOT NULL,\n"
+    "  sources TEXT NOT NULL, flags TEXT NOT NULL,\n"
+    "  spec_json TEXT NOT NULL\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE TABLE run (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  gpu_id TEXT NOT NULL REFERENCES gpu(id),\n"
+    "  kind TEXT NOT NULL CHECK (kind = 'collected' OR kind = 'imported'),\n"
+    "  host TEXT, device_name TEXT, device_uuid TEXT, driver_version TEXT,\n"
+    "  runtime_version TEXT, blas_version TEXT, backend TEXT, sweep_name TEXT,\n"
+    "  sweep_hash TEXT, config_hash TEXT, shard TEXT, timing TEXT, source TEXT,\n"
+    "  licence TEXT, clocks_json TEXT, tilecast_version TEXT, started_at TEXT,\n"
+    "  ended_at TEXT\n"
+    ");\n",
+    "CREATE INDEX run_gpu ON run (gpu_id, config_hash);\n",
+    "CREATE TABLE gemm (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id),\n"
+    "  op TEXT CHECK (op IS NULL OR op = 'mm' OR op = 'bmm' OR op = 'linear'),\n"
+    "  dtype TEXT NOT NULL CHECK " DTYPE_OK("dtype") ",\n"
+    "  dtype_c TEXT NOT NULL CHECK " DTYPE_OK("dtype_c") ",\n"
+    "  compute TEXT NOT NULL CHECK " DTYPE_OK("compute") ",\n"
+    "  layout TEXT NOT NULL CHECK " LAYOUT_OK("layout") ",\n"
+    "  m INTEGER NOT NULL CHECK (m > 0), n INTEGER NOT NULL CHECK (n > 0),\n"
+    "  k INTEGER NOT NULL CHECK (k > 0), batch INTEGER NOT NULL CHECK (batch > 0),\n"
+    "  time_us REAL CHECK (time_us IS NULL OR time_us > 0),\n"
+    "  min_us REAL, spread_pct REAL, reps INTEGER,\n"
+    "  tile_m INTEGER, tile_n INTEGER, tile_k INTEGER, stages INTEGER, split_k INTEGER,\n"
+    "  cluster_m INTEGER, cluster_n INTEGER, swizzle INTEGER, algo TEXT,\n"
+    "  status TEXT NOT NULL DEFAULT 'ok'\n"
+    "    CHECK " STATUS_OK("status") ",\n"
+    "  message TEXT,\n"
+    "  CHECK (status <> 'ok' OR time_us IS NOT NULL),\n"
+    "  UNIQUE (run_id, m, n, k, batch, dtype, dtype_c, compute, layout)\n"
+    ");\n",
+    "CREATE TABLE attention (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id),\n"
+    "  impl TEXT NOT NULL CHECK (impl = 'unfused' OR impl = 'flash'),\n"
+    "  dtype TEXT NOT NULL CHECK " DTYPE_OK("dtype") ",\n"
+    "  batch INTEGER NOT NULL CHECK (batch > 0), heads INTEGER NOT NULL CHECK (heads > 0),\n"
+    "  kv_heads INTEGER NOT NULL CHECK (kv_heads > 0),\n"
+    "  seq_q INTEGER NOT NULL CHECK (seq_q > 0), seq_kv INTEGER NOT NULL CHECK (seq_kv > 0),\n"
+    "  head_dim INTEGER NOT NULL CHECK (head_dim > 0),\n"
+    "  causal INTEGER NOT NULL CHECK (causal = 0 OR causal = 1),\n"
+    "  backward INTEGER NOT NULL CHECK (backward = 0 OR backward = 1),\n"
+    "  time_us REAL CHECK (time_us IS NULL OR time_us > 0),\n"
+    "  min_us REAL, spread_pct REAL, reps INTEGER,\n"
+    "  scores_us REAL, softmax_us REAL, values_us REAL,\n"
+    "  status TEXT NOT NULL DEFAULT 'ok'\n"
+    "    CHECK " STATUS_OK("status") ",\n"
+    "  message TEXT,\n"
+    "  CHECK (status <> 'ok' OR time_us IS NOT NULL),\n"
+    "  UNIQUE (run_id, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, impl,\n"
+    "          causal, backward)\n"
+    ");\n",
+    "CREATE TABLE calibration (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  gpu_id TEXT NOT NULL, dtype TEXT NOT NULL CHECK " DTYPE_OK("dtype") ",\n"
+    "  layout TEXT CHECK (layout IS NULL OR " LAYOUT_OK("layout") "),\n"
+    "  model_version INTEGER NOT NULL, params_json TEXT NOT NULL,\n"
+    "  n_rows INTEGER NOT NULL CHECK (n_rows >= 0),\n"
+    "  median_ape_pct REAL, p90_ape_pct REAL, log_resid_sd REAL,\n"
+    "  source_gpu TEXT, tilecast_version TEXT NOT NULL, created_at TEXT NOT NULL\n"
+    ");\n",
+    "CREATE INDEX calibration_key ON calibration (gpu_id, dtype, model_version);\n",
+    "CREATE VIEW gemm_tflops AS\n"
+    "  SELECT g.id, g.run_id, r.gpu_id, r.kind, r.timing, g.op, g.dtype, g.dtype_c,\n"
+    "         g.compute, g.layout, g.m, g.n, g.k, g.batch, g.time_us,\n"
+    "         2.0 * g.m * g.n * g.k * g.batch / (g.time_us * 1e6) AS tflops\n"
+    "  FROM gemm g JOIN run r ON r.id = g.run_id WHERE g.status = 'ok';\n",
+    /* SQLite takes the bare columns of a MIN() aggregate from the row holding
+     * the minimum, so gemm_id and run_id name the best measurement. */
+    "CREATE VIEW gemm_best AS\n"
+    "  SELECT r.gpu_id, g.dtype, g.layout, g.m, g.n, g.k, g.batch,\n"
+    "         MIN(g.time_us) AS time_us, g.id AS gemm_id, g.run_id, r.timing,\n"
+    "         2.0 * g.m * g.n * g.k * g.batch / (MIN(g.time_us) * 1e6) AS tflops,\n"
+    "         COUNT(*) AS measurements\n"
+    "  FROM gemm g JOIN run r ON r.id = g.run_id WHERE g.status = 'ok'\n"
+    "  GROUP BY r.gpu_id, g.dtype, g.layout, g.m, g.n, g.k, g.batch;\n",
+    "CREATE VIEW attention_best AS\n"
+    "  SELECT r.gpu_id, a.impl, a.dtype, a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,\n"
+    "         a.head_dim, a.causal, a.backward, MIN(a.time_us) AS time_us,\n"
+    "         a.id AS attention_id, a.run_id, r.timing\n"
+    "  FROM attention a JOIN run r ON r.id = a.run_id WHERE a.status = 'ok'\n"
+    "  GROUP BY r.gpu_id, a.impl, a.dtype, a.batch, a.heads, a.kv_heads, a.seq_q,\n"
+    "           a.seq_kv, a.head_dim, a.causal, a.backward;\n",
+    NULL,
+};
+
+struct migration {
+    int from;
+    const char *const *sql; /* statements, NULL-terminated */
+};
+
+static const struct migration migrations[] = {
+    {0, schema_v1},
+};
+
+/* Tables every v1 file has; a file missing one is refused. */
+const char *const db_v1_tables[] = {"meta", "gpu", "run", "gemm", "attention",
+                                    "calibration"};
+const size_t db_v1_table_count = TC_ARRAY_SIZE(db_v1_tables);
+
+/* The name in "CREATE TABLE name (", "CREATE INDEX name ON", "CREATE VIEW
+ * name AS": the third word of a schema statement. */
+static void statement_name(const char *stmt, char *buf, size_t len)
+{
+    const char *p = stmt;
+    size_t n = 0;
+
+    for (int word = 0; word < 2; word++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+    }
+    while (p[n] && p[n] != ' ' && p[n] != '(' && p[n] != '\n' && n + 1 < len)
+        n++;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
+
+/* Every table, index, view and trigger of the file must be one that the
+ * migrations up to `version` created, with the same text: a file with an
+ * extra trigger (which would run on our inserts), a replaced view or a
+ * table of other columns is not a tilecast database. SQLite's own objects
+ * (sqlite_stat1 of ANALYZE, automatic indexes) are allowed. */
+int db_check_schema_objects(sqlite3 *sql, const char *path, int version)
+{
+    sqlite3_stmt *st = NULL;
+    int err = TC_OK, rc;
+
+    rc = sqlite3_prepare_v2(sql, "SELECT type, name, sql FROM sqlite_schema WHERE name NOT "
+                            "LIKE 'sqlite\\_%' ESCAPE '\\'", -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path, sqlite3_errmsg(sql));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(st, 0);
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *text = (const char *)sqlite3_column_text(st, 2);
+        bool known_name = false, same = false;
+
+        if (!type || !name) {
+            err = tc_error(TC_ERR_SCHEMA, "%s: corrupt schema table", path);
+            break;
+        }
+        for (size_t m = 0; m < TC_ARRAY_SIZE(migrations) && !same; m++) {
+            if (migrations[m].from >= version)
+                continue;
+            for (const char *const *stmt = migrations[m].sql; *stmt && !same; stmt++) {
+                char stmt_name[128];
+                size_t n = strlen(*stmt);
+
+                statement_name(*stmt, stmt_name, sizeof(stmt_name));
+                if (strcmp(stmt_name, name) != 0)
+                    continue;
+                known_name = true;
+                /* SQLite keeps the statement's text without the ";\n" */
+                while (n && ((*stmt)[n - 1] == '\n' || (*stmt)[n - 1] == ';'))
+                    n--;
+                same = text && strlen(text) == n && memcmp(text, *stmt, n) == 0;
+            }
+        }
+        if (!same) {
+            err = tc_error(TC_ERR_SCHEMA, known_name
+                           ? "%s: not a valid tilecast database (%s '%s' differs from schema v%d)"
+                           : "%s: not a valid tilecast database (unexpected %s '%s' in schema v%d)",
+                           path, type, name, version);
+            break;
+        }
+    }
+    if (err == TC_OK && rc != SQLITE_DONE)
+        err = tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path, sqlite3_errmsg(sql));
+    sqlite3_finalize(st);
+    return err;
+}
+
+int db_read_user_version(struct tc_db *db, int *version)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->sql, "PRAGMA user_version", -1, &st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return db_fail(db, rc, "reading the schema version");
+    }
+    *version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return TC_OK;
+}
+
+/* Runs each step from the file's version up, one transaction per step. */
+int db_migrate(struct tc_db *db, int from)
+{
+    char sql[512];
+    char now[32];
+
+    db_now_iso(now, sizeof(now));
+    for (int v = from; v < TC_DB_SCHEMA_VERSION; v++) {
+        const struct migration *step = NULL;
+        int err;
+
+        for (size_t i = 0; i < TC_ARRAY_SIZE(migrations); i++)
+            if (migrations[i].from == v)
+                step = &migrations[i];
+        if (!step)
+            return tc_error(TC_ERR_SCHEMA, "%s: no migration from schema v%d", db->path, v);
+        err = db_exec(db, "BEGIN IMMEDIATE");
+        if (err < 0)
+            return err;
+        for (const char *const *stmt = step->sql; *stmt && err == TC_OK; stmt++)
+            err = db_exec(db, *stmt);
+        if (err == TC_OK) {
+            snprintf(sql, sizeof(sql),
+                     "PRAGMA application_id = %d; PRAGMA user_version = %d;"
+                     "INSERT INTO meta (key, value) VALUES ('schema_version', '%d')"
+                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value;"
+                     "INSERT INTO meta (key, value) VALUES ('last_writer_version', '%s')"
+                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value;",
+                     TC_DB_APPLICATION_ID, v + 1, v + 1, tc_version());
+            err = db_exec(db, sql);
+        }
+        if (err == TC_OK && v == 0) {
+            sqlite3_stmt *st = NULL;
+            int rc = sqlite3_prepare_v2(db->sql,
+                                        "INSERT INTO meta (key, value) VALUES "
+                                        "('writer_version', ?1), ('created_at', ?2)",
+                                        -1, &st, NULL);
+            if (rc == SQLITE_OK) {
+                sqlite3_bind_text(st, 1, tc_version(), -1, SQLITE_STATIC);
+                sqlite3_bind_text(st, 2, now, -1, SQLITE_STATIC);
+                rc = sqlite3_step(st);
+            }
+            sqlite3_finalize(st);
+            if (rc != SQLITE_DONE)
+                err = db_fail(db, rc, "writing meta");
+        }
+        if (err == TC_OK)
+            err = db_exec(db, "COMMIT");
+        if (err < 0) {
+            sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+            return tc_error_prefix(err, "migrating schema v%d to v%d", v, v + 1);
+        }
+    }
+    db->schema_version = TC_DB_SCHEMA_VERSION;
+    return TC_OK;
+}
