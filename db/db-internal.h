@@ -14,7 +14,7 @@
 
 #include <sqlite3.h>
 
-#include "tc-internal.h"
+#include "db.h"
 
 /* PRAGMA application_id of every tilecast database: "TCDB". */
 #define TC_DB_APPLICATION_ID 0x54434442

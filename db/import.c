@@ -28,6 +28,8 @@ struct importer {
     struct tc_db *db;
     const char *format;
     const struct tc_import_options *opt;
+    tc_gpu_lookup_fn lookup;
+    const void *lookup_ctx;
     struct tc_import_stats *stats;
     struct run_slot *runs;
     size_t n_runs, cap_runs;
@@ -70,7 +72,7 @@ static int ensure_gpu(struct importer *imp, const char *gpu_id, const char *file
 
     if (err < 0 || found)
         return err;
-    gpu = imp->opt->specs ? tc_specs_find(imp->opt->specs, gpu_id) : NULL;
+    gpu = imp->lookup ? imp->lookup(imp->lookup_ctx, gpu_id) : NULL;
     if (!gpu) {
         if (line > 0)
             return tc_error(TC_ERR_NOT_FOUND, "%s:%ld: unknown GPU '%s': no spec in the "
@@ -857,9 +859,9 @@ out:
 
 /* ------------------------------------------------------------------------ */
 
-TC_API int tc_db_import(struct tc_db *db, const char *format, size_t n_files,
+int tc_db_import_lookup(struct tc_db *db, const char *format, size_t n_files,
                         const char *const *files, const struct tc_import_options *opt,
-                        struct tc_import_stats *stats)
+                        tc_gpu_lookup_fn lookup, const void *ctx, struct tc_import_stats *stats)
 {
     static const struct tc_import_options defaults = {0};
     struct tc_import_stats local = {0};
@@ -900,6 +902,8 @@ TC_API int tc_db_import(struct tc_db *db, const char *format, size_t n_files,
     imp.db = db;
     imp.format = format;
     imp.opt = opt;
+    imp.lookup = lookup;
+    imp.lookup_ctx = ctx;
     imp.stats = &local;
     err = tc_db_begin(db);
     if (err < 0)

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "db.h"
 #include "tc-internal.h"
 
 #define NOTE_MAX 512

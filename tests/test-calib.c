@@ -581,7 +581,7 @@ START_TEST(params_roundtrip_and_errors)
     ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
     ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_RANGE);
     ck_assert_int_eq(tc_calib_params_format(&a, text, 16), TC_ERR_RANGE);
-    /* and so are values no fit of a device gives (predictor/bounds.h): they
+    /* and so are values no fit of a device gives (common/bounds.h): they
      * would make every prediction infinite */
     a.c_memory = 1;
     ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);

@@ -580,7 +580,7 @@ START_TEST(bad_inputs)
 }
 END_TEST
 
-/* Values no file may carry (predictor/bounds.h): numbers are decimal, a GPU
+/* Values no file may carry (common/bounds.h): numbers are decimal, a GPU
  * outside the physical ranges fails its check, and a prediction that is
  * not a finite positive time is an error, never an answer. */
 START_TEST(absurd_values_refused)

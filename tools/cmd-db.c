@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "db.h"
 #include "tc-internal.h"
 
 /* The overview of `tilecast db --help`; each subcommand's own --help text

@@ -787,7 +787,7 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
             code = CLI_EXIT_INPUT;
             goto cleanup;
         }
-        /* decimal and plausible (predictor/bounds.h), as an import has it */
+        /* decimal and plausible (common/bounds.h), as an import has it */
         if (tc_parse_double(fields[col[C_TIME]], &time_us) < 0 ||
             !tc_bound_time_ok(time_us)) {
             cli_error(cmd, "%s:%ld: column 'time_us': '%s' is not a plausible time in us "

@@ -1,4 +1,7 @@
-/* Internal helpers shared by every part of libtilecast. Not installed. */
+/* The base layer's interface (common/): errors, data paths, temporary
+ * files, strings and number parsing that every part of libtilecast shares.
+ * It stands on nothing of ours but the public header, whose enums and
+ * error codes it names. Not installed. */
 #ifndef TC_INTERNAL_H
 #define TC_INTERNAL_H
 
@@ -13,11 +16,6 @@
 #define TC_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define TC_PRINTF(a, b)
-/* tc_db_export's work, writing to out (borrowed; name is used in
- * messages): the command writes through its own temporary file. */
-int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,
-                      const char *name, int64_t *rows);
-
 #endif
 
 #define TC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -89,17 +87,5 @@ int tc_parse_double(const char *s, double *out);
 /* The length of the decimal number at the start of s (0 if none), in the
  * form tc_parse_double accepts: for numbers inside text (log lines). */
 size_t tc_decimal_len(const char *s);
-
-/* Every ok attention row of one GPU, implementation, dtype and direction
- * in db (all runs), each value checked (db/rows-attention.c). *rows (caller
- * frees) is NULL when there are none. */
-int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl impl,
-                         enum tc_dtype dtype, bool backward, struct tc_attention_row **rows,
-                         size_t *n);
-
-/* tc_db_export's work, writing to out (borrowed; name is used in
- * messages): the command writes through its own temporary file. */
-int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,
-                      const char *name, int64_t *rows);
 
 #endif
