@@ -15,14 +15,14 @@ done
 has out "tilecast db SUBCOMMAND --help"
 # each subcommand prints its own help (usage line first, options, an
 # example), not the overview; the man page carries them all
-"$TC" help --man >"$TMP/man" 2>&1 || fail "help --man exited non-zero"
+"$TC" help --man-text db >"$TMP/man" 2>&1 || fail "help --man-text db exited non-zero"
 for sub in $subs; do
     run 0 "$TC" db "$sub" --help
     head -1 "$TMP/out" | grep -q "^Usage: tilecast db $sub " ||
         fail "db $sub --help does not start with its own usage line: $(head -1 "$TMP/out")"
     has out "Example"
     grep -q "^Subcommands:" "$TMP/out" && fail "db $sub --help prints the db overview"
-    has man "Usage: tilecast db $sub "
+    grep -qE "^(Usage|  or): tilecast db $sub " "$TMP/man" || fail "help2man's text of db lacks db $sub"
 done
 run 0 "$TC" db import --help
 for opt in --format --into --gpu --dtype --timing --source --licence --skip-untimed; do

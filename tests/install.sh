@@ -36,6 +36,12 @@ for f in gpu_specs/h100-sxm5-80gb.yaml db/prebuilt/h100-sxm5-80gb.db predictor/m
          collector/sweeps/quick.yaml predictor/examples/shapes.csv slurm/collect.sbatch; do
     [ -f "$share/$f" ] || fail "not installed: share/tilecast/$f"
 done
+[ -f "$prefix/share/bash-completion/completions/tilecast" ] || fail "bash completion not installed"
+if command -v help2man >/dev/null 2>&1; then
+    for page in tilecast tilecast-predict tilecast-db; do
+        [ -f "$prefix/share/man/man1/$page.1" ] || fail "man page $page.1 not installed"
+    done
+fi
 libdir=$(dirname "$(find "$prefix" -name 'libtilecast.so.0' | head -1)")
 [ -f "$libdir/libtilecast.so.0" ] || fail "libtilecast.so.0 not installed"
 

@@ -83,7 +83,7 @@
     "  tilecast predict gemm --gpu a100-sxm4-80gb --explain 8192 51201 4096\n"             \
     "  tilecast predict gemm --input vidur_gemm.csv --output pred.csv\n"
 
-static const char predict_gemm_help[] = PREDICT_GEMM_HELP;
+const char cmd_predict_gemm_help[] = PREDICT_GEMM_HELP;
 const char cmd_predict_help[] = PREDICT_GEMM_HELP
     /* the other targets' texts too, so the man page and completion carry them */
     "\n" MCLI_PREDICT_ATTENTION_HELP "\n" MCLI_PREDICT_LAYER_HELP "\n" MCLI_PREDICT_MODEL_HELP;
@@ -793,7 +793,7 @@ static int cmd_predict_gemm(int argc, char **argv)
             char hint[96];
 
             cli_error(cmd, "unknown option '%s'%s (see 'tilecast predict --help')", a,
-                      cli_suggest_option(a, predict_gemm_help, hint, sizeof(hint)));
+                      cli_suggest_option(a, cmd_predict_gemm_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         } else if ((rc = gemm_dim(cmd, a, dims, &ndims)) != CLI_EXIT_OK) {
             return rc;

@@ -102,6 +102,7 @@
     "  execution (the default, --eager) dispatches every op from the host, 28 us\n"      \
     "  each (a PyTorch op call on a typical host), so short ops wait for it;\n"         \
     "  --graphs runs the step as one CUDA graph launch.\n"
+extern const char cmd_predict_gemm_help[];
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
 extern const char cmd_predict_model_help[];

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 packages=(
     build-essential meson ninja-build pkg-config clang
     libsqlite3-dev libyaml-dev libjansson-dev check libopenblas-dev
-    sqlite3 valgrind gnuplot-nox python3 slurm-wlm munge xz-utils
+    sqlite3 valgrind gnuplot-nox python3 slurm-wlm munge xz-utils help2man bash-completion
 )
 case "${1:-}" in
 "" | --deps | --no-install) ;;
