@@ -194,110 +194,17 @@ static int yerr(struct yaml_ctx *y, const yaml_event_t *ev, int err, const char 
                     ev->start_mark.column + 1, msg);
 }
 
-static bool parse_bool(const char *s, bool *out)
+/* One key: value of the config mapping, through the setter every route
+ * shares; its message gains the place in the file. */
+static int set_field(struct yaml_ctx *y, const char *key, const yaml_event_t *vev,
+                     struct tc_model_config *c)
 {
-    static const char *const yes[] = {"true", "yes", "on", "1"};
-    static const char *const no[] = {"false", "no", "off", "0"};
+    int err = tc_model_config_set(c, key, (const char *)vev->data.scalar.value);
 
-    for (size_t i = 0; i < TC_ARRAY_SIZE(yes); i++) {
-        if (strcasecmp(s, yes[i]) == 0) {
-            *out = true;
-            return true;
-        }
-        if (strcasecmp(s, no[i]) == 0) {
-            *out = false;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* One key: value of the config mapping. */
-static int set_field(struct yaml_ctx *y, const yaml_event_t *kev, const char *key,
-                     const yaml_event_t *vev, struct tc_model_config *c)
-{
-    static const struct {
-        const char *key;
-        size_t offset;
-        long long min, max;
-    } ints[] = {
-        {"hidden", offsetof(struct tc_model_config, hidden), 1, 1 << 20},
-        {"heads", offsetof(struct tc_model_config, heads), 1, 1 << 16},
-        {"kv_heads", offsetof(struct tc_model_config, kv_heads), 0, 1 << 16},
-        {"head_dim", offsetof(struct tc_model_config, head_dim), 0, 1 << 16},
-        {"ffn", offsetof(struct tc_model_config, ffn), 0, 1 << 22},
-        {"layers", offsetof(struct tc_model_config, layers), 1, 1 << 16},
-        {"vocab", offsetof(struct tc_model_config, vocab), 0, 1 << 24},
-        {"seq", offsetof(struct tc_model_config, seq), 1, 1 << 24},
-        {"micro_batch", offsetof(struct tc_model_config, micro_batch), 1, 1 << 20},
-        {"tp", offsetof(struct tc_model_config, tp), 1, 1024},
-    };
-    const char *v = (const char *)vev->data.scalar.value;
-
-    for (size_t i = 0; i < TC_ARRAY_SIZE(ints); i++) {
-        long long x;
-        int err;
-
-        if (strcmp(key, ints[i].key) != 0)
-            continue;
-        err = tc_parse_i64(v, &x);
-        if (err < 0)
-            return yerr(y, vev, TC_ERR_PARSE, "%s: '%s' is not an integer", key, v);
-        if (x < ints[i].min || x > ints[i].max)
-            return yerr(y, vev, TC_ERR_RANGE, "%s: %lld is out of range [%lld, %lld]", key, x,
-                        ints[i].min, ints[i].max);
-        *(int64_t *)((char *)c + ints[i].offset) = x;
-        return TC_OK;
-    }
-    if (strcmp(key, "name") == 0) {
-        tc_strlcpy(c->name, v, sizeof(c->name));
-    } else if (strcmp(key, "activation") == 0) {
-        if (strcasecmp(v, "swiglu") == 0)
-            c->swiglu = true;
-        else if (strcasecmp(v, "gelu") == 0)
-            c->swiglu = false;
-        else
-            return yerr(y, vev, TC_ERR_INVALID, "activation: '%s' (expected gelu or swiglu)", v);
-    } else if (strcmp(key, "norm") == 0) {
-        if (strcasecmp(v, "rmsnorm") == 0)
-            c->rmsnorm = true;
-        else if (strcasecmp(v, "layernorm") == 0)
-            c->rmsnorm = false;
-        else
-            return yerr(y, vev, TC_ERR_INVALID, "norm: '%s' (expected layernorm or rmsnorm)", v);
-    } else if (strcmp(key, "dtype") == 0) {
-        if (tc_dtype_parse(v, &c->dtype) < 0)
-            return yerr(y, vev, TC_ERR_INVALID, "dtype: %s", tc_last_error());
-    } else if (strcmp(key, "attention") == 0) {
-        if (tc_attn_impl_parse(v, &c->attention) < 0)
-            return yerr(y, vev, TC_ERR_INVALID, "attention: %s", tc_last_error());
-    } else if (strcmp(key, "mode") == 0) {
-        if (strcasecmp(v, "training") == 0 || strcasecmp(v, "train") == 0)
-            c->training = true;
-        else if (strcasecmp(v, "inference") == 0 || strcasecmp(v, "prefill") == 0)
-            c->training = false;
-        else
-            return yerr(y, vev, TC_ERR_INVALID, "mode: '%s' (expected training or inference)",
-                        v);
-    } else if (strcmp(key, "causal") == 0 || strcmp(key, "tied_embeddings") == 0 ||
-               strcmp(key, "graphs") == 0) {
-        bool b;
-        if (!parse_bool(v, &b))
-            return yerr(y, vev, TC_ERR_PARSE, "%s: '%s' is not a boolean", key, v);
-        if (strcmp(key, "causal") == 0)
-            c->causal = b;
-        else if (strcmp(key, "graphs") == 0)
-            c->graphs = b;
-        else
-            c->tied_embeddings = b;
-    } else {
-        return yerr(y, kev, TC_ERR_INVALID,
-                    "unknown key '%s' (expected name, hidden, heads, kv_heads, head_dim, ffn, "
-                    "activation, norm, layers, vocab, seq, micro_batch, tp, dtype, attention, "
-                    "mode, causal, tied_embeddings, graphs)",
-                    key);
-    }
-    return TC_OK;
+    if (err < 0)
+        tc_error_prefix(err, "%s:%zu:%zu", y->file, vev->start_mark.line + 1,
+                        vev->start_mark.column + 1);
+    return err;
 }
 
 static int next_event(struct yaml_ctx *y, yaml_event_t *ev)
@@ -317,10 +224,17 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
     struct tc_model_config c;
     yaml_event_t ev, vev;
     char key[64];
-    /* the keys given so far, and their lines: a key given twice is refused,
-     * as sweeps and specs refuse it (which one did the user mean?) */
-    char seen[32][64];
-    size_t seen_line[32], n_seen = 0;
+    /* the keys given so far, the fields they set and their lines: a key
+     * given twice, or two keys that set one field (activation and swiglu),
+     * are refused, as sweeps and specs refuse a repeated key (which one
+     * did the user mean?) */
+    struct {
+        char key[64];
+        const char *field;
+        size_t line;
+    } seen[32];
+    size_t n_seen = 0;
+    const char *field;
     bool in_map = false, done = false;
     int err = TC_OK;
 
@@ -361,15 +275,27 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
                 break;
             }
             tc_strlcpy(key, (const char *)ev.data.scalar.value, sizeof(key));
-            for (size_t i = 0; i < n_seen && err == TC_OK; i++)
-                if (strcmp(seen[i], key) == 0)
+            field = tc_model_config_field(key);
+            if (!field) {
+                err = yerr(&y, &ev, TC_ERR_INVALID, "%s", tc_last_error());
+                break;
+            }
+            for (size_t i = 0; i < n_seen && err == TC_OK; i++) {
+                if (seen[i].field != field)
+                    continue;
+                if (strcmp(seen[i].key, key) == 0)
                     err = yerr(&y, &ev, TC_ERR_PARSE, "duplicate key '%s' (first given on "
-                               "line %zu)", key, seen_line[i]);
+                               "line %zu)", key, seen[i].line);
+                else
+                    err = yerr(&y, &ev, TC_ERR_PARSE, "key '%s' sets %s, as '%s' on line %zu "
+                               "did", key, field, seen[i].key, seen[i].line);
+            }
             if (err < 0)
                 break;
             if (n_seen < TC_ARRAY_SIZE(seen)) {
-                tc_strlcpy(seen[n_seen], key, sizeof(seen[n_seen]));
-                seen_line[n_seen++] = ev.start_mark.line + 1;
+                tc_strlcpy(seen[n_seen].key, key, sizeof(seen[n_seen].key));
+                seen[n_seen].field = field;
+                seen[n_seen++].line = ev.start_mark.line + 1;
             }
             err = next_event(&y, &vev);
             if (err < 0)
@@ -377,7 +303,7 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
             if (vev.type != YAML_SCALAR_EVENT)
                 err = yerr(&y, &vev, TC_ERR_PARSE, "%s: expected a scalar value", key);
             else
-                err = set_field(&y, &ev, key, &vev, &c);
+                err = set_field(&y, key, &vev, &c);
             yaml_event_delete(&vev);
             break;
         case YAML_SEQUENCE_START_EVENT:

@@ -43,29 +43,48 @@ bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
     return true;
 }
 
+/* A shape flag's value through the library's model-config setter, so a flag
+ * takes what the same key of a config file takes. Its message names the key
+ * ("micro_batch: ..."); the user typed the flag, so the flag is shown
+ * instead. Returns 1, or -1 (usage: no value) or -2 (input: a value the key
+ * refuses) after printing the error. */
+static int set_key(const char *cmd, const char *flag, const char *key, const char *value,
+                   struct tc_model_config *c)
+{
+    const char *msg;
+    size_t n = strlen(key);
+
+    if (tc_model_config_set(c, key, value) == TC_OK)
+        return 1;
+    msg = tc_last_error();
+    if (strncmp(msg, key, n) == 0 && msg[n] == ':')
+        msg += n + 1;
+    else
+        msg = tc_last_error();
+    cli_error(cmd, "%s:%s%s", flag, msg[0] == ' ' ? "" : " ", msg);
+    return cli_value_status(value) == CLI_EXIT_USAGE ? -1 : -2;
+}
+
 /* The overrides of a config file's values: --tp, --micro-batch, --seq.
  * Returns true if argv[*i] was one; a missing or impossible value sets
  * *code to the exit status (1 or 2). */
 static bool override_flag(const char *cmd, int argc, char **argv, int *i,
                           struct tc_model_config *over, int *code)
 {
-    static const struct {
-        const char *name;
-        long long max;
-    } flags[] = {{"--tp", 1024}, {"--micro-batch", 1 << 20}, {"--seq", 1 << 24}};
-    int64_t *fields[] = {&over->tp, &over->micro_batch, &over->seq};
+    static const char *const flags[][2] = {
+        {"--tp", "tp"}, {"--micro-batch", "micro_batch"}, {"--seq", "seq"}};
 
     for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
         const char *v = NULL;
         bool bad = false;
-        long long x;
+        int r;
 
-        if (!mcli_opt(cmd, argc, argv, i, flags[f].name, &v, &bad))
+        if (!mcli_opt(cmd, argc, argv, i, flags[f][0], &v, &bad))
             continue;
-        if (bad || !cli_parse_int(cmd, flags[f].name, v, 1, flags[f].max, &x))
-            *code = cli_value_status(v);
-        else
-            *fields[f] = x;
+        if (bad)
+            *code = CLI_EXIT_USAGE;
+        else if ((r = set_key(cmd, flags[f][0], flags[f][1], v, over)) < 0)
+            *code = r == -1 ? CLI_EXIT_USAGE : CLI_EXIT_INPUT;
         return true;
     }
     return false;
@@ -143,68 +162,46 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
 
 int mcli_shape_flag(const char *cmd, int argc, char **argv, int *i, struct tc_model_config *c)
 {
+    /* the flag and the config key it sets; a switch sets its key to a
+     * fixed value */
     static const struct {
-        const char *flag;
-        size_t offset;
-        long long min, max;
-    } ints[] = {
-        {"--hidden", offsetof(struct tc_model_config, hidden), 1, 1 << 20},
-        {"--heads", offsetof(struct tc_model_config, heads), 1, 1 << 16},
-        {"--kv-heads", offsetof(struct tc_model_config, kv_heads), 1, 1 << 16},
-        {"--head-dim", offsetof(struct tc_model_config, head_dim), 1, 1 << 16},
-        {"--seq", offsetof(struct tc_model_config, seq), 1, 1 << 24},
-        {"--micro-batch", offsetof(struct tc_model_config, micro_batch), 1, 1 << 20},
-        {"--tp", offsetof(struct tc_model_config, tp), 1, 1024},
-        {"--ffn", offsetof(struct tc_model_config, ffn), 1, 1 << 22},
-        {"--layers", offsetof(struct tc_model_config, layers), 1, 1 << 16},
-        {"--vocab", offsetof(struct tc_model_config, vocab), 1, 1 << 24},
+        const char *flag, *key, *value;
+    } flags[] = {
+        {"--hidden", "hidden", NULL},
+        {"--heads", "heads", NULL},
+        {"--kv-heads", "kv_heads", NULL},
+        {"--head-dim", "head_dim", NULL},
+        {"--seq", "seq", NULL},
+        {"--micro-batch", "micro_batch", NULL},
+        {"--tp", "tp", NULL},
+        {"--ffn", "ffn", NULL},
+        {"--layers", "layers", NULL},
+        {"--vocab", "vocab", NULL},
+        {"--attention", "attention", NULL},
+        {"--dtype", "dtype", NULL},
+        {"--swiglu", "activation", "swiglu"},
+        {"--gelu", "activation", "gelu"},
+        {"--rmsnorm", "norm", "rmsnorm"},
+        {"--train", "mode", "training"},
+        {"--inference", "mode", "inference"},
+        {"--no-causal", "causal", "false"},
     };
-    const char *arg = argv[*i], *v;
+    const char *v;
     bool bad = false;
 
-    for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
-        long long x;
-
-        if (!mcli_opt(cmd, argc, argv, i, ints[k].flag, &v, &bad))
+    for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+        if (flags[k].value) {
+            if (strcmp(argv[*i], flags[k].flag) != 0)
+                continue;
+            return set_key(cmd, flags[k].flag, flags[k].key, flags[k].value, c);
+        }
+        if (!mcli_opt(cmd, argc, argv, i, flags[k].flag, &v, &bad))
             continue;
-        if (bad || !cli_parse_int(cmd, ints[k].flag, v, ints[k].min, ints[k].max, &x))
-            return v ? -2 : -1;
-        *(int64_t *)((char *)c + ints[k].offset) = x;
-        return 1;
-    }
-    if (strcmp(arg, "--swiglu") == 0) {
-        c->swiglu = true;
-    } else if (strcmp(arg, "--gelu") == 0) {
-        c->swiglu = false;
-    } else if (strcmp(arg, "--rmsnorm") == 0) {
-        c->rmsnorm = true;
-    } else if (strcmp(arg, "--train") == 0) {
-        c->training = true;
-    } else if (strcmp(arg, "--inference") == 0) {
-        c->training = false;
-    } else if (strcmp(arg, "--no-causal") == 0) {
-        c->causal = false;
-    } else if (mcli_opt(cmd, argc, argv, i, "--attention", &v, &bad)) {
         if (bad)
             return -1;
-        if (tc_attn_impl_parse(v, &c->attention) < 0) {
-            cli_error(cmd,
-                      "--attention: '%s' (expected flash, flash2, flash3, flash4, cudnn or "
-                      "unfused)",
-                      v);
-            return -2;
-        }
-    } else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
-        if (bad)
-            return -1;
-        if (tc_dtype_parse(v, &c->dtype) < 0) {
-            cli_error(cmd, "--dtype: %s", tc_last_error());
-            return -2;
-        }
-    } else {
-        return 0;
+        return set_key(cmd, flags[k].flag, flags[k].key, v, c);
     }
-    return 1;
+    return 0;
 }
 
 int mcli_setup(const char *cmd, const char *gpu_id, bool analytical, const char *db,

@@ -114,7 +114,8 @@ extern const char cmd_predict_model_help[];
 bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
               const char **value, bool *bad);
 
-/* Flags describing one transformer shape (--hidden, --heads, --kv-heads,
+/* Flags describing one transformer shape, each setting its model-config key
+ * through tc_model_config_set (--hidden, --heads, --kv-heads,
  * --head-dim, --seq, --micro-batch, --tp, --ffn, --swiglu, --rmsnorm,
  * --attention, --dtype, --train, --inference, --no-causal, --layers,
  * --vocab). Returns 1 if argv[*i] was one, 0 if not, -1 after printing a

@@ -382,8 +382,13 @@ class TestModel(unittest.TestCase):
         self.assertIn("hiden", str(cm.exception))
         with self.assertRaises(tilecast.TilecastError):
             p.predict_model(dict(MODEL, heads=3), GPU)  # 2048 not divisible by 3
+        gelu = {k: v for k, v in MODEL.items() if k != "activation"}
+        with self.assertRaises(tilecast.ParseError):  # as in a file: yes is true
+            p.predict_model(dict(gelu, swiglu="maybe"), GPU)
         with self.assertRaises(tilecast.InvalidError):
-            p.predict_model(dict(MODEL, swiglu="yes"), GPU)
+            p.predict_model(dict(gelu, swiglu=[True]), GPU)
+        with self.assertRaises(tilecast.ParseError):  # activation and swiglu set one field
+            p.predict_model(dict(MODEL, swiglu=True), GPU)
         with self.assertRaises(tilecast.InvalidError):
             p.predict_model(42, GPU)
         with self.assertRaises(tilecast.TilecastError) as cm:
@@ -407,8 +412,8 @@ class TestModel(unittest.TestCase):
         self.assertTrue(tilecast.model_memory(cfg, H100)["fits"])
         # the step reports the GPU's and the host's share, and CUDA graphs
         # remove the per-op dispatch
-        eager = tilecast.predict_model(dict(cfg, training=False), H100)
-        graphs = tilecast.predict_model(dict(cfg, training=False, graphs=True), H100)
+        eager = tilecast.predict_model(dict(cfg, mode="inference"), H100)
+        graphs = tilecast.predict_model(dict(cfg, mode="inference", graphs=True), H100)
         self.assertEqual(eager["step_time_us"], max(eager["gpu_time_us"], eager["host_time_us"]))
         self.assertLess(graphs["host_time_us"], eager["host_time_us"])
 

@@ -10,7 +10,7 @@ from itertools import chain
 from . import _lib
 from ._lib import (AttentionPrediction, AttentionQuery, GemmPrediction, GemmQuery,
                    ModelConfig, ModelPrediction, Advice, TC_ATTN_IMPL_COUNT, TC_DTYPE_COUNT)
-from .errors import InvalidError, NotFoundError, error_class
+from .errors import InvalidError, NotFoundError, ParseError, error_class
 
 TC_ERR_INVALID = -1
 TC_ERR_PARSE = -4
@@ -296,18 +296,20 @@ def _config_dict(cfg):
     return d
 
 
-# Model-config keys accepted from a dict besides the struct's own field names.
-_CONFIG_ALIASES = {
-    "hidden_size": "hidden", "num_attention_heads": "heads", "num_heads": "heads",
-    "num_key_value_heads": "kv_heads", "intermediate_size": "ffn",
-    "num_hidden_layers": "layers", "num_layers": "layers", "vocab_size": "vocab",
-    "seq_len": "seq", "sequence": "seq", "seq_length": "seq", "micro_batch_size": "micro_batch",
-    "batch": "micro_batch", "tensor_parallel": "tp", "impl": "attention",
-    "train": "training",
-}
-_CONFIG_INTS = ("hidden", "heads", "kv_heads", "head_dim", "ffn", "layers", "vocab", "seq",
-                "micro_batch", "tp")
-_CONFIG_BOOLS = ("swiglu", "rmsnorm", "training", "causal", "tied_embeddings", "graphs")
+def _config_text(key, value):
+    """A dict value as the text a YAML file would hold, for the library's
+    setter: the keys, aliases and ranges are the library's, the same for a
+    dict, a file and the command's flags."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # JSON numbers read back as floats
+    if isinstance(value, str):
+        return value
+    raise InvalidError("model config '%s': %r is not a number, a name or true/false"
+                       % (key, value), TC_ERR_INVALID)
 
 
 def model_config(config):
@@ -321,41 +323,24 @@ def model_config(config):
         _check(_lib.function("tc_model_config_load")(os.fsencode(config), byref(cfg)))
     elif isinstance(config, dict):
         _lib.function("tc_model_config_defaults")(byref(cfg))
+        set_key = _lib.function("tc_model_config_set")
+        field_of = _lib.function("tc_model_config_field")
+        seen = {}
         for key, value in config.items():
-            field = _CONFIG_ALIASES.get(key, key)
-            if field == "name":
-                cfg.name = str(value).encode()[:_lib.TC_NAME_MAX - 1]
-            elif field == "dtype":
-                cfg.dtype = _dtype(value)
-            elif field == "attention":
-                cfg.attention = _impl(value)
-            elif field in _CONFIG_INTS:
-                setattr(cfg, field, _int(value, "model config '%s'" % key))
-            elif field in _CONFIG_BOOLS:
-                if not isinstance(value, bool):
-                    raise InvalidError("model config '%s': %r is not true or false"
-                                       % (key, value), TC_ERR_INVALID)
-                setattr(cfg, field, value)
-            elif field == "mode":
-                v = str(value).lower()
-                if v not in ("training", "train", "inference", "prefill"):
-                    raise InvalidError("model config 'mode': %r is not training or inference"
-                                       % (value,), TC_ERR_INVALID)
-                cfg.training = v in ("training", "train")
-            elif field in ("norm", "activation", "mlp"):
-                v = str(value).lower()
-                if field == "norm" and v in ("rmsnorm", "layernorm"):
-                    cfg.rmsnorm = v == "rmsnorm"
-                elif field != "norm" and v in ("swiglu", "gelu"):
-                    cfg.swiglu = v == "swiglu"
-                else:
-                    raise InvalidError("model config '%s': unknown value %r" % (key, value),
-                                       TC_ERR_INVALID)
-            else:
-                raise InvalidError("model config: unknown key '%s' (known: %s)"
-                                   % (key, ", ".join(("name", "dtype", "attention", "norm",
-                                                      "activation", "mode") + _CONFIG_INTS
-                                                     + _CONFIG_BOOLS)), TC_ERR_INVALID)
+            if not isinstance(key, str):
+                raise InvalidError("model config: key %r is not a string" % (key,),
+                                   TC_ERR_INVALID)
+            # two keys that set one field (hidden and hidden_size, activation
+            # and swiglu) are refused with the error a file gets for them
+            field = field_of(key.encode())
+            if not field:
+                _raise(TC_ERR_INVALID, "model config")
+            if field in seen:
+                raise ParseError("model config: key '%s' sets %s, as '%s' did"
+                                 % (key, _text(field), seen[field]), TC_ERR_PARSE)
+            seen[field] = key
+            _check(set_key(byref(cfg), key.encode(), _config_text(key, value).encode()),
+                   "model config")
     else:
         raise InvalidError("model config must be a dict or a YAML file path, not %s"
                            % type(config).__name__, TC_ERR_INVALID)

@@ -336,6 +336,8 @@ _PROTOTYPES = {
                                      POINTER(AttentionPrediction)]),
     "tc_model_config_load": (c_int, [c_char_p, POINTER(ModelConfig)]),
     "tc_model_config_defaults": (None, [POINTER(ModelConfig)]),
+    "tc_model_config_set": (c_int, [POINTER(ModelConfig), c_char_p, c_char_p]),
+    "tc_model_config_field": (c_char_p, [c_char_p]),
     "tc_model_config_resolve": (c_int, [POINTER(ModelConfig)]),
     "tc_model_params": (c_double, [POINTER(ModelConfig)]),
     "tc_model_memory": (c_int, [POINTER(Gpu), POINTER(ModelConfig), c_int64,

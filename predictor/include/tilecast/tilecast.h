@@ -673,6 +673,20 @@ struct tc_model_config {
  * exists. Fields absent from the file keep tc_model_config_defaults()
  * values. Errors name file:line:column. */
 TC_API int tc_model_config_load(const char *file, struct tc_model_config *out);
+/* Sets one key of a model config from its text, as a YAML config, a shape
+ * flag of the command and a Python dict all do: the keys, their aliases and
+ * ranges are in README ("Model configs"). Integers in decimal, booleans as
+ * true/yes/on/1 or false/no/off/0, names case-insensitive. On failure cfg is
+ * unchanged and the error is TC_ERR_INVALID (an unknown key or name),
+ * TC_ERR_PARSE (not an integer or boolean) or TC_ERR_RANGE, with a message
+ * that names the key and the value. */
+TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, const char *value);
+/* The field of struct tc_model_config that key sets ("hidden" for hidden
+ * and hidden_size; "swiglu" for activation and swiglu): two keys of one
+ * config that set one field contradict each other or repeat. A static
+ * string; NULL for an unknown key (TC_ERR_INVALID, the message lists the
+ * keys or names the one to use). */
+TC_API const char *tc_model_config_field(const char *key);
 /* Paper-style defaults: fp16, flash attention, training, causal, b = 1,
  * t = 1; shape fields 0 (to be filled). */
 TC_API void tc_model_config_defaults(struct tc_model_config *cfg);
