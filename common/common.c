@@ -547,6 +547,19 @@ int tc_parse_i64(const char *s, long long *out)
 
     if (!s || !*s)
         return tc_error(TC_ERR_PARSE, "empty number");
+    {
+        /* the common case, up to 18 plain digits (no sign, space or
+         * overflow possible), without strtoll: batch files hold millions */
+        const char *p = s;
+        long long fast = 0;
+
+        while (*p >= '0' && *p <= '9' && p - s < 18)
+            fast = fast * 10 + (*p++ - '0');
+        if (!*p && p > s) {
+            *out = fast;
+            return TC_OK;
+        }
+    }
     while (isspace((unsigned char)*s))
         s++;
     errno = 0;
