@@ -274,6 +274,13 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
      * caught): nothing else removes it */
     tc_remove_stale_temps(out, "merge");
     out_exists = stat(out, &out_sb) == 0;
+    /* An OUT this user may not write is refused before anything is opened:
+     * SQLite would open it read-only, fail at the first write, and leave a
+     * -wal and -shm of this user's beside another user's file. */
+    if (out_exists && access(out, W_OK) != 0)
+        return tc_error(TC_ERR_IO, "%s: not writable by this user (mode %04o, owner uid %ld): "
+                        "nothing was merged", out, (unsigned)(out_sb.st_mode & 07777),
+                        (long)out_sb.st_uid);
     for (size_t i = 0; i < n_inputs; i++) {
         if (!inputs[i] || stat(inputs[i], &in_sb) != 0)
             return tc_error(TC_ERR_IO, "%s: %s", inputs[i] ? inputs[i] : "(null)",
