@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -89,6 +90,22 @@ static int create_atomically(const char *path)
         return err;
     }
     tc_db_close(db);
+    /* Closing checkpoints the log into the file and removes the log; on a
+     * disk that filled up meanwhile the checkpoint fails, which closing
+     * cannot report, and the file alone (all that is linked into place) is
+     * short. Only a file whose log is gone goes into place. */
+    {
+        char wal[4096 + 8];
+        struct stat sb;
+
+        snprintf(wal, sizeof(wal), "%s-wal", tmp);
+        if (stat(wal, &sb) == 0 && sb.st_size > 0) {
+            err = tc_error(TC_ERR_IO, "creating %s: the new file could not be written "
+                           "completely (is the disk full?)", path);
+            tc_remove_db_files(tmp);
+            return err;
+        }
+    }
     /* link() never replaces a file another shard created meanwhile */
     if (link(tmp, path) != 0 && errno != EEXIST && rename(tmp, path) != 0)
         err = tc_error(TC_ERR_IO, "%s: cannot create: %s", path, strerror(errno));

@@ -560,6 +560,8 @@ TC_API int tc_db_commit(struct tc_db *db)
     if (!db->in_tx)
         return tc_error(TC_ERR_INVALID, "%s: commit without a transaction", db->path);
     err = db_exec(db, "COMMIT");
+    /* after a failed COMMIT the caller rolls back, which is a no-op where
+     * SQLite has already rolled back itself (tc_db_rollback) */
     if (err == TC_OK)
         db->in_tx = false;
     return err;
@@ -574,6 +576,11 @@ TC_API int tc_db_rollback(struct tc_db *db)
     if (!db->in_tx)
         return tc_error(TC_ERR_INVALID, "%s: rollback without a transaction", db->path);
     db->in_tx = false;
+    /* SQLite rolls back by itself after some errors (a full disk, an I/O
+     * error): a ROLLBACK then fails with "no transaction is active", and
+     * its message would replace the error that matters */
+    if (sqlite3_get_autocommit(db->sql))
+        return TC_OK;
     err = db_exec(db, "ROLLBACK");
     return err;
 }

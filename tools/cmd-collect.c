@@ -514,6 +514,15 @@ int cmd_collect(int argc, char **argv)
     signal(SIGTERM, SIG_DFL);
     if (err < 0) {
         rc = cli_fail("collect", err);
+        /* what a failed run (a full disk, a lost device) kept: the rows of
+         * every batch committed before the error, which a re-run skips */
+        if (sum.run_id > 0 && sum.measured > 0)
+            fprintf(stderr, "tilecast collect: run %" PRId64 ": %zu of %zu shapes measured "
+                            "(%zu ok, %zu unsupported, %zu failed) before the error; the rows "
+                            "committed before it are kept in %s: re-run the same command to "
+                            "resume\n",
+                    sum.run_id, sum.measured, sum.in_shard, sum.ok, sum.unsupported,
+                    sum.failed, db_path);
         goto out;
     }
     if (resume && !sum.resumed && !prog.quiet)
