@@ -80,6 +80,11 @@ TC_API const char *tc_version(void)
     return TC_VERSION;
 }
 
+TC_API unsigned tc_version_api(void)
+{
+    return TC_API_VERSION;
+}
+
 static const char *const dtype_names[TC_DTYPE_COUNT] = {
     "fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8",
 };

@@ -8,10 +8,6 @@
 
 #include "tc-internal.h"
 
-/* Not in the public header: C callers have sizeof. Returns the size in bytes
- * of `struct NAME` (name without "struct "), or 0 for an unknown name. */
-TC_API size_t tc_abi_sizeof(const char *name);
-
 #define ABI_TYPE(t) {#t, sizeof(struct t)},
 
 static const struct {

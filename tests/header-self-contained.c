@@ -18,6 +18,25 @@ int main(void)
         return 1;
     if (strcmp(tc_layout_name(TC_LAYOUT_TN), "TN") != 0)
         return 1;
+    /* the header's version macros are the library's */
+    char built[32];
+
+    snprintf(built, sizeof(built), "%d.%d.%d", TC_VERSION_MAJOR, TC_VERSION_MINOR,
+             TC_VERSION_PATCH);
+    if (strcmp(built, tc_version()) != 0) {
+        fprintf(stderr, "header says %s, library %s\n", built, tc_version());
+        return 1;
+    }
+    if (tc_version_api() != TC_API_VERSION || TC_API_MAJOR(tc_version_api()) != TC_API_VERSION_MAJOR ||
+        TC_API_MINOR(tc_version_api()) != TC_API_VERSION_MINOR ||
+        TC_API_PATCH(tc_version_api()) != TC_API_VERSION_PATCH) {
+        fprintf(stderr, "header API %#x, library %#x\n", (unsigned)TC_API_VERSION,
+                tc_version_api());
+        return 1;
+    }
+    if (tc_abi_sizeof("tc_gemm_query") != sizeof(struct tc_gemm_query) ||
+        tc_abi_sizeof("no_such_struct") != 0)
+        return 1;
     printf("tilecast %s\n", tc_version());
     return 0;
 }

@@ -42,6 +42,11 @@ class TestLibrary(unittest.TestCase):
             self.assertEqual(rc, 0)
             self.assertEqual(out.strip(), "tilecast " + tilecast.version())
 
+    def test_api_version(self):
+        major, minor, patch = tilecast.api_version()
+        self.assertEqual(major, tilecast._lib.API_VERSION_MAJOR)
+        self.assertGreaterEqual(minor, 0)
+
     def test_library_found_through_environment(self):
         env = os.environ.get("TILECAST_LIBRARY")
         if env:

@@ -15,7 +15,7 @@ library's message.
     >>> r["time_us"], r["source"], r["interval_us"]
 """
 
-from ._core import (MEASURED, Predictor, Specs, advise, data_dir, dtype_names, gpu,
+from ._core import (MEASURED, Predictor, Specs, advise, api_version, data_dir, dtype_names, gpu,
                     last_error, model_config, model_memory, model_params, parse_spec_file, predict_attention,
                     predict_gemm, predict_gemm_batch, predict_model, predictor, specs,
                     version)
@@ -28,7 +28,8 @@ from .errors import (DatabaseError, DeviceError, InvalidError, NotFoundError,
 __version__ = "0.1.0"
 
 __all__ = [
-    "MEASURED", "Predictor", "Specs", "Database", "advise", "data_dir", "dtype_names", "gpu",
+    "MEASURED", "Predictor", "Specs", "Database", "advise", "api_version", "data_dir",
+    "dtype_names", "gpu",
     "last_error", "library_path", "model_config", "model_memory", "model_params", "open_db",
     "parse_spec_file", "predict_attention", "predict_gemm", "predict_gemm_batch",
     "predict_model", "predictor", "specs", "version", "LibraryNotFound", "TilecastError",

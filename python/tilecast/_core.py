@@ -52,6 +52,12 @@ def version():
     return _text(_lib.function("tc_version")())
 
 
+def api_version():
+    """The library's API version as (major, minor, patch)."""
+    v = _lib.function("tc_version_api")()
+    return ((v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff)
+
+
 def data_dir():
     """Where the library reads the shipped gpu_specs/ and db/prebuilt/."""
     return _text(_lib.function("tc_data_dir")())

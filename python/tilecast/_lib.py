@@ -290,6 +290,7 @@ _PROTOTYPES = {
     "tc_strerror": (c_char_p, [c_int]),
     "tc_last_error": (c_char_p, []),
     "tc_version": (c_char_p, []),
+    "tc_version_api": (ctypes.c_uint, []),
     "tc_abi_sizeof": (c_size_t, [c_char_p]),
     "tc_dtype_name": (c_char_p, [c_int]),
     "tc_dtype_parse": (c_int, [c_char_p, POINTER(c_int)]),
@@ -437,10 +438,20 @@ def _declare(lib):
     return missing
 
 
+# The API major this binding's mirrors and prototypes follow
+# (TC_API_VERSION_MAJOR of tilecast/version.h).
+API_VERSION_MAJOR = 0
+
+
 def _check_abi(lib, path):
+    bad = []
+    if hasattr(lib, "tc_version_api"):
+        major = (lib.tc_version_api() >> 16) & 0xff
+        if major != API_VERSION_MAJOR:
+            bad.append("the library's API version is %d, the binding's %d"
+                       % (major, API_VERSION_MAJOR))
     if not hasattr(lib, "tc_abi_sizeof"):
         return  # older library without the check: trust the mirrors
-    bad = []
     for cname, mirror in STRUCTS.items():
         size = lib.tc_abi_sizeof(cname.encode())
         if size and size != ctypes.sizeof(mirror):

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tilecast/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,6 +55,16 @@ TC_API const char *tc_last_error(void);
 
 /* The library version, e.g. "0.1.0". Static string. */
 TC_API const char *tc_version(void);
+/* The API version of the library at run time, TC_API_VERSION's encoding
+ * (tilecast/version.h): a program compares TC_API_MAJOR of it with the
+ * TC_API_VERSION_MAJOR it was built with. */
+TC_API unsigned tc_version_api(void);
+/* The size in bytes of the public `struct NAME` (name without "struct ") as
+ * the library was built, or 0 for an unknown name (TC_ERR_NOT_FOUND). For
+ * bindings that mirror the structs without a C compiler (the Python
+ * package's ctypes) and compare their sizes at load time; C callers have
+ * sizeof. */
+TC_API size_t tc_abi_sizeof(const char *name);
 
 enum tc_dtype {
     TC_DTYPE_FP64 = 0,
