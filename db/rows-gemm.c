@@ -257,27 +257,29 @@ static int prepare_filtered(struct tc_db *db, const char *select, const char *gp
     return TC_OK;
 }
 
-TC_API struct tc_db_iter *tc_db_iter_gemm(struct tc_db *db, const char *gpu_id, int dtype,
-                                          int layout)
+TC_API int tc_db_iter_gemm(struct tc_db *db, const char *gpu_id, int dtype, int layout,
+                           struct tc_db_iter **out)
 {
     struct tc_db_iter *it;
+    int err;
 
-    if (!db) {
-        tc_error(TC_ERR_INVALID, "tc_db_iter_gemm: no database");
-        return NULL;
-    }
+    if (!out)
+        return tc_error(TC_ERR_INVALID, "tc_db_iter_gemm: no output");
+    *out = NULL;
+    if (!db)
+        return tc_error(TC_ERR_INVALID, "tc_db_iter_gemm: no database");
     it = calloc(1, sizeof(*it));
-    if (!it) {
-        tc_error(TC_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
+    if (!it)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
     it->db = db;
-    if (prepare_filtered(db, "SELECT " DB_GEMM_COLUMNS ", r.gpu_id", gpu_id, dtype, layout,
-                         &it->st) < 0) {
+    err = prepare_filtered(db, "SELECT " DB_GEMM_COLUMNS ", r.gpu_id", gpu_id, dtype, layout,
+                           &it->st);
+    if (err < 0) {
         tc_db_iter_free(it);
-        return NULL;
+        return err;
     }
-    return it;
+    *out = it;
+    return TC_OK;
 }
 
 TC_API int tc_db_iter_next(struct tc_db_iter *it, struct tc_gemm_row *row, char *gpu_id)

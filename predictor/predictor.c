@@ -342,12 +342,13 @@ static struct entry *find_entry(struct tc_predictor *p, const char *gpu_id, enum
 static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dtype dtype,
                   struct tc_calib_sample **samples, size_t *n, size_t *cap)
 {
-    struct tc_db_iter *it = tc_db_iter_gemm(d->db, gpu->id, (int)dtype, -1);
+    struct tc_db_iter *it;
     struct tc_gemm_row row;
     int r, ret = TC_OK;
 
-    if (!it) /* the database layer's message names the file */
-        return strstr(tc_last_error(), "memory") ? TC_ERR_NOMEM : TC_ERR_DB;
+    /* the database layer's code, and its message names the file */
+    if ((r = tc_db_iter_gemm(d->db, gpu->id, (int)dtype, -1, &it)) < 0)
+        return r;
     while ((r = tc_db_iter_next(it, &row, NULL)) == 1) {
         struct tc_gemm_query q = {row.m, row.n, row.k, row.batch, dtype, row.layout, 0, 0, 0};
         struct tc_gemm_prediction pred;

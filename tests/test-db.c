@@ -217,7 +217,8 @@ START_TEST(create_insert_lookup_iterate)
                                        100, 100, 1, &out),
                      TC_ERR_NOT_FOUND);
 
-    it = tc_db_iter_gemm(db, "a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT);
+    ck_assert_int_eq(tc_db_iter_gemm(db, "a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, &it),
+                     TC_OK);
     ck_assert_ptr_nonnull(it);
     while ((rc = tc_db_iter_next(it, &out, gpu)) == 1) {
         ck_assert_str_eq(gpu, "a100-sxm4-80gb");
@@ -227,10 +228,13 @@ START_TEST(create_insert_lookup_iterate)
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(n, 2);
     tc_db_iter_free(it);
-    it = tc_db_iter_gemm(db, NULL, TC_DTYPE_BF16, -1);
+    ck_assert_int_eq(tc_db_iter_gemm(db, NULL, TC_DTYPE_BF16, -1, &it), TC_OK);
     ck_assert_int_eq(tc_db_iter_next(it, &out, NULL), 0);
     tc_db_iter_free(it);
     tc_db_iter_free(NULL);
+    /* the cause, not only NULL */
+    ck_assert_int_eq(tc_db_iter_gemm(NULL, NULL, -1, -1, &it), TC_ERR_INVALID);
+    ck_assert_ptr_null(it);
 
     ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &count), TC_OK);
     ck_assert_int_eq(count, 2);
@@ -403,7 +407,7 @@ START_TEST(untrusted_values_checked)
     ck_assert_ptr_nonnull(db);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
     ck_assert_error_has("unknown dtype, layout or status");
-    it = tc_db_iter_gemm(db, NULL, -1, -1);
+    ck_assert_int_eq(tc_db_iter_gemm(db, NULL, -1, -1, &it), TC_OK);
     ck_assert_int_eq(tc_db_iter_next(it, &r, NULL), TC_ERR_SCHEMA);
     ck_assert_error_has("fp99");
     tc_db_iter_free(it);
@@ -414,7 +418,7 @@ START_TEST(untrusted_values_checked)
     db = tc_db_open(tmp_path("u.db"), TC_DB_READONLY);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
     ck_assert_error_has("plausible time");
-    it = tc_db_iter_gemm(db, NULL, -1, -1);
+    ck_assert_int_eq(tc_db_iter_gemm(db, NULL, -1, -1, &it), TC_OK);
     ck_assert_int_eq(tc_db_iter_next(it, &r, NULL), TC_ERR_SCHEMA);
     ck_assert_error_has("outside the plausible");
     tc_db_iter_free(it);
@@ -424,7 +428,7 @@ START_TEST(untrusted_values_checked)
                                "UPDATE gemm SET dtype = 'fp16', time_us = 5.0, m = -3 "
                                "WHERE m = 64;");
     db = tc_db_open(tmp_path("u.db"), TC_DB_READONLY);
-    it = tc_db_iter_gemm(db, NULL, -1, -1);
+    ck_assert_int_eq(tc_db_iter_gemm(db, NULL, -1, -1, &it), TC_OK);
     ck_assert_int_eq(tc_db_iter_next(it, &r, NULL), TC_ERR_SCHEMA);
     ck_assert_error_has("m = -3 is out of range");
     tc_db_iter_free(it);

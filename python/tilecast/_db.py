@@ -8,7 +8,7 @@ from ctypes import byref, create_string_buffer
 from . import _lib
 from ._core import (_check, _dtype, _dtype_name, _frame, _int, _layout, _layout_name, _raise,
                     _struct_dict, _text, source_name)
-from ._lib import GemmRow, TC_DB_READONLY, TC_ID_MAX
+from ._lib import _P, GemmRow, TC_DB_READONLY, TC_ID_MAX
 from .errors import InvalidError, TilecastIOError
 
 TC_ERR_IO = -3
@@ -90,11 +90,10 @@ class Database:
         it_free = _lib.function("tc_db_iter_free")
         rows = []
         with self._lock:
-            it = it_new(h, gpu.encode() if gpu else None,
-                        -1 if dtype is None else _dtype(dtype),
-                        -1 if layout is None else _layout(layout))
-            if not it:
-                _raise(-7)
+            it = _P()
+            _check(it_new(h, gpu.encode() if gpu else None,
+                          -1 if dtype is None else _dtype(dtype),
+                          -1 if layout is None else _layout(layout), byref(it)))
             try:
                 row = GemmRow()
                 gpu_id = create_string_buffer(TC_ID_MAX)

@@ -319,7 +319,7 @@ _PROTOTYPES = {
     "tc_db_integrity_check": (c_int, [_P]),
     "tc_db_lookup_gemm": (c_int, [_P, c_char_p, c_int, c_int, c_int64, c_int64, c_int64,
                                   c_int64, POINTER(GemmRow)]),
-    "tc_db_iter_gemm": (_P, [_P, c_char_p, c_int, c_int]),
+    "tc_db_iter_gemm": (c_int, [_P, c_char_p, c_int, c_int, POINTER(_P)]),
     "tc_db_iter_next": (c_int, [_P, POINTER(GemmRow), c_char_p]),
     "tc_db_iter_free": (None, [_P]),
     "tc_predictor_new": (_P, [_P]),

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     (void)tc_db_schema_version(db);
     (void)tc_db_integrity_check(db);
-    it = tc_db_iter_gemm(db, NULL, -1, -1);
+    (void)tc_db_iter_gemm(db, NULL, -1, -1, &it);
     while (it && n++ < 10000 && (rc = tc_db_iter_next(it, &row, gpu)) == 1) {
         /* rows handed out are validated */
         if (row.m <= 0 || row.n <= 0 || row.k <= 0 || row.batch <= 0 ||

@@ -345,8 +345,8 @@ TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_ro
 /* Iterates ok GEMM rows filtered by gpu (NULL = any), dtype (<0 = any) and
  * layout (<0 = any). Caller owns the iterator. */
 struct tc_db_iter;
-TC_API struct tc_db_iter *tc_db_iter_gemm(struct tc_db *db, const char *gpu_id, int dtype,
-                                          int layout);
+TC_API int tc_db_iter_gemm(struct tc_db *db, const char *gpu_id, int dtype, int layout,
+                           struct tc_db_iter **out);
 /* Returns 1 and fills *row (and gpu id into gpu_id[TC_ID_MAX] if non-NULL)
  * while rows remain, 0 at the end, negative on error. */
 TC_API int tc_db_iter_next(struct tc_db_iter *it, struct tc_gemm_row *row, char *gpu_id);
