@@ -252,6 +252,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
                  o->harness.warmup_reps);
     /* and which kernels were timed in groups of launches */
     harness.timer_resolution_us = info.timer_resolution_us;
+    harness.stop = o->stop;
     if (info.timer_resolution_us > 0)
         snprintf(timing + strlen(timing), sizeof(timing) - strlen(timing), "-group<%.3gus",
                  TC_GROUP_BELOW_RES * info.timer_resolution_us);
@@ -334,6 +335,12 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
             tc_strlcpy(fault, tc_last_error(), sizeof(fault));
             m.outcome.status = TC_STATUS_ERROR;
             snprintf(m.outcome.message, sizeof(m.outcome.message), "device fault: %s", fault);
+        }
+        /* a second SIGINT: the unfinished shape is dropped (a re-run
+         * measures it), the rows before it are committed below */
+        if (m.abandoned) {
+            sum->interrupted = true;
+            break;
         }
         sum->harness_s += tc_now_s() - t0;
         sum->flush_s += m.flush_ms * 1e-3;

@@ -195,6 +195,9 @@ struct tc_harness_opts {
                               * reading settles (100; 0: warmup_reps alone) */
     double timer_resolution_us; /* the backend's (tc_backend_info), set by
                               * tc_collect_run; 0: never group launches */
+    const volatile int *stop; /* when *stop >= 2 (a second SIGINT), the shape
+                              * in progress is abandoned at its next batch of
+                              * repetitions (set by tc_collect_run; may be NULL) */
 };
 
 void tc_harness_defaults(struct tc_harness_opts *o);
@@ -230,6 +233,7 @@ struct tc_measurement {
     struct tc_stats parts[3];
     bool has_parts;
     bool converged;          /* rel CI reached before the budget */
+    bool abandoned;          /* given up when asked to (tc_harness_opts.stop) */
     int warmup_reps;         /* untimed repetitions run */
     double warmup_ms;        /* and the time they took */
     int group;               /* launches per timed sample (1: one each) */

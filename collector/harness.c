@@ -158,15 +158,20 @@ static int samples_reserve(struct samples *s, int cap)
 }
 
 /* Runs reps repetitions of `*group` launches each in calls of at most
- * BATCH_MAX; appends to s. *group becomes what the backend did. */
+ * BATCH_MAX; appends to s. *group becomes what the backend did. Returns 1,
+ * with fewer repetitions done, when asked to give up (stop, a second
+ * SIGINT), checked before each call. */
 static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int reps,
                     int *group, struct samples *s, bool *has_parts,
-                    struct tc_outcome *outcome, double *flush_us)
+                    struct tc_outcome *outcome, double *flush_us, const volatile int *stop)
 {
     while (reps > 0) {
         int r = reps < BATCH_MAX ? reps : BATCH_MAX;
         struct tc_rep_times t;
         int err;
+
+        if (stop && *stop >= 2)
+            return 1;
 
         if (s->n + r > s->cap && (err = samples_reserve(s, (s->n + r) * 2)) < 0)
             return err;
@@ -232,9 +237,13 @@ static int warm_up(const struct tc_backend_ops *ops, struct tc_backend *b,
 
         warm.n = 0;
         if ((err = run_reps(ops, b, batch, &one, &warm, &m->has_parts, &m->outcome,
-                            flush_us)) < 0 ||
+                            flush_us, o->stop)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             break;
+        if (err == 1) { /* given up: the measure loop sees it too */
+            err = TC_OK;
+            break;
+        }
         m->warmup_reps += batch;
         *per_rep_s = (tc_now_s() - t0) / batch;
         prev = last;
@@ -289,9 +298,15 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
         if (batch < 1)
             batch = 1;
         if ((err = run_reps(ops, b, batch, &m->group, &smp, &m->has_parts, &m->outcome,
-                            &flush_us)) < 0 ||
+                            &flush_us, o->stop)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             goto out;
+        /* asked to stop now: the shape is not finished, so not stored */
+        if (err == 1 || (o->stop && *o->stop >= 2)) {
+            m->abandoned = true;
+            err = TC_OK;
+            goto out;
+        }
         if ((err = stats_of(smp.total, smp.n, &m->total)) < 0)
             goto out;
         if (smp.n >= o->min_reps && m->total.rel_ci <= o->rel_ci) {

@@ -38,7 +38,9 @@ const char cmd_collect_help[] =
     "GPU, device name, sweep content, harness settings) already stored: a killed\n"
     "collection resumes where it stopped. Rows are committed in small batches.\n"
     "SIGINT or SIGTERM stops after the current shape, commits, and exits with\n"
-    "status 3.\n"
+    "status 3; a second one gives up the shape in progress at its next batch of\n"
+    "repetitions (a re-run measures it) and commits the rest; a third ends the\n"
+    "process at once, losing the rows since the last commit.\n"
     "\n"
     "Options:\n"
     "  --backend NAME        cuda (cuBLASLt), hip (hipBLASLt) or cpu (CBLAS);\n"
@@ -94,11 +96,15 @@ const char cmd_collect_help[] =
 
 static volatile int stop_requested;
 
+/* The first signal stops after the shape in progress, the second gives
+ * that shape up (the harness checks between batches of repetitions), and
+ * only a third ends the process the default way. */
 static void on_signal(int sig)
 {
-    stop_requested = 1;
-    /* a second signal ends the process the default way */
-    signal(sig, SIG_DFL);
+    if (stop_requested < 2)
+        stop_requested++;
+    if (stop_requested >= 2)
+        signal(sig, SIG_DFL);
 }
 
 /* Whether this build made the module of GPU backend `name`. The modules
