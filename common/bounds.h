@@ -8,8 +8,9 @@
  *
  * This is the one place they are set: db/import.c (imports), db/rows-*.c and
  * db/open.c (rows written and read, GPU snapshots, `db check`, whose SQL
- * spells them with TC_BOUND_SQL), predictor/calibrate.c (fitted and stored parameters) and
- * predictor/specs.c (GPU specs) all use these. Internal. */
+ * spells them with TC_BOUND_SQL), predictor/calibrate-params.c (fitted and
+ * stored parameters) and predictor/specs.c (GPU specs) all use these.
+ * Internal. */
 #ifndef TC_BOUNDS_H
 #define TC_BOUNDS_H
 

@@ -58,7 +58,7 @@ enum tc_timing_class {
  * to its class. NULL/empty/unknown: kernel time (tilecast's own collector). */
 enum tc_timing_class tc_timing_classify(const char *timing);
 const char *tc_timing_class_name(enum tc_timing_class c);
-/* The host cost a timing class typically adds (documented in calibrate.c),
+/* The host cost a timing class typically adds (documented in calibrate-timing.c),
  * for comparing an uncalibrated kernel-time prediction with such rows, and
  * the time below which such a measurement cannot fall (0: none). */
 double tc_timing_default_host_us(enum tc_timing_class c);
@@ -146,6 +146,9 @@ struct tc_calib_params {
  * stores); parses it back. Parse errors name the key. */
 int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t len);
 int tc_calib_params_parse(const char *text, struct tc_calib_params *cp);
+/* The i-th key of that text, in the order written (NULL past the last),
+ * and whether a text of the current format must hold it (for tests). */
+const char *tc_calib_params_key(size_t i, bool *required);
 
 /* A calibration state for one (GPU, dtype). Opaque. */
 struct tc_calib;

@@ -1,5 +1,5 @@
-/* Calibration: the robust fit on synthetic rows with known parameters, the
- * stored-parameter format, and on the measured development data
+/* Calibration: the robust fit on synthetic rows with known parameters (the
+ * stored parameter text: test-calib-params.c), and on the measured data
  * ($TILECAST_MEASURED_DATA): held-out accuracy, exact lookups, source labels,
  * interval coverage, stored calibrations and their versions, databases of
  * another GPU, empty databases and cross-GPU transfer. */
@@ -479,141 +479,6 @@ START_TEST(fit_recovers_known_scales)
     ck_assert_msg(strstr(tc_last_error(), "row 7"), "%s", tc_last_error());
     ck_assert_ptr_null(tc_calib_build(s, 0, NULL));
     free(s);
-}
-END_TEST
-
-START_TEST(params_roundtrip_and_errors)
-{
-    struct tc_calib_params a, b;
-    char text[TC_CALIB_PARAMS_MAX];
-
-    memset(&a, 0, sizeof(a));
-    a.format = TC_CALIB_FORMAT;
-    snprintf(a.model_version, sizeof(a.model_version), "%s", tc_version());
-    a.c_compute = 0.93;
-    a.c_memory = 1.07;
-    a.c_overhead = 2.5;
-    a.align_factor[0] = 1;
-    a.align_factor[1] = 1.1;
-    a.align_factor[2] = 1.4;
-    a.align_factor[3] = 2.0;
-    a.host_us[TC_TIMING_WALL] = 21.5;
-    a.nb_length = 0.05;
-    a.nb_prior = 0.1;
-    a.nb_k = 16;
-    a.nb_scale_nk = 4;
-    a.nb_beta = 1;
-    a.nb2_length = 0.35;
-    a.nb2_prior = 3;
-    a.interval_level = 0.8;
-    a.q_lo[2] = -0.03;
-    a.q_hi[2] = 0.04;
-    a.n_rows = 8288;
-    snprintf(a.runs, sizeof(a.runs), "1:0,2:2");
-    a.c_compute_avg = 0.95;
-    a.n_kernels = 2;
-    a.kernel_hash[0] = tc_calib_kernel_hash("ampere_h16816gemm_128x128_32x5");
-    a.kernel_hash[1] = tc_calib_kernel_hash("ampere_h16816gemm_64x128_32x6");
-    a.kernel_scale[0] = 0.97;
-    a.kernel_scale[1] = 1.08;
-    ck_assert_uint_ne(a.kernel_hash[0], a.kernel_hash[1]);
-    ck_assert_uint_eq(tc_calib_kernel_hash(""), 0);
-    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
-    ck_assert_int_eq(text[0], '{');
-    ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_OK);
-    ck_assert_double_eq(b.c_compute, 0.93);
-    ck_assert_double_eq(b.align_factor[3], 2.0);
-    ck_assert_double_eq(b.host_us[TC_TIMING_WALL], 21.5);
-    ck_assert_double_eq(b.q_hi[2], 0.04);
-    ck_assert_int_eq(b.nb_k, 16);
-    ck_assert_int_eq(b.n_rows, 8288);
-    ck_assert_str_eq(b.runs, "1:0,2:2");
-    ck_assert_double_eq(b.c_compute_avg, 0.95);
-    ck_assert_double_eq(b.nb2_length, 0.35);
-    ck_assert_double_eq(b.nb2_prior, 3);
-    ck_assert_int_eq(b.n_kernels, 2);
-    ck_assert_uint_eq(b.kernel_hash[1], a.kernel_hash[1]);
-    ck_assert_double_eq(b.kernel_scale[1], 1.08);
-    ck_assert_str_eq(b.model_version, tc_version());
-
-    ck_assert_int_eq(tc_calib_params_parse("not json", &b), TC_ERR_PARSE);
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 2}", &b), TC_ERR_PARSE);
-    ck_assert_msg(strstr(tc_last_error(), "model"), "%s", tc_last_error());
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 2, \"model\": \"0.1.0\"}", &b),
-                     TC_ERR_PARSE);
-    ck_assert_msg(strstr(tc_last_error(), "missing"), "%s", tc_last_error());
-    /* a later format parses (so the caller can say it recomputes) */
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": \"9.9\"}", &b), TC_OK);
-    ck_assert_int_eq(b.format, 99);
-    /* untrusted numbers outside int's range are refused before conversion,
-     * and strings must be quoted (the formatter writes them back as they
-     * are: an unquoted value could carry a quote into the stored JSON) */
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 1e300, \"model\": \"x\"}", &b),
-                     TC_ERR_RANGE);
-    ck_assert_msg(strstr(tc_last_error(), "format"), "%s", tc_last_error());
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 2.5, \"model\": \"x\"}", &b),
-                     TC_ERR_RANGE);
-    {
-        char bad[sizeof(text)], *at, *comma;
-
-        ck_assert_int_eq(tc_calib_params_format(&a, bad, sizeof(bad)), TC_OK);
-        at = strstr(bad, "\"nb_k\": ");
-        ck_assert_ptr_nonnull(at);
-        at += strlen("\"nb_k\": ");
-        comma = strchr(at, ',');
-        ck_assert_ptr_nonnull(comma);
-        memmove(at + 4, comma, strlen(comma) + 1);
-        memcpy(at, "9e99", 4);
-        ck_assert_int_eq(tc_calib_params_parse(bad, &b), TC_ERR_RANGE);
-    }
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": 0.1}", &b),
-                     TC_ERR_PARSE);
-    ck_assert_msg(strstr(tc_last_error(), "\"model\" must be a string"), "%s", tc_last_error());
-    ck_assert_int_eq(
-        tc_calib_params_parse("{\"format\": 99, \"model\": \"x\", \"runs\": _1:0\"}", &b),
-        TC_ERR_PARSE);
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": \"99\", \"model\": \"x\"}", &b),
-                     TC_ERR_PARSE);
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": \"a\tb\"}", &b),
-                     TC_ERR_PARSE);
-    /* out-of-range values are refused */
-    a.c_memory = -1;
-    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
-    ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_RANGE);
-    ck_assert_int_eq(tc_calib_params_format(&a, text, 16), TC_ERR_RANGE);
-    /* and so are values no fit of a device gives (common/bounds.h): they
-     * would make every prediction infinite */
-    a.c_memory = 1;
-    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
-    ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_OK);
-    for (int i = 0; i < 6; i++) {
-        static const char *const names[] = {"c_compute", "c_compute", "c_overhead",
-                                            "align1", "host cost", "q_lo0/q_hi0"};
-        struct tc_calib_params c = a;
-
-        switch (i) {
-        case 0: c.c_compute = 1e308; break;
-        case 1: c.c_compute = 1e-308; break;
-        case 2: c.c_overhead = 1e300; break;
-        case 3: c.align_factor[1] = 1e9; break;
-        case 4: c.host_us[TC_TIMING_EVENT] = 1e300; break;
-        default: c.q_hi[0] = 1e300; break;
-        }
-        ck_assert_int_eq(tc_calib_params_format(&c, text, sizeof(text)), TC_OK);
-        ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_RANGE);
-        ck_assert_msg(strstr(tc_last_error(), names[i]), "%s", tc_last_error());
-    }
-    /* numbers are decimal: strtod would read hex */
-    ck_assert_int_eq(tc_calib_params_format(&a, text, sizeof(text)), TC_OK);
-    {
-        char *at = strstr(text, "\"nb_prior\": ");
-
-        ck_assert_ptr_nonnull(at);
-        at += strlen("\"nb_prior\": ");
-        memcpy(at, "0x1p-5", 6); /* over the start of the number */
-        memmove(at + 6, strchr(at, ','), strlen(strchr(at, ',')) + 1);
-        ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_PARSE);
-    }
 }
 END_TEST
 
@@ -1145,6 +1010,9 @@ START_TEST(transfer_rules)
 }
 END_TEST
 
+/* The stored parameter text (test-calib-params.c). */
+TCase *calib_params_tcase(void);
+
 static Suite *calib_suite(void)
 {
     Suite *s = suite_create("calib");
@@ -1152,10 +1020,10 @@ static Suite *calib_suite(void)
     TCase *tc = tcase_create("measured");
 
     tcase_add_test(fit, fit_recovers_known_scales);
-    tcase_add_test(fit, params_roundtrip_and_errors);
     tcase_add_test(fit, timing_classes);
     tcase_add_test(fit, transfer_rules);
     suite_add_tcase(s, fit);
+    suite_add_tcase(s, calib_params_tcase());
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 600);
