@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "calibrate.h"
 #include "cli.h"
 
 const char cmd_db_calibrate_help[] =
@@ -96,25 +95,24 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void add_row(struct cli_table *t, const char *gpu, enum tc_dtype dtype,
-                    const struct tc_calib_params *cp, bool stored)
+static void add_row(struct cli_table *t, const struct tc_calib_summary *s)
 {
-    cli_table_addf(t, 0, "%s", gpu);
-    cli_table_addf(t, 1, "%s", tc_dtype_name(dtype));
-    cli_table_addf(t, 2, "%lld", (long long)cp->n_rows);
-    cli_table_addf(t, 3, "%.4f", cp->c_compute);
-    cli_table_addf(t, 4, "%.4f", cp->c_memory);
-    cli_table_addf(t, 5, "%.4f", cp->c_overhead);
-    cli_table_addf(t, 6, "%.3f", cp->align_factor[TC_ALIGN_16B]);
-    cli_table_addf(t, 7, "%.3f", cp->align_factor[TC_ALIGN_4B]);
-    cli_table_addf(t, 8, "%.3f", cp->align_factor[TC_ALIGN_ELEM]);
-    cli_table_addf(t, 9, "%.2f", cp->host_us[TC_TIMING_EVENT]);
-    cli_table_addf(t, 10, "%.2f", cp->host_us[TC_TIMING_WALL]);
-    cli_table_addf(t, 11, "%.2f", cp->fit_p50_ape);
-    cli_table_addf(t, 12, "%.2f", cp->fit_p90_ape);
-    cli_table_addf(t, 13, "%.2f", cp->loo_mape);
-    cli_table_addf(t, 14, "%.1f..+%.1f", 100 * (exp(cp->q_lo[2]) - 1), 100 * (exp(cp->q_hi[2]) - 1));
-    cli_table_addf(t, 15, "%s", stored ? "yes" : "no");
+    cli_table_addf(t, 0, "%s", s->gpu_id);
+    cli_table_addf(t, 1, "%s", tc_dtype_name(s->dtype));
+    cli_table_addf(t, 2, "%lld", (long long)s->rows);
+    cli_table_addf(t, 3, "%.4f", s->c_compute);
+    cli_table_addf(t, 4, "%.4f", s->c_memory);
+    cli_table_addf(t, 5, "%.4f", s->c_overhead);
+    cli_table_addf(t, 6, "%.3f", s->align_16b);
+    cli_table_addf(t, 7, "%.3f", s->align_4b);
+    cli_table_addf(t, 8, "%.3f", s->align_elem);
+    cli_table_addf(t, 9, "%.2f", s->host_event_us);
+    cli_table_addf(t, 10, "%.2f", s->host_wall_us);
+    cli_table_addf(t, 11, "%.2f", s->fit_p50_pct);
+    cli_table_addf(t, 12, "%.2f", s->fit_p90_pct);
+    cli_table_addf(t, 13, "%.2f", s->heldout_mape_pct);
+    cli_table_addf(t, 14, "%.1f..+%.1f", s->interval_lo_pct, s->interval_hi_pct);
+    cli_table_addf(t, 15, "%s", s->stored ? "yes" : "no");
     cli_table_end_row(t);
 }
 
@@ -134,9 +132,10 @@ int cmd_db_calibrate(int argc, char **argv)
     bool dry_run = false;
     struct tc_specs *specs = NULL;
     struct tc_db *db = NULL;
-    struct tc_db_info *info = NULL;
+    struct tc_calib_report *report = NULL;
     struct cli_table *t = NULL;
-    int ret = CLI_EXIT_OK, fitted = 0;
+    size_t fitted;
+    int ret = CLI_EXIT_OK, err;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -194,59 +193,21 @@ int cmd_db_calibrate(int argc, char **argv)
         ret = CLI_EXIT_INPUT;
         goto cleanup;
     }
-    if (tc_db_info_get(db, &info) < 0) {
-        ret = cli_fail(cmd, TC_ERR_DB);
-        goto cleanup;
-    }
     t = cli_table_new((int)(sizeof(headers) / sizeof(headers[0])), headers, numeric);
     if (!t) {
         ret = CLI_EXIT_RUNTIME;
         goto cleanup;
     }
-    for (size_t i = 0; i < info->n_counts; i++) {
-        const struct tc_db_info_count *c = &info->counts[i];
-        struct tc_calibration_row row;
-        struct tc_calib *calib = NULL;
-        enum tc_dtype dtype;
-        bool seen = false;
-        int err;
-
-        if (strcmp(c->table, "gemm") != 0 || strcmp(c->status, "ok") != 0 ||
-            tc_dtype_parse(c->dtype, &dtype) < 0)
-            continue;
-        if ((gpu_filter && strcmp(c->gpu_id, gpu_filter) != 0) ||
-            (dtype_filter != TC_DTYPE_COUNT && dtype != dtype_filter))
-            continue;
-        /* counts are split by kind: fit each (gpu, dtype) once */
-        for (size_t j = 0; j < i && !seen; j++) {
-            const struct tc_db_info_count *o = &info->counts[j];
-
-            seen = strcmp(o->table, "gemm") == 0 && strcmp(o->status, "ok") == 0 &&
-                   strcmp(o->gpu_id, c->gpu_id) == 0 && strcmp(o->dtype, c->dtype) == 0;
-        }
-        if (seen)
-            continue;
-        err = tc_calib_from_db(specs, db, c->gpu_id, dtype, false, &calib, NULL, 0);
-        if (err < 0) {
-            ret = cli_fail(cmd, err);
-            goto cleanup;
-        }
-        if (!calib)
-            continue; /* no shape the model can take */
-        if (!dry_run) {
-            err = tc_calib_to_row(calib, c->gpu_id, dtype, &row);
-            if (err == TC_OK)
-                err = tc_db_put_calibration(db, &row);
-            if (err < 0) {
-                tc_calib_free(calib);
-                ret = cli_fail(cmd, err);
-                goto cleanup;
-            }
-        }
-        add_row(t, c->gpu_id, dtype, tc_calib_params(calib), !dry_run);
-        tc_calib_free(calib);
-        fitted++;
+    err = tc_db_calibrate(db, specs, gpu_filter,
+                          dtype_filter == TC_DTYPE_COUNT ? -1 : (int)dtype_filter, !dry_run,
+                          &report);
+    if (err < 0) {
+        ret = cli_fail(cmd, err);
+        goto cleanup;
     }
+    fitted = tc_calib_report_count(report);
+    for (size_t i = 0; i < fitted; i++)
+        add_row(t, tc_calib_report_at(report, i));
     if (!fitted) {
         cli_error(cmd, "%s: no measured ok GEMM rows%s%s%s%s to calibrate", path,
                   gpu_filter ? " of " : "", gpu_filter ? gpu_filter : "",
@@ -258,7 +219,7 @@ int cmd_db_calibrate(int argc, char **argv)
     cli_table_print(t, stdout, fmt);
 cleanup:
     cli_table_free(t);
-    tc_db_info_free(info);
+    tc_calib_report_free(report);
     tc_db_close(db);
     tc_specs_free(specs);
     return ret;

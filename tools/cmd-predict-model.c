@@ -578,155 +578,24 @@ cleanup:
 /* predict layer --measured: layer sums of measured GEMMs                    */
 /* ------------------------------------------------------------------------ */
 
-#define VIDUR_OPS 4
-static const char *const vidur_ops[VIDUR_OPS] = {"attn_pre_proj", "attn_post_proj",
-                                                 "mlp_up_proj", "mlp_down_proj"};
-
-struct layer_group {
-    char gpu[TC_ID_MAX];
-    char model[TC_NAME_MAX];
-    long long tp, tokens;
-    double meas_sum[VIDUR_OPS], pred_sum[VIDUR_OPS];
-    int count[VIDUR_OPS];
-    enum tc_source source;
-};
-
-struct group_list {
-    struct layer_group *g;
-    size_t n, cap;
-};
-
-static struct layer_group *find_group(struct group_list *l, const char *gpu, const char *model,
-                                      long long tp, long long tokens)
-{
-    /* Rows of one layer are adjacent in the files we read: try the last
-     * group first, then search. */
-    for (size_t k = l->n; k-- > 0;) {
-        struct layer_group *g = &l->g[k];
-        if (g->tp == tp && g->tokens == tokens && strcmp(g->gpu, gpu) == 0 &&
-            strcmp(g->model, model) == 0)
-            return g;
-        if (l->n - k > 64)
-            break;
-    }
-    for (size_t k = 0; k < l->n; k++) {
-        struct layer_group *g = &l->g[k];
-        if (g->tp == tp && g->tokens == tokens && strcmp(g->gpu, gpu) == 0 &&
-            strcmp(g->model, model) == 0)
-            return g;
-    }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 256;
-        struct layer_group *ng = realloc(l->g, cap * sizeof(*ng));
-        if (!ng)
-            return NULL;
-        l->g = ng;
-        l->cap = cap;
-    }
-    struct layer_group *g = &l->g[l->n++];
-    memset(g, 0, sizeof(*g));
-    snprintf(g->gpu, sizeof(g->gpu), "%s", gpu);
-    snprintf(g->model, sizeof(g->model), "%s", model);
-    g->tp = tp;
-    g->tokens = tokens;
-    g->source = TC_SOURCE_MEASURED;
-    return g;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Percentile by linear interpolation on sorted values. */
-static double percentile(const double *v, size_t n, double q)
-{
-    double pos;
-    size_t lo;
-
-    if (n == 0)
-        return NAN;
-    pos = q * (double)(n - 1);
-    lo = (size_t)pos;
-    if (lo + 1 >= n)
-        return v[n - 1];
-    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
-}
-
-static void add_stats_row(struct cli_table *t, const char *gpu, const char *model, double *ape,
-                          size_t n, enum tc_source source)
-{
-    double sum = 0;
-
-    qsort(ape, n, sizeof(*ape), cmp_double);
-    for (size_t i = 0; i < n; i++)
-        sum += ape[i];
-    cli_table_addf(t, 0, "%s", gpu);
-    cli_table_addf(t, 1, "%s", model);
-    cli_table_addf(t, 2, "%zu", n);
-    cli_table_addf(t, 3, "%.2f", n ? 100 * sum / (double)n : NAN);
-    cli_table_addf(t, 4, "%.2f", 100 * percentile(ape, n, 0.5));
-    cli_table_addf(t, 5, "%.2f", 100 * percentile(ape, n, 0.9));
-    cli_table_addf(t, 6, "%s", tc_source_name(source));
-    cli_table_end_row(t);
-}
-
-static int column(const char *cmd, const char *file, int nf, char **f, const char *name)
-{
-    int c = tc_csv_find(nf, f, name);
-
-    if (c < 0)
-        cli_error(cmd, "%s: no column '%s' in the header (per-operation layer rows with "
-                       "gpu,dtype,m,n,k,layout,time_us,model,tp,vidur_op are expected)",
-                  file, name);
-    return c;
-}
-
-static bool field_int(const char *cmd, struct tc_csv *csv, char **f, int col, const char *name,
-                      long long *out)
-{
-    char *end;
-
-    errno = 0;
-    *out = strtoll(f[col], &end, 10);
-    if (!*f[col] || *end || errno) {
-        cli_error(cmd, "%s:%ld: column '%s': '%s' is not an integer", tc_csv_name(csv),
-                  tc_csv_line(csv), name, f[col]);
-        return false;
-    }
-    return true;
-}
-
 static int layer_measured(const char *file, double min_time_us, bool analytical, const char *db,
                           bool no_prebuilt, enum cli_format fmt)
 {
     const char *cmd = "predict layer";
-    static const char *const names[] = {"gpu", "dtype", "m",  "n",  "k",
-                                        "layout", "time_us", "model", "tp", "vidur_op"};
-    enum { C_GPU, C_DTYPE, C_M, C_N, C_K, C_LAYOUT, C_TIME, C_MODEL, C_TP, C_OP, C_COUNT };
-    int col[C_COUNT];
+    static const char *const headers[] = {"gpu",           "model",       "layers",
+                                          "mape_pct",      "median_ape_pct", "p90_ape_pct",
+                                          "source"};
+    static const bool numeric[] = {false, false, true, true, true, true, false};
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
-    struct tc_csv *csv = NULL;
-    struct group_list groups = {0};
+    struct tc_layer_report *report = NULL;
     struct cli_table *t = NULL;
-    double *ape = NULL;
-    FILE *f;
-    int code = CLI_EXIT_OK, rc, nf;
-    char **fields;
-    const struct tc_gpu *gpu = NULL;
+    int code = CLI_EXIT_OK, rc;
 
     if (!cli_input_readable(cmd, file) || (db && !cli_input_readable(cmd, db)))
         return CLI_EXIT_INPUT;
-    f = fopen(file, "r");
-    if (!f) {
-        cli_error(cmd, "%s: %s", file, strerror(errno));
-        return CLI_EXIT_INPUT;
-    }
-    csv = tc_csv_new(f, file);
     specs = cli_load_specs(cmd);
-    if (!csv || !specs) {
+    if (!specs) {
         code = CLI_EXIT_RUNTIME;
         goto cleanup;
     }
@@ -743,197 +612,46 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
         code = cli_fail(cmd, rc);
         goto cleanup;
     }
-    rc = tc_csv_next(csv, &nf, &fields);
-    if (rc <= 0) {
-        if (rc < 0)
-            code = cli_fail(cmd, rc);
-        else
-            cli_error(cmd, "%s: empty file", file), code = CLI_EXIT_INPUT;
-        goto cleanup;
-    }
-    for (int c = 0; c < C_COUNT; c++) {
-        col[c] = column(cmd, file, nf, fields, names[c]);
-        if (col[c] < 0) {
-            code = CLI_EXIT_INPUT;
-            goto cleanup;
-        }
-    }
-    while ((rc = tc_csv_next(csv, &nf, &fields)) > 0) {
-        struct tc_gemm_query q = {.batch = 1};
-        struct tc_gemm_prediction pred;
-        struct layer_group *g;
-        long long m, n, k, tp;
-        double time_us;
-        int op = -1, err;
-
-        if (nf < C_COUNT || nf <= col[C_OP] || nf <= col[C_TIME] || nf <= col[C_MODEL]) {
-            cli_error(cmd, "%s:%ld: %d fields, fewer than the header's", file, tc_csv_line(csv),
-                      nf);
-            code = CLI_EXIT_INPUT;
-            goto cleanup;
-        }
-        for (int o = 0; o < VIDUR_OPS; o++)
-            if (strcmp(fields[col[C_OP]], vidur_ops[o]) == 0)
-                op = o;
-        if (op < 0)
-            continue; /* not one of a layer's four GEMMs */
-        if (!field_int(cmd, csv, fields, col[C_M], "m", &m) ||
-            !field_int(cmd, csv, fields, col[C_N], "n", &n) ||
-            !field_int(cmd, csv, fields, col[C_K], "k", &k) ||
-            !field_int(cmd, csv, fields, col[C_TP], "tp", &tp)) {
-            code = CLI_EXIT_INPUT;
-            goto cleanup;
-        }
-        /* decimal and plausible (common/bounds.h), as an import has it */
-        if (tc_parse_double(fields[col[C_TIME]], &time_us) < 0 ||
-            !tc_bound_time_ok(time_us)) {
-            cli_error(cmd, "%s:%ld: column 'time_us': '%s' is not a plausible time in us "
-                      "(a decimal number in [%g, %g])", file, tc_csv_line(csv),
-                      fields[col[C_TIME]], TC_BOUND_TIME_US_MIN, TC_BOUND_TIME_US_MAX);
-            code = CLI_EXIT_INPUT;
-            goto cleanup;
-        }
-        if (!gpu || strcmp(gpu->id, fields[col[C_GPU]]) != 0) {
-            gpu = tc_specs_lookup(specs, fields[col[C_GPU]]);
-            if (!gpu) {
-                cli_error(cmd, "%s:%ld: %s", file, tc_csv_line(csv), tc_last_error());
-                code = CLI_EXIT_INPUT;
-                goto cleanup;
-            }
-        }
-        if (tc_dtype_parse(fields[col[C_DTYPE]], &q.dtype) < 0 ||
-            tc_layout_parse(fields[col[C_LAYOUT]], &q.layout) < 0) {
-            cli_error(cmd, "%s:%ld: %s", file, tc_csv_line(csv), tc_last_error());
-            code = CLI_EXIT_INPUT;
-            goto cleanup;
-        }
-        q.m = m, q.n = n, q.k = k;
-        err = tc_predict_gemm(p, gpu, &q, &pred);
-        if (err < 0) {
-            cli_error(cmd, "%s:%ld: %s", file, tc_csv_line(csv), tc_last_error());
-            code = cli_exit_code(err);
-            goto cleanup;
-        }
-        g = find_group(&groups, gpu->id, fields[col[C_MODEL]], tp, m);
-        if (!g) {
-            code = cli_fail(cmd, TC_ERR_NOMEM);
-            goto cleanup;
-        }
-        g->meas_sum[op] += time_us;
-        g->pred_sum[op] += pred.time_us;
-        g->count[op]++;
-        if (pred.source > g->source)
-            g->source = pred.source;
-    }
-    if (rc < 0) {
+    if ((rc = tc_layer_compare(p, specs, file, min_time_us, &report)) < 0) {
         code = cli_fail(cmd, rc);
         goto cleanup;
     }
+    if (!(t = cli_table_new(7, headers, numeric))) {
+        code = cli_fail(cmd, TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < tc_layer_report_count(report); i++) {
+        const struct tc_layer_group *g = tc_layer_report_at(report, i);
 
-    {
-        static const char *const headers[] = {"gpu",           "model",       "layers",
-                                              "mape_pct",      "median_ape_pct", "p90_ape_pct",
-                                              "source"};
-        static const bool numeric[] = {false, false, true, true, true, true, false};
-        enum tc_source all_source = TC_SOURCE_MEASURED;
+        cli_table_addf(t, 0, "%s", g->gpu_id);
+        cli_table_addf(t, 1, "%s", g->model);
+        cli_table_addf(t, 2, "%zu", g->layers);
+        cli_table_addf(t, 3, "%.2f", g->mape_pct);
+        cli_table_addf(t, 4, "%.2f", g->median_ape_pct);
+        cli_table_addf(t, 5, "%.2f", g->p90_ape_pct);
+        cli_table_addf(t, 6, "%s", tc_source_name(g->source));
+        cli_table_end_row(t);
+    }
+    if (fmt == CLI_FORMAT_TABLE)
+        printf("Predicted vs measured sum of a layer's four GEMMs (QKV, output projection, "
+               "MLP up, MLP down), layers >= %g us:\n",
+               min_time_us);
+    if (fmt == CLI_FORMAT_JSON) {
+        /* an object, as every predict --json prints: the groups in it */
+        json_t *o = json_object();
 
-        t = cli_table_new(7, headers, numeric);
-        ape = malloc((groups.n + 1) * sizeof(*ape));
-        if (!t || !ape) {
-            code = cli_fail(cmd, TC_ERR_NOMEM);
-            goto cleanup;
-        }
-        /* One row per (gpu, model), then all together. */
-        for (size_t i = 0; i < groups.n; i++) {
-            struct layer_group *gi = &groups.g[i];
-            bool first = true;
-            size_t n = 0;
-            enum tc_source source = TC_SOURCE_MEASURED;
-
-            for (size_t j = 0; j < i && first; j++)
-                if (strcmp(groups.g[j].gpu, gi->gpu) == 0 &&
-                    strcmp(groups.g[j].model, gi->model) == 0)
-                    first = false;
-            if (!first)
-                continue;
-            for (size_t j = i; j < groups.n; j++) {
-                struct layer_group *g = &groups.g[j];
-                double meas = 0, pred = 0;
-                bool complete = true;
-
-                if (strcmp(g->gpu, gi->gpu) != 0 || strcmp(g->model, gi->model) != 0)
-                    continue;
-                /* Shapes measured twice count once, at their mean. */
-                for (int o = 0; o < VIDUR_OPS; o++) {
-                    if (!g->count[o]) {
-                        complete = false;
-                        break;
-                    }
-                    meas += g->meas_sum[o] / g->count[o];
-                    pred += g->pred_sum[o] / g->count[o];
-                }
-                if (!complete || meas < min_time_us)
-                    continue;
-                ape[n++] = fabs(pred - meas) / meas;
-                if (g->source > source)
-                    source = g->source;
-            }
-            if (n) {
-                add_stats_row(t, gi->gpu, gi->model, ape, n, source);
-                if (source > all_source)
-                    all_source = source;
-            }
-        }
-        /* Recompute the pooled figures. */
-        {
-            size_t n = 0;
-            for (size_t j = 0; j < groups.n; j++) {
-                struct layer_group *g = &groups.g[j];
-                double meas = 0, pred = 0;
-                bool complete = true;
-                for (int o = 0; o < VIDUR_OPS; o++) {
-                    if (!g->count[o]) {
-                        complete = false;
-                        break;
-                    }
-                    meas += g->meas_sum[o] / g->count[o];
-                    pred += g->pred_sum[o] / g->count[o];
-                }
-                if (complete && meas >= min_time_us)
-                    ape[n++] = fabs(pred - meas) / meas;
-            }
-            if (n == 0) {
-                cli_error(cmd, "%s: no complete layer (four GEMMs) at or above %g us", file,
-                          min_time_us);
-                code = CLI_EXIT_INPUT;
-                goto cleanup;
-            }
-            add_stats_row(t, "all", "all", ape, n, all_source);
-        }
-        if (fmt == CLI_FORMAT_TABLE)
-            printf("Predicted vs measured sum of a layer's four GEMMs (QKV, output projection, "
-                   "MLP up, MLP down), layers >= %g us:\n",
-                   min_time_us);
-        if (fmt == CLI_FORMAT_JSON) {
-            /* an object, as every predict --json prints: the groups in it */
-            json_t *o = json_object();
-
-            json_object_set_new(o, "prediction", json_true());
-            json_object_set_new(o, "measured", json_string(file));
-            json_object_set_new(o, "min_time_us", json_real(min_time_us));
-            json_object_set_new(o, "groups", cli_table_json(t));
-            print_json(o);
-            json_decref(o);
-        } else {
-            cli_table_print(t, stdout, fmt);
-        }
+        json_object_set_new(o, "prediction", json_true());
+        json_object_set_new(o, "measured", json_string(file));
+        json_object_set_new(o, "min_time_us", json_real(min_time_us));
+        json_object_set_new(o, "groups", cli_table_json(t));
+        print_json(o);
+        json_decref(o);
+    } else {
+        cli_table_print(t, stdout, fmt);
     }
 cleanup:
-    free(ape);
     cli_table_free(t);
-    free(groups.g);
-    tc_csv_free(csv);
-    fclose(f);
+    tc_layer_report_free(report);
     tc_predictor_free(p);
     tc_specs_free(specs);
     return code;

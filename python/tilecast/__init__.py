@@ -20,6 +20,7 @@ from ._core import (MEASURED, Predictor, Specs, advise, api_version, data_dir, d
                     predict_gemm, predict_gemm_batch, predict_model, predictor, specs,
                     version)
 from ._db import Database, open_db
+from ._eval import calibrate_db, compare_layers, eval_stats, spearman, timing_host_cost
 from ._lib import LibraryNotFound, library_path
 from .errors import (DatabaseError, DeviceError, InvalidError, NotFoundError,
                      OutOfMemoryError, ParseError, RangeError, SchemaError, TilecastError,
@@ -28,8 +29,9 @@ from .errors import (DatabaseError, DeviceError, InvalidError, NotFoundError,
 __version__ = "0.1.0"
 
 __all__ = [
-    "MEASURED", "Predictor", "Specs", "Database", "advise", "api_version", "data_dir",
-    "dtype_names", "gpu",
+    "MEASURED", "Predictor", "Specs", "Database", "advise", "api_version", "calibrate_db",
+    "compare_layers", "data_dir", "dtype_names", "eval_stats", "gpu", "spearman",
+    "timing_host_cost",
     "last_error", "library_path", "model_config", "model_memory", "model_params", "open_db",
     "parse_spec_file", "predict_attention", "predict_gemm", "predict_gemm_batch",
     "predict_model", "predictor", "specs", "version", "LibraryNotFound", "TilecastError",

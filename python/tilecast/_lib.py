@@ -266,6 +266,49 @@ class Advice(Structure):
 
 
 # The C struct name of each mirror, for the size check and the header test.
+class CalibSummary(Structure):
+    _fields_ = [
+        ("gpu_id", c_char * TC_ID_MAX),
+        ("dtype", c_int),
+        ("rows", c_int64),
+    ] + [(name, c_double) for name in (
+        "c_compute", "c_memory", "c_overhead", "align_16b", "align_4b", "align_elem",
+        "host_event_us", "host_wall_us", "fit_p50_pct", "fit_p90_pct", "heldout_mape_pct",
+        "interval_lo_pct", "interval_hi_pct")] + [
+        ("stored", c_bool),
+    ]
+
+
+class TimingCost(Structure):
+    _fields_ = [(name, c_double) for name in ("typical_us", "floor_us", "lo_us", "hi_us")] + [
+        ("reserved", c_double * 4),
+    ]
+
+
+class EvalPoint(Structure):
+    _fields_ = [(name, c_double) for name in ("ape_pct", "signed_pct", "meas_tflops",
+                                              "pred_tflops")]
+
+
+class EvalStats(Structure):
+    _fields_ = [(name, c_double) for name in ("mape_pct", "median_ape_pct", "p90_ape_pct",
+                                              "bias_pct", "spearman_tflops")] + [
+        ("reserved", c_double * 4),
+    ]
+
+
+class LayerGroup(Structure):
+    _fields_ = [
+        ("gpu_id", c_char * TC_ID_MAX),
+        ("model", c_char * TC_NAME_MAX),
+        ("layers", c_size_t),
+        ("mape_pct", c_double),
+        ("median_ape_pct", c_double),
+        ("p90_ape_pct", c_double),
+        ("source", c_int),
+    ]
+
+
 STRUCTS = {
     "tc_gpu": Gpu,
     "tc_run_info": RunInfo,
@@ -280,6 +323,11 @@ STRUCTS = {
     "tc_model_prediction": ModelPrediction,
     "tc_advice_candidate": AdviceCandidate,
     "tc_advice": Advice,
+    "tc_calib_summary": CalibSummary,
+    "tc_timing_cost": TimingCost,
+    "tc_eval_point": EvalPoint,
+    "tc_eval_stats": EvalStats,
+    "tc_layer_group": LayerGroup,
 }
 
 _P = c_void_p  # opaque handles: tc_specs, tc_predictor, tc_db, tc_db_iter
@@ -349,6 +397,18 @@ _PROTOTYPES = {
     "tc_advise": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig), c_double, c_size_t,
                           POINTER(POINTER(Advice))]),
     "tc_advice_free": (None, [POINTER(Advice)]),
+    "tc_db_open_ex": (c_int, [c_char_p, c_int, POINTER(_P)]),
+    "tc_db_calibrate": (c_int, [_P, _P, c_char_p, c_int, c_bool, POINTER(_P)]),
+    "tc_calib_report_count": (c_size_t, [_P]),
+    "tc_calib_report_at": (POINTER(CalibSummary), [_P, c_size_t]),
+    "tc_calib_report_free": (None, [_P]),
+    "tc_timing_host_cost": (c_int, [c_char_p, POINTER(TimingCost)]),
+    "tc_eval_stats": (c_int, [c_void_p, c_size_t, c_size_t, POINTER(EvalStats)]),
+    "tc_spearman": (c_double, [c_void_p, c_void_p, c_size_t]),
+    "tc_layer_compare": (c_int, [_P, _P, c_char_p, c_double, POINTER(_P)]),
+    "tc_layer_report_count": (c_size_t, [_P]),
+    "tc_layer_report_at": (POINTER(LayerGroup), [_P, c_size_t]),
+    "tc_layer_report_free": (None, [_P]),
 }
 
 

@@ -812,6 +812,122 @@ TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
                      size_t max_candidates, struct tc_advice **out);
 TC_API void tc_advice_free(struct tc_advice *a);
 
+/* ------------------------------------------------------------------------ */
+/* Calibrating, evaluating (predictor/calib-store.c, eval.c,                 */
+/* layer-compare.c): what `tilecast db calibrate`, `eval` and `predict layer  */
+/* --measured` compute, for every caller alike                               */
+/* ------------------------------------------------------------------------ */
+
+/* One (GPU, dtype) that tc_db_calibrate fitted: the fitted scales of the
+ * calibrated model (README; predictor/calibrate.h) and the fit's errors.
+ * Read only through tc_calib_report_at: the library allocates it, so
+ * later fields can be added at its end. */
+struct tc_calib_summary {
+    char gpu_id[TC_ID_MAX];
+    enum tc_dtype dtype;
+    int64_t rows;                 /* measured rows fitted */
+    double c_compute, c_memory, c_overhead;
+    double align_16b, align_4b, align_elem; /* penalties against the 128-byte class */
+    double host_event_us;         /* host cost of CUDA events around a framework op */
+    double host_wall_us;          /* host cost of wall-clock timing with a synchronize */
+    double fit_p50_pct, fit_p90_pct; /* median and 90th percentile |error| of the fit, % */
+    double heldout_mape_pct;      /* leave-one-shape-out error with the neighbour
+                                   * correction (rows >= 20 us), % */
+    double interval_lo_pct, interval_hi_pct; /* the 80% interval of predictions
+                                              * >= 200 us, relative, % */
+    bool stored;                  /* written to the database's calibration table */
+};
+
+/* The fits of one tc_db_calibrate call. Opaque. */
+struct tc_calib_report;
+
+/* Fits the calibration of each GPU and dtype of which db holds ok GEMM rows
+ * (gpu_id NULL: every GPU, else that id exactly; dtype < 0: every dtype, else
+ * an enum tc_dtype) and, with store, stores each fit in db's calibration
+ * table (db opened read-write), replacing the current model version's one;
+ * what `tilecast db calibrate` does. specs (borrowed) supplies the GPUs'
+ * analytical models. A pair none of whose shapes the model takes is left
+ * out: the report may be empty. On failure *out is NULL and the fits stored
+ * before it stay stored. Caller owns *out (tc_calib_report_free). */
+TC_API int tc_db_calibrate(struct tc_db *db, const struct tc_specs *specs, const char *gpu_id,
+                           int dtype, bool store, struct tc_calib_report **out);
+TC_API size_t tc_calib_report_count(const struct tc_calib_report *r);
+/* Fit i in the database's order of GPUs and dtypes; NULL past the end.
+ * Borrowed, valid until tc_calib_report_free. */
+TC_API const struct tc_calib_summary *tc_calib_report_at(const struct tc_calib_report *r,
+                                                         size_t i);
+TC_API void tc_calib_report_free(struct tc_calib_report *r);
+
+/* The host cost a timing method adds to kernel time (method tags as
+ * tc_predictor_set_timing takes them): what it typically adds, the time
+ * below which such a measurement cannot fall, and the range of the cost
+ * over the hosts the shipped data was measured on. All 0 for kernel-time
+ * methods and unknown tags. */
+struct tc_timing_cost {
+    double typical_us, floor_us, lo_us, hi_us;
+    double reserved[4]; /* zeroed */
+};
+TC_API int tc_timing_host_cost(const char *timing, struct tc_timing_cost *out);
+
+/* One prediction compared with its measurement. */
+struct tc_eval_point {
+    double ape_pct;     /* |predicted - measured| / measured, % */
+    double signed_pct;  /* (predicted - measured) / measured, %: positive is slower */
+    double meas_tflops, pred_tflops;
+};
+
+/* What `tilecast eval` reports per group of points. NAN where it has no
+ * meaning: every figure for no point, spearman_tflops below 3 points or
+ * when either side is constant. */
+struct tc_eval_stats {
+    double mape_pct, median_ape_pct, p90_ape_pct;
+    double bias_pct;        /* median signed error */
+    double spearman_tflops; /* rank correlation of measured and predicted TFLOP/s */
+    double reserved[4];     /* zeroed */
+};
+
+/* The statistics of n points, point i at (const char *)points + i * stride
+ * (stride 0 means sizeof(struct tc_eval_point); a larger caller struct that
+ * begins with one serves too). Quantiles interpolate linearly. */
+TC_API int tc_eval_stats(const struct tc_eval_point *points, size_t n, size_t stride,
+                         struct tc_eval_stats *out);
+/* Spearman's rho of x and y (ties share their mean rank); NAN below 3
+ * points, when either side is constant, or out of memory. */
+TC_API double tc_spearman(const double *x, const double *y, size_t n);
+
+/* One group of `predict layer --measured`: the predicted sum of a layer's
+ * four GEMMs (QKV, output projection, MLP up, MLP down) against the measured
+ * sum, over the layers of one (GPU, model). Read only through
+ * tc_layer_report_at (fields may be added at its end). */
+struct tc_layer_group {
+    char gpu_id[TC_ID_MAX];  /* "all" in the pooled group */
+    char model[TC_NAME_MAX]; /* "all" in the pooled group */
+    size_t layers;           /* complete layers compared */
+    double mape_pct, median_ape_pct, p90_ape_pct;
+    enum tc_source source;   /* the least certain source of its GEMMs' predictions */
+};
+
+/* The groups of one tc_layer_compare call. Opaque. */
+struct tc_layer_report;
+
+/* Reads the per-operation layer rows of the CSV file csv_path (columns gpu,
+ * dtype, m, n, k, layout, time_us, model, tp, vidur_op: Vidur's profiling
+ * tables), predicts each of a layer's four GEMMs with p (specs, borrowed,
+ * finds the GPUs), and compares the sums per layer (gpu, model, tp, tokens;
+ * a shape measured twice counts once, at its mean), leaving out layers
+ * measured below min_time_us. The report holds one group per (gpu, model)
+ * in the file's order, then the pooled one. TC_ERR_PARSE names
+ * file:line of a bad row; TC_ERR_NOT_FOUND when no complete layer is left.
+ * Caller owns *out (tc_layer_report_free). */
+TC_API int tc_layer_compare(struct tc_predictor *p, const struct tc_specs *specs,
+                            const char *csv_path, double min_time_us,
+                            struct tc_layer_report **out);
+TC_API size_t tc_layer_report_count(const struct tc_layer_report *r);
+/* Borrowed, valid until tc_layer_report_free; NULL past the end. */
+TC_API const struct tc_layer_group *tc_layer_report_at(const struct tc_layer_report *r,
+                                                       size_t i);
+TC_API void tc_layer_report_free(struct tc_layer_report *r);
+
 #ifdef __cplusplus
 }
 #endif
