@@ -61,12 +61,12 @@ const char cmd_eval_attention_help[] =
     "A row that cannot be read (unknown GPU or impl, bad number) is reported\n"
     "with FILE:LINE and counted as failed; the exit status is then 2.\n";
 
-#define MAX_GROUP_COLS 4
+#define MAX_GROUP_COLS 4 /* --group-by options, each up to 4 columns joined with + */
 #define KEY_MAX 256
 
 struct agroup {
     char key[KEY_MAX]; /* gpu \t impl \t dtype \t pass \t extra... */
-    struct eval_point *s;
+    struct tc_eval_point *s;
     size_t n, cap;
     long refused;
 };
@@ -103,11 +103,11 @@ static struct agroup *agroup_get(struct agroups *gs, const char *key)
     return &gs->g[gs->n++];
 }
 
-static bool agroup_add(struct agroup *g, const struct eval_point *s)
+static bool agroup_add(struct agroup *g, const struct tc_eval_point *s)
 {
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 32;
-        struct eval_point *grown = realloc(g->s, cap * sizeof(*grown));
+        struct tc_eval_point *grown = realloc(g->s, cap * sizeof(*grown));
 
         if (!grown)
             return false;
@@ -192,9 +192,9 @@ static bool row_query(char **fields, const struct acols *c, struct tc_attention_
 int cmd_eval_attention(int argc, char **argv)
 {
     const char *cmd = "eval --attention";
-    const char *input = NULL, *output = NULL, *group_spec[MAX_GROUP_COLS];
-    int n_group_spec = 0, group_col[MAX_GROUP_COLS * 4], n_group_col = 0;
-    enum cli_format fmt = CLI_FORMAT_TABLE;
+    struct eval_opts o = {.fmt = CLI_FORMAT_TABLE};
+    const char *input, *output;
+    int group_col[MAX_GROUP_COLS * 4], n_group_col = 0;
     struct tc_specs *specs = NULL;
     FILE *in = NULL, *out = NULL;
     struct tc_csv *csv = NULL;
@@ -207,38 +207,24 @@ int cmd_eval_attention(int argc, char **argv)
     long rows = 0, failed = 0;
 
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
+        const char *a = argv[i];
+        int pr;
 
-        if (strcmp(a, "--attention") == 0 || cli_parse_format(a, &fmt))
+        if (strcmp(a, "--attention") == 0)
             continue;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if ((pr = eval_opt(cmd, argc, argv, &i, MAX_GROUP_COLS, "options", &o)) != 0) {
+            if (pr < 0)
+                return CLI_EXIT_USAGE;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(cmd_eval_attention_help, stdout);
             return CLI_EXIT_OK;
-        } else if (cli_flag_value(argc, argv, &i, "--input", &v)) {
-            if (!v || !*v)
-                goto missing;
-            input = v;
-        } else if (cli_flag_value(argc, argv, &i, "--output", &v)) {
-            if (!v || !*v)
-                goto missing;
-            output = v;
-        } else if (cli_flag_value(argc, argv, &i, "--group-by", &v)) {
-            if (!v || !*v)
-                goto missing;
-            if (n_group_spec >= MAX_GROUP_COLS) {
-                cli_error(cmd, "at most %d --group-by options", MAX_GROUP_COLS);
-                return CLI_EXIT_USAGE;
-            }
-            group_spec[n_group_spec++] = v;
         } else {
             cli_error(cmd, "unknown argument '%s' (see 'tilecast eval --attention --help')", a);
             return CLI_EXIT_USAGE;
         }
-        continue;
-    missing:
-        cli_error(cmd, "%s needs a value", a);
-        return CLI_EXIT_USAGE;
     }
+    input = o.input;
+    output = o.output;
     if (!input) {
         cli_error(cmd, "--input FILE is required (a measured fused-attention CSV)");
         return CLI_EXIT_USAGE;
@@ -248,30 +234,15 @@ int cmd_eval_attention(int argc, char **argv)
     in_name = strcmp(input, "-") == 0 ? "<stdin>" : input;
     if (!(specs = cli_load_specs(cmd)))
         return CLI_EXIT_INPUT;
-    in = strcmp(input, "-") == 0 ? stdin : fopen(input, "r");
-    if (!in) {
-        cli_error(cmd, "%s: cannot open: %s", input, strerror(errno));
-        rc = CLI_EXIT_INPUT;
+    if ((rc = eval_open_input(cmd, input, &in)) != CLI_EXIT_OK)
         goto cleanup;
-    }
     if (output && !(out = fopen(output, "w"))) {
         cli_error(cmd, "%s: cannot create: %s", output, strerror(errno));
         rc = CLI_EXIT_RUNTIME;
         goto cleanup;
     }
-    if (!(csv = tc_csv_new(in, in_name))) {
-        rc = cli_fail(cmd, TC_ERR_NOMEM);
+    if ((rc = eval_read_header(cmd, in, in_name, &csv, &nfields, &fields)) != CLI_EXIT_OK)
         goto cleanup;
-    }
-    r = tc_csv_next(csv, &nfields, &fields);
-    if (r <= 0) {
-        if (r == 0)
-            cli_error(cmd, "%s: empty input", in_name);
-        else
-            cli_fail(cmd, r);
-        rc = CLI_EXIT_INPUT;
-        goto cleanup;
-    }
     c = (struct acols){
         .gpu = tc_csv_find(nfields, fields, "gpu"),
         .dtype = tc_csv_find(nfields, fields, "dtype"),
@@ -302,10 +273,10 @@ int cmd_eval_attention(int argc, char **argv)
                 goto cleanup;
             }
     }
-    for (int k = 0; k < n_group_spec; k++) {
+    for (int k = 0; k < o.n_group; k++) {
         char buf[KEY_MAX], *save = NULL, *tok;
 
-        tc_strlcpy(buf, group_spec[k], sizeof(buf));
+        tc_strlcpy(buf, o.group[k], sizeof(buf));
         for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
             int col = tc_csv_find(nfields, fields, tok);
 
@@ -318,17 +289,11 @@ int cmd_eval_attention(int argc, char **argv)
                 group_col[n_group_col++] = col;
         }
     }
-    header_n = nfields;
-    header = calloc((size_t)nfields, sizeof(*header));
-    if (!header) {
-        rc = cli_fail(cmd, TC_ERR_NOMEM);
+    if (!(header = eval_copy_header(cmd, nfields, fields))) {
+        rc = cli_exit_code(TC_ERR_NOMEM);
         goto cleanup;
     }
-    for (int k = 0; k < nfields; k++)
-        if (!(header[k] = strdup(fields[k]))) {
-            rc = cli_fail(cmd, TC_ERR_NOMEM);
-            goto cleanup;
-        }
+    header_n = nfields;
     if (out) {
         for (int k = 0; k < nfields; k++)
             cli_csv_field(out, fields[k], false);
@@ -390,9 +355,9 @@ int cmd_eval_attention(int argc, char **argv)
         }
         ok = err == TC_OK && pred.time_us > 0;
         if (ok) {
-            struct eval_point s = {
-                .ape = 100 * fabs(pred.time_us / meas_us - 1),
-                .signed_err = 100 * (pred.time_us / meas_us - 1),
+            struct tc_eval_point s = {
+                .ape_pct = 100 * fabs(pred.time_us / meas_us - 1),
+                .signed_pct = 100 * (pred.time_us / meas_us - 1),
                 .meas_tflops = pred.flops / meas_us / 1e6,
                 .pred_tflops = pred.tflops,
             };
@@ -449,23 +414,14 @@ int cmd_eval_attention(int argc, char **argv)
         }
         for (size_t i = 0; i <= gs.n; i++) {
             struct agroup *g = i < gs.n ? &gs.g[i] : &all;
-            double mape = NAN, med = NAN, p90 = NAN, bias = NAN, rho = NAN;
+            struct tc_eval_stats st;
             char part[KEY_MAX], *tok, *next;
-            int col = 0;
+            int col = 0, err;
 
-            {
-                struct eval_stats st;
-
-                if (!eval_point_stats(g->s, sizeof(*g->s), g->n, &st)) {
-                    cli_table_free(t);
-                    rc = cli_fail(cmd, TC_ERR_NOMEM);
-                    goto cleanup;
-                }
-                mape = st.mape;
-                bias = st.bias;
-                med = st.median_ape;
-                p90 = st.p90_ape;
-                rho = st.spearman;
+            if ((err = tc_eval_stats(g->s, g->n, sizeof(*g->s), &st)) < 0) {
+                cli_table_free(t);
+                rc = cli_fail(cmd, err);
+                goto cleanup;
             }
             /* the key's fields, empty ones included (printed as "-") */
             tc_strlcpy(part, g->key, sizeof(part));
@@ -480,23 +436,23 @@ int cmd_eval_attention(int argc, char **argv)
             cli_table_addf(t, col++, "%zu", g->n);
             cli_table_addf(t, col++, "%ld", g->refused);
             if (g->n) {
-                cli_table_addf(t, col++, "%.2f", mape);
-                cli_table_addf(t, col++, "%.2f", med);
-                cli_table_addf(t, col++, "%.2f", p90);
-                cli_table_addf(t, col++, "%+.2f", bias);
+                cli_table_addf(t, col++, "%.2f", st.mape_pct);
+                cli_table_addf(t, col++, "%.2f", st.median_ape_pct);
+                cli_table_addf(t, col++, "%.2f", st.p90_ape_pct);
+                cli_table_addf(t, col++, "%+.2f", st.bias_pct);
             } else {
                 for (int k = 0; k < 4; k++)
                     cli_table_addf(t, col++, "%s", "");
             }
-            if (isfinite(rho))
-                cli_table_addf(t, col++, "%.3f", rho);
+            if (isfinite(st.spearman_tflops))
+                cli_table_addf(t, col++, "%.3f", st.spearman_tflops);
             else
                 cli_table_addf(t, col++, "%s", "");
             cli_table_end_row(t);
         }
-        if (fmt == CLI_FORMAT_TABLE)
+        if (o.fmt == CLI_FORMAT_TABLE)
             printf("Analytical predictions against %s (nothing fitted to the rows).\n\n", in_name);
-        cli_table_print(t, stdout, fmt);
+        cli_table_print(t, stdout, o.fmt);
         cli_table_free(t);
     }
     if (failed) {
@@ -509,10 +465,7 @@ cleanup:
         free(gs.g[i].s);
     free(gs.g);
     free(all.s);
-    if (header)
-        for (int k = 0; k < header_n; k++)
-            free(header[k]);
-    free(header);
+    eval_free_header(header, header_n);
     tc_csv_free(csv);
     if (in && in != stdin)
         fclose(in);

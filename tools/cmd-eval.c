@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate.h"
 #include "csv.h"
 #include "eval-cli.h"
 #include "gemm-cli.h"
@@ -88,14 +87,14 @@ const char cmd_eval_help[] =
     "attention model with measured fused-attention rows instead (see\n"
     "'tilecast eval --attention --help').\n";
 
-#define MAX_GROUP_COLS 8
+#define MAX_GROUP_COLS EVAL_MAX_GROUPS
 /* Columns joined with + in one --group-by or --sweep key. */
 #define MAX_KEY_COLS 4
 /* A sweep's rank correlation needs a few rows to mean anything. */
 #define SWEEP_MIN_ROWS 5
 
 struct sample {
-    struct eval_point e; /* first: eval_point_stats reads it in place */
+    struct tc_eval_point e; /* first: tc_eval_stats reads it in place */
     long sweep; /* the row's sweep id, -1 without a --sweep key */
 };
 
@@ -152,9 +151,20 @@ struct sweep_ids {
     long *id;
 };
 
+/* Spreads labels over the table's slots; the ids themselves are given in
+ * the order labels are first seen, so no output depends on it. */
+static uint32_t label_hash(const char *s)
+{
+    uint32_t h = 5381;
+
+    while (*s)
+        h = h * 33 + (unsigned char)*s++;
+    return h;
+}
+
 static long sweep_id(struct sweep_ids *t, const char *label)
 {
-    uint32_t h = tc_calib_kernel_hash(label);
+    uint32_t h = label_hash(label);
     size_t i;
 
     if (2 * (t->n + 1) > t->cap) {
@@ -169,7 +179,7 @@ static long sweep_id(struct sweep_ids *t, const char *label)
         }
         for (size_t j = 0; j < t->cap; j++)
             if (t->label[j]) {
-                size_t s = tc_calib_kernel_hash(t->label[j]) & (cap - 1);
+                size_t s = label_hash(t->label[j]) & (cap - 1);
 
                 while (nl[s])
                     s = (s + 1) & (cap - 1);
@@ -290,133 +300,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The q-quantile (0..1) of v[0..n) with linear interpolation; sorts v. */
-static double quantile(double *v, size_t n, double q)
-{
-    double pos;
-    size_t lo;
-
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof(*v), cmp_double);
-    pos = q * (double)(n - 1);
-    lo = (size_t)pos;
-    if (lo + 1 >= n)
-        return v[n - 1];
-    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
-}
-
-struct ranked {
-    double v;
-    size_t i;
-};
-
-static int cmp_ranked(const void *a, const void *b)
-{
-    const struct ranked *x = a, *y = b;
-
-    return x->v < y->v ? -1 : x->v > y->v;
-}
-
-/* Average ranks (ties share the mean rank) of v into rank. */
-static bool ranks(const double *v, size_t n, double *rank)
-{
-    struct ranked *r = malloc(n * sizeof(*r));
-
-    if (!r)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        r[i].v = v[i];
-        r[i].i = i;
-    }
-    qsort(r, n, sizeof(*r), cmp_ranked);
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-
-        while (j + 1 < n && r[j + 1].v == r[i].v)
-            j++;
-        for (size_t t = i; t <= j; t++)
-            rank[r[t].i] = 0.5 * (double)(i + j) + 1.0;
-        i = j + 1;
-    }
-    free(r);
-    return true;
-}
-
-/* Spearman's rho: Pearson correlation of the ranks. NAN below 3 points or
- * when either side is constant. */
-static double spearman(const double *x, const double *y, size_t n)
-{
-    double *rx = NULL, *ry = NULL, mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0, rho = NAN;
-
-    if (n < 3)
-        return NAN;
-    rx = malloc(n * sizeof(*rx));
-    ry = malloc(n * sizeof(*ry));
-    if (!rx || !ry || !ranks(x, n, rx) || !ranks(y, n, ry))
-        goto done;
-    for (size_t i = 0; i < n; i++) {
-        mx += rx[i];
-        my += ry[i];
-    }
-    mx /= (double)n;
-    my /= (double)n;
-    for (size_t i = 0; i < n; i++) {
-        sxy += (rx[i] - mx) * (ry[i] - my);
-        sxx += (rx[i] - mx) * (rx[i] - mx);
-        syy += (ry[i] - my) * (ry[i] - my);
-    }
-    if (sxx > 0 && syy > 0)
-        rho = sxy / sqrt(sxx * syy);
-done:
-    free(rx);
-    free(ry);
-    return rho;
-}
-
-double eval_quantile(double *v, size_t n, double q)
-{
-    return quantile(v, n, q);
-}
-
-bool eval_point_stats(const void *p, size_t stride, size_t n, struct eval_stats *out)
-{
-    double *x, *y, sum = 0;
-    const struct eval_point *pt;
-
-    out->mape = out->median_ape = out->p90_ape = out->bias = out->spearman = NAN;
-    if (!n)
-        return true;
-    if (!(x = malloc(n * 2 * sizeof(double))))
-        return false;
-    y = x + n;
-#define POINT(i) ((const struct eval_point *)((const char *)p + (i) * stride))
-    for (size_t j = 0; j < n; j++) {
-        pt = POINT(j);
-        sum += pt->ape;
-        x[j] = pt->signed_err;
-    }
-    out->mape = sum / (double)n;
-    out->bias = quantile(x, n, 0.5);
-    for (size_t j = 0; j < n; j++)
-        x[j] = POINT(j)->ape;
-    out->median_ape = quantile(x, n, 0.5);
-    out->p90_ape = quantile(x, n, 0.9);
-    for (size_t j = 0; j < n; j++) {
-        x[j] = POINT(j)->meas_tflops;
-        y[j] = POINT(j)->pred_tflops;
-    }
-#undef POINT
-    out->spearman = spearman(x, y, n);
-    free(x);
-    return true;
-}
-
-double eval_spearman(const double *x, const double *y, size_t n)
-{
-    return spearman(x, y, n);
-}
-
 static int cmp_sample_sweep(const void *a, const void *b)
 {
     const struct sample *x = a, *y = b;
@@ -458,16 +341,20 @@ static bool sweep_spearman(struct group *g, size_t *n_sweeps, double *rho_min,
                 x[t - i] = g->s[t].e.meas_tflops;
                 x[g->n + t - i] = g->s[t].e.pred_tflops;
             }
-            r = spearman(x, x + g->n, j - i);
+            r = tc_spearman(x, x + g->n, j - i);
             if (!isnan(r))
                 rho[nr++] = r;
         }
         i = j;
     }
     if (nr) {
+        /* the median of the sorted values, interpolated between the two
+         * middle ones for an even count */
+        qsort(rho, nr, sizeof(*rho), cmp_double);
         *n_sweeps = nr;
-        *rho_median = quantile(rho, nr, 0.5); /* sorts rho */
         *rho_min = rho[0];
+        *rho_median = nr % 2 ? rho[nr / 2]
+                             : rho[nr / 2 - 1] + 0.5 * (rho[nr / 2] - rho[nr / 2 - 1]);
     }
     free(rho);
     free(x);
@@ -488,82 +375,72 @@ static const char *fmt_num(char *buf, size_t len, double v, int digits, bool sig
 
 static int timing_index(const char *method)
 {
-    for (size_t i = 0; i < sizeof(timing_methods) / sizeof(timing_methods[0]); i++)
+    for (size_t i = 0; i < TC_ARRAY_SIZE(timing_methods); i++)
         if (strcmp(method, timing_methods[i]) == 0)
             return (int)i;
     return -1;
 }
 
-int cmd_eval(int argc, char **argv)
-{
-    const char *cmd = "eval";
-    const char *input = NULL, *output = NULL;
-    const char *group_names[MAX_GROUP_COLS], *sweep_spec = NULL;
-    struct key group_keys[MAX_GROUP_COLS], sweep_key = {0};
-    int n_group_names = 0, n_group_keys = 0;
-    struct sweep_ids sweeps = {0};
-    char **header = NULL;
-    double min_time_us = 20.0;
-    enum cli_format fmt = CLI_FORMAT_TABLE;
-    struct predictor_opts po = {0};
-    struct gemm_defaults def = {.dtype = TC_DTYPE_FP16, .layout = TC_LAYOUT_NN, .batch = 1};
-    struct tc_specs *specs = NULL;
-    struct tc_predictor *p = NULL;
-    FILE *in = NULL, *out = NULL;
-    struct cli_output out_file = {0};
-    struct tc_csv *csv = NULL;
-    struct groups gs = {0};
+/* What the command line asks for. */
+struct options {
+    struct eval_opts e; /* --input, --output, --group-by, the format */
+    const char *sweep_spec;
+    double min_time_us;
+    struct predictor_opts po;
+    struct gemm_defaults def;
+    bool default_groups; /* no --group-by: sweep, model, op where the file has them */
+};
+
+/* One run over the input: what it reads and what it gathers. */
+struct run {
+    const struct options *o;
+    const char *in_name;
+    struct tc_specs *specs;
+    struct tc_predictor *p;
+    FILE *in, *out;
+    struct cli_output out_file;
+    struct tc_csv *csv;
+    char **header;
+    int header_n;
     struct gemm_columns cols;
     int col_time, col_timing, col_eff;
-    const struct tc_gpu *gpu = NULL;
-    char **fields;
-    int nfields, header_n = 0, r, rc = CLI_EXIT_OK;
-    long rows = 0, failed = 0;
-    bool method_used[sizeof(timing_methods) / sizeof(timing_methods[0])] = {false};
-    bool unknown_method = false;
-    long source_count[4] = {0, 0, 0, 0};
-    const char *in_name;
-    bool default_groups = false;
+    struct key group_keys[MAX_GROUP_COLS], sweep_key;
+    int n_group_keys;
+    struct sweep_ids sweeps;
+    struct groups gs;
+    long rows, failed;
+    bool method_used[TC_ARRAY_SIZE(timing_methods)];
+    bool unknown_method;
+    long source_count[4];
+};
 
-    /* fused-attention rows have a command of their own */
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--attention") == 0)
-            return cmd_eval_attention(argc, argv);
+static const char *const cmd = "eval";
+
+/* Returns -1 to go on, else the exit status (after printing any error). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int pr;
 
-        if (cli_parse_format(a, &fmt))
-            continue;
-        if ((pr = predictor_opts_parse(cmd, argc, argv, &i, &po)) != 0) {
+        if ((pr = eval_opt(cmd, argc, argv, &i, MAX_GROUP_COLS, "columns", &o->e)) != 0) {
             if (pr < 0)
                 return CLI_EXIT_USAGE;
-        } else if (cli_flag_value(argc, argv, &i, "--input", &v)) {
-            if (!v || !*v)
-                goto missing;
-            input = v;
-        } else if (cli_flag_value(argc, argv, &i, "--output", &v)) {
-            if (!v || !*v)
-                goto missing;
-            output = v;
+        } else if ((pr = predictor_opts_parse(cmd, argc, argv, &i, &o->po)) != 0) {
+            if (pr < 0)
+                return CLI_EXIT_USAGE;
         } else if (cli_flag_value(argc, argv, &i, "--min-time-us", &v)) {
-            if (!cli_parse_double(cmd, "--min-time-us", v, 0, 1e12, &min_time_us))
+            if (!cli_parse_double(cmd, "--min-time-us", v, 0, 1e12, &o->min_time_us))
                 return cli_value_status(v);
-        } else if ((pr = gemm_defaults_parse(cmd, argc, argv, &i, false, &def)) != 0) {
+        } else if ((pr = gemm_defaults_parse(cmd, argc, argv, &i, false, &o->def)) != 0) {
             if (pr < 0)
                 return -pr;
-        } else if (cli_flag_value(argc, argv, &i, "--group-by", &v)) {
-            if (!v || !*v)
-                goto missing;
-            if (n_group_names >= MAX_GROUP_COLS) {
-                cli_error(cmd, "at most %d --group-by columns", MAX_GROUP_COLS);
+        } else if (cli_flag_value(argc, argv, &i, "--sweep", &v)) {
+            if (!v || !*v) {
+                cli_error(cmd, "%s needs a value", a);
                 return CLI_EXIT_USAGE;
             }
-            group_names[n_group_names++] = v;
-        } else if (cli_flag_value(argc, argv, &i, "--sweep", &v)) {
-            if (!v || !*v)
-                goto missing;
-            sweep_spec = v;
+            o->sweep_spec = v;
         } else {
             char hint[96];
 
@@ -571,399 +448,386 @@ int cmd_eval(int argc, char **argv)
                       cli_suggest_option(a, cmd_eval_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
-        continue;
-missing:
-        cli_error(cmd, "%s needs a value", a);
-        return CLI_EXIT_USAGE;
     }
-    if (!input) {
+    if (!o->e.input) {
         cli_error(cmd, "--input FILE is required (a measured GEMM CSV)");
         return CLI_EXIT_USAGE;
     }
-    if (!n_group_names) {
-        default_groups = true;
-        group_names[0] = "sweep";
-        group_names[1] = "model";
-        group_names[2] = "op";
-        n_group_names = 3;
+    if (!o->e.n_group) {
+        o->default_groups = true;
+        o->e.group[0] = "sweep";
+        o->e.group[1] = "model";
+        o->e.group[2] = "op";
+        o->e.n_group = 3;
     }
-    in_name = strcmp(input, "-") == 0 ? "<stdin>" : input;
+    return -1;
+}
 
-    if (!(specs = cli_load_specs(cmd)))
+/* Opens the input and the output, reads the header and resolves the
+ * grouping and sweep columns against it. */
+static int open_run(struct run *r)
+{
+    const struct options *o = r->o;
+    char **fields;
+    int nfields, rc;
+
+    if (!(r->specs = cli_load_specs(cmd)))
         return CLI_EXIT_INPUT;
-    if (!(p = predictor_opts_make(cmd, specs, &po, &rc)))
-        goto cleanup;
-    in = strcmp(input, "-") == 0 ? stdin : fopen(input, "r");
-    if (!in) {
-        cli_error(cmd, "%s: cannot open: %s", input, strerror(errno));
-        rc = CLI_EXIT_INPUT;
-        goto cleanup;
-    }
-    if (output) {
-        const char *inputs[1 + sizeof(po.dbs) / sizeof(po.dbs[0])];
+    if (!(r->p = predictor_opts_make(cmd, r->specs, &o->po, &rc)))
+        return rc;
+    if ((rc = eval_open_input(cmd, o->e.input, &r->in)) != CLI_EXIT_OK)
+        return rc;
+    if (o->e.output) {
+        const char *inputs[1 + sizeof(o->po.dbs) / sizeof(o->po.dbs[0])];
 
-        inputs[0] = input;
-        for (int i = 0; i < po.n_dbs; i++)
-            inputs[1 + i] = po.dbs[i];
-        rc = cli_output_open(cmd, &out_file, output, inputs, 1 + (size_t)po.n_dbs);
+        inputs[0] = o->e.input;
+        for (int i = 0; i < o->po.n_dbs; i++)
+            inputs[1 + i] = o->po.dbs[i];
+        rc = cli_output_open(cmd, &r->out_file, o->e.output, inputs, 1 + (size_t)o->po.n_dbs);
         if (rc != CLI_EXIT_OK)
-            goto cleanup;
-        out = out_file.f;
+            return rc;
+        r->out = r->out_file.f;
     }
-    if (!(csv = tc_csv_new(in, in_name))) {
-        rc = cli_fail(cmd, TC_ERR_NOMEM);
-        goto cleanup;
-    }
-    r = tc_csv_next(csv, &nfields, &fields);
-    if (r <= 0) {
-        if (r == 0)
-            cli_error(cmd, "%s: empty input", in_name);
-        else
-            cli_fail(cmd, r);
-        rc = CLI_EXIT_INPUT;
-        goto cleanup;
-    }
-    if (!gemm_columns_find(cmd, in_name, tc_csv_line(csv), nfields, fields, &cols)) {
-        rc = CLI_EXIT_INPUT;
-        goto cleanup;
-    }
-    header_n = nfields;
-    col_time = tc_csv_find(nfields, fields, "time_us");
-    col_timing = tc_csv_find(nfields, fields, "timing");
-    col_eff = tc_csv_find(nfields, fields, "efficiency_pct");
-    if (col_time < 0 && col_eff < 0) {
+    if ((rc = eval_read_header(cmd, r->in, r->in_name, &r->csv, &nfields, &fields)) !=
+        CLI_EXIT_OK)
+        return rc;
+    if (!gemm_columns_find(cmd, r->in_name, tc_csv_line(r->csv), nfields, fields, &r->cols))
+        return CLI_EXIT_INPUT;
+    r->col_time = tc_csv_find(nfields, fields, "time_us");
+    r->col_timing = tc_csv_find(nfields, fields, "timing");
+    r->col_eff = tc_csv_find(nfields, fields, "efficiency_pct");
+    if (r->col_time < 0 && r->col_eff < 0) {
         cli_error(cmd, "%s:%ld: the header has neither time_us nor efficiency_pct: nothing to "
-                  "compare with", in_name, tc_csv_line(csv));
-        rc = CLI_EXIT_INPUT;
-        goto cleanup;
+                  "compare with", r->in_name, tc_csv_line(r->csv));
+        return CLI_EXIT_INPUT;
     }
-    /* The header's names outlive this row's fields: the labels need them. */
-    if (!(header = calloc((size_t)nfields, sizeof(*header)))) {
-        rc = cli_fail(cmd, TC_ERR_NOMEM);
-        goto cleanup;
-    }
-    for (int c = 0; c < nfields; c++)
-        if (!(header[c] = tc_strdup(fields[c]))) {
-            rc = cli_fail(cmd, TC_ERR_NOMEM);
-            goto cleanup;
-        }
+    if (!(r->header = eval_copy_header(cmd, nfields, fields)))
+        return cli_exit_code(TC_ERR_NOMEM);
+    r->header_n = nfields;
     /* A default grouping column the file lacks is left out; one the user
      * named must exist ('none' is no grouping). */
-    for (int g = 0; g < n_group_names; g++) {
-        if (strcmp(group_names[g], "none") == 0)
+    for (int g = 0; g < o->e.n_group; g++) {
+        if (strcmp(o->e.group[g], "none") == 0)
             continue;
-        if (key_resolve(&group_keys[n_group_keys], group_names[g], nfields, fields))
-            n_group_keys++;
-        else if (!default_groups) {
+        if (key_resolve(&r->group_keys[r->n_group_keys], o->e.group[g], nfields, fields))
+            r->n_group_keys++;
+        else if (!o->default_groups) {
             cli_error(cmd, "%s:%ld: --group-by %s: no such column (or more than %d joined)",
-                      in_name, tc_csv_line(csv), group_names[g], MAX_KEY_COLS);
-            rc = CLI_EXIT_USAGE;
-            goto cleanup;
+                      r->in_name, tc_csv_line(r->csv), o->e.group[g], MAX_KEY_COLS);
+            return CLI_EXIT_USAGE;
         }
     }
-    if (sweep_spec && strcmp(sweep_spec, "none") != 0) {
-        if (!key_resolve(&sweep_key, sweep_spec, nfields, fields)) {
+    if (o->sweep_spec && strcmp(o->sweep_spec, "none") != 0) {
+        if (!key_resolve(&r->sweep_key, o->sweep_spec, nfields, fields)) {
             cli_error(cmd, "%s:%ld: --sweep %s: no such column (or more than %d joined)",
-                      in_name, tc_csv_line(csv), sweep_spec, MAX_KEY_COLS);
-            rc = CLI_EXIT_USAGE;
-            goto cleanup;
+                      r->in_name, tc_csv_line(r->csv), o->sweep_spec, MAX_KEY_COLS);
+            return CLI_EXIT_USAGE;
         }
-    } else if (!sweep_spec && !key_resolve(&sweep_key, "sweep", nfields, fields)) {
-        key_resolve(&sweep_key, "model+tp+vidur_op", nfields, fields);
+    } else if (!o->sweep_spec && !key_resolve(&r->sweep_key, "sweep", nfields, fields)) {
+        key_resolve(&r->sweep_key, "model+tp+vidur_op", nfields, fields);
     }
-    if (out) {
+    if (r->out) {
         for (int c = 0; c < nfields; c++)
-            cli_csv_field(out, fields[c], false);
+            cli_csv_field(r->out, fields[c], false);
         fputs("pred_kernel_us,host_us,pred_time_us,pred_tflops,pred_frac_peak,ape_pct,"
-              "pred_source,status,pred_lo_us,pred_hi_us\n", out);
+              "pred_source,status,pred_lo_us,pred_hi_us\n", r->out);
     }
+    return CLI_EXIT_OK;
+}
 
-    while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
-        struct tc_gemm_query q;
-        struct tc_gemm_prediction pr;
-        long line = tc_csv_line(csv);
-        char err[768];
-        double meas_us = NAN, eff = NAN, host_us = 0, floor_us = 0, pred_us, ape = NAN;
-        double host_lo = 0, host_hi = 0;
-        double flops;
-        const char *status = "ok";
-        int e, ti = -1;
-        struct group *targets[1 + MAX_GROUP_COLS];
-        int nt = 0;
+/* Compares one row. A row that cannot be predicted is reported and
+ * counted; only running out of memory stops the run (the exit status is
+ * returned, else CLI_EXIT_OK). */
+static int eval_row(struct run *r, int nfields, char **fields)
+{
+    struct tc_gemm_query q;
+    struct tc_gemm_prediction pr;
+    struct tc_timing_cost cost = {0};
+    const struct tc_gpu *gpu = NULL;
+    long line = tc_csv_line(r->csv);
+    char err[768];
+    double meas_us = NAN, eff = NAN, pred_us, ape = NAN, flops;
+    const char *status = "ok", *in_name = r->in_name;
+    int e, ti = -1, nt = 0;
+    struct group *targets[1 + MAX_GROUP_COLS];
 
-        rows++;
-        if (nfields != header_n) {
-            cli_error(cmd, "%s:%ld: expected %d fields as in the header, got %d", in_name, line,
-                      header_n, nfields);
-            failed++;
-            continue;
+    r->rows++;
+    if (nfields != r->header_n) {
+        cli_error(cmd, "%s:%ld: expected %d fields as in the header, got %d", in_name, line,
+                  r->header_n, nfields);
+        r->failed++;
+        return CLI_EXIT_OK;
+    }
+    e = gemm_row_query(r->specs, &r->cols, &r->o->def, in_name, line, fields, &gpu, &q, err,
+                       sizeof(err));
+    /* calibrated predictions follow the row's timing method themselves */
+    if (r->col_timing >= 0)
+        tc_predictor_set_timing(r->p, fields[r->col_timing]);
+    if (e == TC_OK && (e = tc_predict_gemm(r->p, gpu, &q, &pr)) < 0) {
+        int col = gemm_error_column(&r->cols, e);
+
+        if (col > 0)
+            snprintf(err, sizeof(err), "%s:%ld:%d: %s", in_name, line, col, tc_last_error());
+        else
+            snprintf(err, sizeof(err), "%s:%ld: %s", in_name, line, tc_last_error());
+    }
+    if (e < 0) {
+        fprintf(stderr, "tilecast eval: error: %s\n", err);
+        r->failed++;
+        return CLI_EXIT_OK;
+    }
+    if (r->col_time >= 0 && *fields[r->col_time] &&
+        tc_parse_double(fields[r->col_time], &meas_us) < 0) {
+        fprintf(stderr, "tilecast eval: error: %s:%ld:%d: time_us: %s\n", in_name, line,
+                r->col_time + 1, tc_last_error());
+        r->failed++;
+        return CLI_EXIT_OK;
+    }
+    if (r->col_eff >= 0 && *fields[r->col_eff] && tc_parse_double(fields[r->col_eff], &eff) < 0) {
+        fprintf(stderr, "tilecast eval: error: %s:%ld:%d: efficiency_pct: %s\n", in_name, line,
+                r->col_eff + 1, tc_last_error());
+        r->failed++;
+        return CLI_EXIT_OK;
+    }
+    if (r->col_timing >= 0 && *fields[r->col_timing]) {
+        ti = timing_index(fields[r->col_timing]);
+        if (ti >= 0) {
+            tc_timing_host_cost(timing_methods[ti], &cost);
+            r->method_used[ti] = true;
+        } else if (!isnan(meas_us)) {
+            r->unknown_method = true;
         }
-        e = gemm_row_query(specs, &cols, &def, in_name, line, fields, &gpu, &q, err,
-                           sizeof(err));
-        /* calibrated predictions follow the row's timing method themselves */
-        if (col_timing >= 0)
-            tc_predictor_set_timing(p, fields[col_timing]);
-        if (e == TC_OK && (e = tc_predict_gemm(p, gpu, &q, &pr)) < 0) {
-            int col = gemm_error_column(&cols, e);
+    }
+    if ((unsigned)pr.source < 4)
+        r->source_count[pr.source]++;
+    /* a measurement, or a calibration that fitted this method's host
+     * cost, already answers in the row's timing */
+    if (pr.source != TC_SOURCE_ANALYTICAL)
+        cost = (struct tc_timing_cost){0};
+    pred_us = pr.time_us + cost.typical_us;
+    if (pred_us < cost.floor_us)
+        pred_us = cost.floor_us;
+    flops = 2.0 * (double)q.m * (double)q.n * (double)q.k * (double)(q.batch ? q.batch : 1);
 
-            if (col > 0)
-                snprintf(err, sizeof(err), "%s:%ld:%d: %s", in_name, line, col, tc_last_error());
-            else
-                snprintf(err, sizeof(err), "%s:%ld: %s", in_name, line, tc_last_error());
-        }
-        if (e < 0) {
-            fprintf(stderr, "tilecast eval: error: %s\n", err);
-            failed++;
-            continue;
-        }
-        if (col_time >= 0 && *fields[col_time] && tc_parse_double(fields[col_time], &meas_us) < 0) {
-            fprintf(stderr, "tilecast eval: error: %s:%ld:%d: time_us: %s\n", in_name, line,
-                    col_time + 1, tc_last_error());
-            failed++;
-            continue;
-        }
-        if (col_eff >= 0 && *fields[col_eff] && tc_parse_double(fields[col_eff], &eff) < 0) {
-            fprintf(stderr, "tilecast eval: error: %s:%ld:%d: efficiency_pct: %s\n", in_name,
-                    line, col_eff + 1, tc_last_error());
-            failed++;
-            continue;
-        }
-        if (col_timing >= 0 && *fields[col_timing]) {
-            ti = timing_index(fields[col_timing]);
-            if (ti >= 0) {
-                host_us = tc_timing_default_host_us(tc_timing_classify(timing_methods[ti]));
-                floor_us = tc_timing_floor_us(tc_timing_classify(timing_methods[ti]));
-                tc_timing_host_range_us(tc_timing_classify(timing_methods[ti]), &host_lo,
-                                        &host_hi);
-                method_used[ti] = true;
-            } else if (!isnan(meas_us)) {
-                unknown_method = true;
-            }
-        }
-        if ((unsigned)pr.source < 4)
-            source_count[pr.source]++;
-        /* a measurement, or a calibration that fitted this method's host
-         * cost, already answers in the row's timing */
-        if (pr.source != TC_SOURCE_ANALYTICAL)
-            host_us = floor_us = host_lo = host_hi = 0;
-        pred_us = pr.time_us + host_us;
-        if (pred_us < floor_us)
-            pred_us = floor_us;
-        flops = 2.0 * (double)q.m * (double)q.n * (double)q.k * (double)(q.batch ? q.batch : 1);
+    targets[nt++] = group_get(&r->gs, gpu->id, tc_dtype_name(q.dtype), "all");
+    for (int g = 0; g < r->n_group_keys; g++) {
+        char label[256];
 
-        targets[nt++] = group_get(&gs, gpu->id, tc_dtype_name(q.dtype), "all");
-        for (int g = 0; g < n_group_keys; g++) {
-            char label[256];
+        key_label(&r->group_keys[g], r->header, fields, label, sizeof(label));
+        targets[nt++] = group_get(&r->gs, gpu->id, tc_dtype_name(q.dtype), label);
+    }
+    for (int t = 0; t < nt; t++)
+        if (!targets[t])
+            return cli_fail(cmd, TC_ERR_NOMEM);
 
-            key_label(&group_keys[g], header, fields, label, sizeof(label));
-            targets[nt++] = group_get(&gs, gpu->id, tc_dtype_name(q.dtype), label);
-        }
-        for (int t = 0; t < nt; t++)
-            if (!targets[t]) {
-                rc = cli_fail(cmd, TC_ERR_NOMEM);
-                goto cleanup;
-            }
-
-        if (!isnan(meas_us) && meas_us > 0) {
-            if (meas_us < min_time_us) {
-                status = "skipped";
-                for (int t = 0; t < nt; t++)
-                    targets[t]->skipped++;
-            } else {
-                struct sample s;
-
-                s.sweep = -1;
-                if (sweep_key.n) {
-                    char label[256];
-
-                    key_label(&sweep_key, header, fields, label, sizeof(label));
-                    if ((s.sweep = sweep_id(&sweeps, label)) < 0) {
-                        rc = cli_fail(cmd, TC_ERR_NOMEM);
-                        goto cleanup;
-                    }
-                }
-                s.e.signed_err = (pred_us - meas_us) / meas_us * 100.0;
-                s.e.ape = fabs(s.e.signed_err);
-                s.e.meas_tflops = flops / (meas_us * 1e6);
-                s.e.pred_tflops = flops / (pred_us * 1e6);
-                ape = s.e.ape;
-                for (int t = 0; t < nt; t++)
-                    if (!group_add(targets[t], &s)) {
-                        rc = cli_fail(cmd, TC_ERR_NOMEM);
-                        goto cleanup;
-                    }
-            }
-        } else if (!isnan(eff)) {
-            struct eff_sample es = {eff, pr.frac_peak};
-
-            status = "efficiency";
+    if (!isnan(meas_us) && meas_us > 0) {
+        if (meas_us < r->o->min_time_us) {
+            status = "skipped";
             for (int t = 0; t < nt; t++)
-                if (!group_add_eff(targets[t], &es)) {
-                    rc = cli_fail(cmd, TC_ERR_NOMEM);
-                    goto cleanup;
-                }
+                targets[t]->skipped++;
         } else {
-            status = "no-measurement";
-        }
-        if (out) {
-            for (int c = 0; c < nfields; c++)
-                cli_csv_field(out, fields[c], false);
-            fprintf(out, "%.4f,%.2f,%.4f,%.4f,%.5f,", pr.time_us, host_us, pred_us,
-                    flops / (pred_us * 1e6), pr.frac_peak);
-            if (!isnan(ape))
-                fprintf(out, "%.3f", ape);
-            /* the interval in the row's timing method: widened by the range
-             * of host costs on the data's hosts (the user's machine is not
-             * known), and never below the method's floor */
-            fprintf(out, ",%s,%s,%.4f,%.4f\n", gemm_source_label(pr.source), status,
-                    fmax(pr.lo_us + host_lo, floor_us), fmax(pr.hi_us + host_hi, floor_us));
-        }
-    }
-    if (r < 0) {
-        rc = cli_fail(cmd, r);
-        goto cleanup;
-    }
+            struct sample s;
 
-    {
-        static const char *const headers[] = {
-            "gpu", "dtype", "group", "rows", "skipped", "mape_pct", "median_ape_pct",
-            "p90_ape_pct", "bias_pct", "spearman_tflops", "sweeps", "sweep_rho_min",
-            "sweep_rho_median", "eff_rows", "spearman_eff"};
-        static const bool numeric[] = {false, false, false, true, true, true, true, true,
-                                       true,  true,  true,  true, true, true, true};
-        struct cli_table *t = cli_table_new(15, headers, numeric);
+            s.sweep = -1;
+            if (r->sweep_key.n) {
+                char label[256];
 
-        if (!t) {
-            rc = cli_fail(cmd, TC_ERR_NOMEM);
-            goto cleanup;
-        }
-        for (size_t i = 0; i < gs.n; i++) {
-            struct group *g = &gs.g[i];
-            double *v = malloc((g->n ? g->n : 1) * sizeof(double) * 2);
-            double mape = NAN, med = NAN, p90 = NAN, bias = NAN, rho = NAN, rho_eff = NAN;
-            double sw_min = NAN, sw_med = NAN;
-            size_t n_sw = 0;
-            char b[8][32];
-
-            if (!v) {
-                cli_table_free(t);
-                rc = cli_fail(cmd, TC_ERR_NOMEM);
-                goto cleanup;
+                key_label(&r->sweep_key, r->header, fields, label, sizeof(label));
+                if ((s.sweep = sweep_id(&r->sweeps, label)) < 0)
+                    return cli_fail(cmd, TC_ERR_NOMEM);
             }
-            {
-                struct eval_stats st;
-
-                if (!eval_point_stats(g->s, sizeof(*g->s), g->n, &st)) {
-                    free(v);
-                    cli_table_free(t);
-                    rc = cli_fail(cmd, TC_ERR_NOMEM);
-                    goto cleanup;
-                }
-                mape = st.mape;
-                bias = st.bias;
-                med = st.median_ape;
-                p90 = st.p90_ape;
-                rho = st.spearman;
-            }
-            free(v);
-            if (sweep_key.n && !sweep_spearman(g, &n_sw, &sw_min, &sw_med)) {
-                cli_table_free(t);
-                rc = cli_fail(cmd, TC_ERR_NOMEM);
-                goto cleanup;
-            }
-            if (g->ne) {
-                double *x = malloc(g->ne * sizeof(double) * 2);
-
-                if (!x) {
-                    cli_table_free(t);
-                    rc = cli_fail(cmd, TC_ERR_NOMEM);
-                    goto cleanup;
-                }
-                for (size_t j = 0; j < g->ne; j++) {
-                    x[j] = g->e[j].eff;
-                    x[g->ne + j] = g->e[j].pred_frac;
-                }
-                rho_eff = spearman(x, x + g->ne, g->ne);
-                free(x);
-            }
-            cli_table_addf(t, 0, "%s", g->gpu);
-            cli_table_addf(t, 1, "%s", g->dtype);
-            cli_table_addf(t, 2, "%s", g->label);
-            cli_table_addf(t, 3, "%zu", g->n);
-            cli_table_addf(t, 4, "%ld", g->skipped);
-            cli_table_addf(t, 5, "%s", fmt_num(b[0], sizeof(b[0]), mape, 2, false));
-            cli_table_addf(t, 6, "%s", fmt_num(b[1], sizeof(b[1]), med, 2, false));
-            cli_table_addf(t, 7, "%s", fmt_num(b[2], sizeof(b[2]), p90, 2, false));
-            cli_table_addf(t, 8, "%s", fmt_num(b[3], sizeof(b[3]), bias, 2, true));
-            cli_table_addf(t, 9, "%s", fmt_num(b[4], sizeof(b[4]), rho, 3, false));
-            if (sweep_key.n)
-                cli_table_addf(t, 10, "%zu", n_sw);
-            cli_table_addf(t, 11, "%s", fmt_num(b[6], sizeof(b[6]), sw_min, 3, false));
-            cli_table_addf(t, 12, "%s", fmt_num(b[7], sizeof(b[7]), sw_med, 3, false));
-            cli_table_addf(t, 13, "%zu", g->ne);
-            cli_table_addf(t, 14, "%s", fmt_num(b[5], sizeof(b[5]), rho_eff, 3, false));
-            cli_table_end_row(t);
+            s.e.signed_pct = (pred_us - meas_us) / meas_us * 100.0;
+            s.e.ape_pct = fabs(s.e.signed_pct);
+            s.e.meas_tflops = flops / (meas_us * 1e6);
+            s.e.pred_tflops = flops / (pred_us * 1e6);
+            ape = s.e.ape_pct;
+            for (int t = 0; t < nt; t++)
+                if (!group_add(targets[t], &s))
+                    return cli_fail(cmd, TC_ERR_NOMEM);
         }
-        {
-            /* The notes go with the table; machine-readable output keeps
-             * stdout clean and says the same on stderr. */
-            FILE *notes = fmt == CLI_FORMAT_TABLE ? stdout : stderr;
+    } else if (!isnan(eff)) {
+        struct eff_sample es = {eff, pr.frac_peak};
 
-            fprintf(notes, "Predictions against %s; rows measured below %g us skipped.\n",
-                    in_name, min_time_us);
-            if (sweep_key.n)
-                fprintf(notes, "Sweeps: rows with the same %s (%zu sweeps); sweep_rho_* over "
-                        "those with at least %d compared rows.\n",
-                        sweep_key.spec, sweeps.n, SWEEP_MIN_ROWS);
-            fprintf(notes, "Prediction sources:");
-            for (int i = 0; i < 4; i++)
-                if (source_count[i])
-                    fprintf(notes, " %s %ld", gemm_source_label((enum tc_source)i),
-                            source_count[i]);
-            fputc('\n', notes);
-            for (size_t i = 0; i < sizeof(timing_methods) / sizeof(timing_methods[0]); i++)
-                if (method_used[i])
-                    fprintf(notes,
-                            "Timing '%s': %g us of host time added to each analytical kernel "
-                            "prediction%s.\n",
-                            timing_methods[i],
-                            tc_timing_default_host_us(tc_timing_classify(timing_methods[i])),
-                            tc_timing_floor_us(tc_timing_classify(timing_methods[i])) > 0
-                                ? " (with a floor)"
-                                : "");
-            if (unknown_method)
-                fprintf(notes, "Some rows use a timing method with no known host overhead: "
-                        "compared as kernel time.\n");
-            if (fmt == CLI_FORMAT_TABLE)
-                putchar('\n');
+        status = "efficiency";
+        for (int t = 0; t < nt; t++)
+            if (!group_add_eff(targets[t], &es))
+                return cli_fail(cmd, TC_ERR_NOMEM);
+    } else {
+        status = "no-measurement";
+    }
+    if (r->out) {
+        for (int c = 0; c < nfields; c++)
+            cli_csv_field(r->out, fields[c], false);
+        fprintf(r->out, "%.4f,%.2f,%.4f,%.4f,%.5f,", pr.time_us, cost.typical_us, pred_us,
+                flops / (pred_us * 1e6), pr.frac_peak);
+        if (!isnan(ape))
+            fprintf(r->out, "%.3f", ape);
+        /* the interval in the row's timing method: widened by the range
+         * of host costs on the data's hosts (the user's machine is not
+         * known), and never below the method's floor */
+        fprintf(r->out, ",%s,%s,%.4f,%.4f\n", gemm_source_label(pr.source), status,
+                fmax(pr.lo_us + cost.lo_us, cost.floor_us),
+                fmax(pr.hi_us + cost.hi_us, cost.floor_us));
+    }
+    return CLI_EXIT_OK;
+}
+
+/* One row of the summary table: group g's figures. */
+static int add_group_row(struct run *r, struct cli_table *t, struct group *g)
+{
+    double rho_eff = NAN, sw_min = NAN, sw_med = NAN;
+    struct tc_eval_stats st;
+    size_t n_sw = 0;
+    char b[8][32];
+    int err;
+
+    if ((err = tc_eval_stats(&g->s->e, g->n, sizeof(*g->s), &st)) < 0)
+        return cli_fail(cmd, err);
+    if (r->sweep_key.n && !sweep_spearman(g, &n_sw, &sw_min, &sw_med))
+        return cli_fail(cmd, TC_ERR_NOMEM);
+    if (g->ne) {
+        double *x = malloc(g->ne * sizeof(double) * 2);
+
+        if (!x)
+            return cli_fail(cmd, TC_ERR_NOMEM);
+        for (size_t j = 0; j < g->ne; j++) {
+            x[j] = g->e[j].eff;
+            x[g->ne + j] = g->e[j].pred_frac;
         }
-        cli_table_print(t, stdout, fmt);
-        cli_table_free(t);
+        rho_eff = tc_spearman(x, x + g->ne, g->ne);
+        free(x);
     }
-    if (failed) {
-        cli_error(cmd, "%ld of %ld rows could not be predicted", failed, rows);
-        rc = CLI_EXIT_INPUT;
-    }
+    cli_table_addf(t, 0, "%s", g->gpu);
+    cli_table_addf(t, 1, "%s", g->dtype);
+    cli_table_addf(t, 2, "%s", g->label);
+    cli_table_addf(t, 3, "%zu", g->n);
+    cli_table_addf(t, 4, "%ld", g->skipped);
+    cli_table_addf(t, 5, "%s", fmt_num(b[0], sizeof(b[0]), st.mape_pct, 2, false));
+    cli_table_addf(t, 6, "%s", fmt_num(b[1], sizeof(b[1]), st.median_ape_pct, 2, false));
+    cli_table_addf(t, 7, "%s", fmt_num(b[2], sizeof(b[2]), st.p90_ape_pct, 2, false));
+    cli_table_addf(t, 8, "%s", fmt_num(b[3], sizeof(b[3]), st.bias_pct, 2, true));
+    cli_table_addf(t, 9, "%s", fmt_num(b[4], sizeof(b[4]), st.spearman_tflops, 3, false));
+    if (r->sweep_key.n)
+        cli_table_addf(t, 10, "%zu", n_sw);
+    cli_table_addf(t, 11, "%s", fmt_num(b[6], sizeof(b[6]), sw_min, 3, false));
+    cli_table_addf(t, 12, "%s", fmt_num(b[7], sizeof(b[7]), sw_med, 3, false));
+    cli_table_addf(t, 13, "%zu", g->ne);
+    cli_table_addf(t, 14, "%s", fmt_num(b[5], sizeof(b[5]), rho_eff, 3, false));
+    cli_table_end_row(t);
+    return CLI_EXIT_OK;
+}
 
-cleanup:
-    groups_free(&gs);
-    sweep_ids_free(&sweeps);
-    if (header)
-        for (int c = 0; c < header_n; c++)
-            free(header[c]);
-    free(header);
-    tc_csv_free(csv);
-    if (in && in != stdin)
-        fclose(in);
+/* The notes go with the table; machine-readable output keeps stdout clean
+ * and says the same on stderr. */
+static void print_notes(const struct run *r)
+{
+    FILE *notes = r->o->e.fmt == CLI_FORMAT_TABLE ? stdout : stderr;
+
+    fprintf(notes, "Predictions against %s; rows measured below %g us skipped.\n", r->in_name,
+            r->o->min_time_us);
+    if (r->sweep_key.n)
+        fprintf(notes, "Sweeps: rows with the same %s (%zu sweeps); sweep_rho_* over "
+                "those with at least %d compared rows.\n",
+                r->sweep_key.spec, r->sweeps.n, SWEEP_MIN_ROWS);
+    fprintf(notes, "Prediction sources:");
+    for (int i = 0; i < 4; i++)
+        if (r->source_count[i])
+            fprintf(notes, " %s %ld", gemm_source_label((enum tc_source)i), r->source_count[i]);
+    fputc('\n', notes);
+    for (size_t i = 0; i < TC_ARRAY_SIZE(timing_methods); i++) {
+        struct tc_timing_cost cost;
+
+        if (!r->method_used[i])
+            continue;
+        tc_timing_host_cost(timing_methods[i], &cost);
+        fprintf(notes,
+                "Timing '%s': %g us of host time added to each analytical kernel "
+                "prediction%s.\n",
+                timing_methods[i], cost.typical_us, cost.floor_us > 0 ? " (with a floor)" : "");
+    }
+    if (r->unknown_method)
+        fprintf(notes, "Some rows use a timing method with no known host overhead: "
+                "compared as kernel time.\n");
+    if (r->o->e.fmt == CLI_FORMAT_TABLE)
+        putchar('\n');
+}
+
+static int print_report(struct run *r)
+{
+    static const char *const headers[] = {
+        "gpu", "dtype", "group", "rows", "skipped", "mape_pct", "median_ape_pct",
+        "p90_ape_pct", "bias_pct", "spearman_tflops", "sweeps", "sweep_rho_min",
+        "sweep_rho_median", "eff_rows", "spearman_eff"};
+    static const bool numeric[] = {false, false, false, true, true, true, true, true,
+                                   true,  true,  true,  true, true, true, true};
+    struct cli_table *t = cli_table_new(15, headers, numeric);
+    int rc = CLI_EXIT_OK;
+
+    if (!t)
+        return cli_fail(cmd, TC_ERR_NOMEM);
+    for (size_t i = 0; i < r->gs.n && rc == CLI_EXIT_OK; i++)
+        rc = add_group_row(r, t, &r->gs.g[i]);
+    if (rc == CLI_EXIT_OK) {
+        print_notes(r);
+        cli_table_print(t, stdout, r->o->e.fmt);
+    }
+    cli_table_free(t);
+    return rc;
+}
+
+/* Frees what open_run and the rows gathered; closes the output, which a
+ * run that failed leaves as it was. Returns the final exit status. */
+static int close_run(struct run *r, int rc)
+{
+    groups_free(&r->gs);
+    sweep_ids_free(&r->sweeps);
+    eval_free_header(r->header, r->header_n);
+    tc_csv_free(r->csv);
+    if (r->in && r->in != stdin)
+        fclose(r->in);
     /* a run with rows that failed leaves the file it would have replaced
      * as it was: the rows written would not be all of the input's */
-    if (out) {
-        int wrc = cli_output_close(cmd, &out_file, rc == CLI_EXIT_OK);
+    if (r->out) {
+        int wrc = cli_output_close(cmd, &r->out_file, rc == CLI_EXIT_OK);
 
         if (rc == CLI_EXIT_OK)
             rc = wrc;
     }
-    tc_predictor_free(p);
-    tc_specs_free(specs);
+    tc_predictor_free(r->p);
+    tc_specs_free(r->specs);
     return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    struct options o = {
+        .min_time_us = 20.0,
+        .e = {.fmt = CLI_FORMAT_TABLE},
+        .def = {.dtype = TC_DTYPE_FP16, .layout = TC_LAYOUT_NN, .batch = 1},
+    };
+    struct run r = {.o = &o};
+    char **fields;
+    int nfields, rc, next;
+
+    /* fused-attention rows have a command of their own */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--attention") == 0)
+            return cmd_eval_attention(argc, argv);
+    if ((rc = parse_options(argc, argv, &o)) >= 0)
+        return rc;
+    r.in_name = strcmp(o.e.input, "-") == 0 ? "<stdin>" : o.e.input;
+    if ((rc = open_run(&r)) != CLI_EXIT_OK)
+        return close_run(&r, rc);
+    while ((next = tc_csv_next(r.csv, &nfields, &fields)) > 0)
+        if ((rc = eval_row(&r, nfields, fields)) != CLI_EXIT_OK)
+            return close_run(&r, rc);
+    if (next < 0)
+        return close_run(&r, cli_fail(cmd, next));
+    if ((rc = print_report(&r)) != CLI_EXIT_OK)
+        return close_run(&r, rc);
+    if (r.failed) {
+        cli_error(cmd, "%ld of %ld rows could not be predicted", r.failed, r.rows);
+        rc = CLI_EXIT_INPUT;
+    }
+    return close_run(&r, rc);
 }

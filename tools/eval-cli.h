@@ -1,31 +1,46 @@
 /* Shared by `tilecast eval` (GEMM rows, cmd-eval.c) and `tilecast eval
- * --attention` (fused-attention rows, cmd-eval-attention.c). */
+ * --attention` (fused-attention rows, cmd-eval-attention.c): the options
+ * both take and the reading of the measured CSV's header (eval-common.c).
+ * The statistics are the library's (tc_eval_stats, tc_spearman). */
 #ifndef TC_EVAL_CLI_H
 #define TC_EVAL_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
-/* The q-quantile (0..1) of v[0..n) with linear interpolation; sorts v. NAN
- * when n is 0. */
-double eval_quantile(double *v, size_t n, double q);
-/* Spearman's rho of x and y (average ranks for ties); NAN below 3 points or
- * when either side is constant. */
-double eval_spearman(const double *x, const double *y, size_t n);
+#include "cli.h"
 
-/* One compared row: absolute and signed error of the time (%), measured
- * and predicted TFLOP/s. */
-struct eval_point {
-    double ape, signed_err, meas_tflops, pred_tflops;
+struct tc_csv;
+
+#define EVAL_MAX_GROUPS 8
+
+/* The options both commands take. */
+struct eval_opts {
+    const char *input, *output;
+    const char *group[EVAL_MAX_GROUPS]; /* --group-by values, in order */
+    int n_group;
+    enum cli_format fmt;
 };
-/* What eval prints per group (NAN when a group has no rows). */
-struct eval_stats {
-    double mape, median_ape, p90_ape, bias, spearman;
-};
-/* The statistics of n points, the i-th at (const char *)p + i * stride (so
- * a larger struct that begins with an eval_point serves). Returns false
- * when out of memory. */
-bool eval_point_stats(const void *p, size_t stride, size_t n, struct eval_stats *out);
+
+/* Parses argv[*i] if it is --json/--csv, --input, --output or --group-by
+ * (at most max_group of them; the error names them as `group_noun`).
+ * Returns 1 if it was one, 0 if not, -1 after printing a usage error. */
+int eval_opt(const char *cmd, int argc, char **argv, int *i, int max_group,
+             const char *group_noun, struct eval_opts *o);
+
+/* Opens the input ('-': stdin), then reads its CSV header into *csv and
+ * the header's fields (valid until the next read). Each returns CLI_EXIT_OK
+ * or an exit status after printing the error; the caller frees what was
+ * set. */
+int eval_open_input(const char *cmd, const char *input, FILE **in);
+int eval_read_header(const char *cmd, FILE *in, const char *in_name, struct tc_csv **csv,
+                     int *nfields, char ***fields);
+
+/* A copy of the header's names, which outlive the row read with them (the
+ * labels need them). NULL after printing the error. */
+char **eval_copy_header(const char *cmd, int nfields, char **fields);
+void eval_free_header(char **header, int n);
 
 int cmd_eval_attention(int argc, char **argv);
 extern const char cmd_eval_attention_help[];
