@@ -1,5 +1,6 @@
 /* Option parsing and output shared by `predict attention|layer|model`,
- * `advise` and `plot` (defined in cmd-predict-model.c). */
+ * `advise` and `plot` (defined in cmd-predict-model.c; predict attention
+ * in cmd-predict-attention.c). */
 #ifndef TC_MODEL_CLI_H
 #define TC_MODEL_CLI_H
 
@@ -157,5 +158,11 @@ json_t *mcli_ops_json(const struct tc_model_prediction *mp);
 
 /* The per-op table (units in column names). Caller frees. */
 struct cli_table *mcli_ops_table(const struct tc_model_prediction *mp);
+
+/* Prints obj to stdout as every predict --json does (indented, 8 digits,
+ * keys in order). */
+void mcli_print_json(json_t *obj);
+/* Whether arg asks for help (-h, --help). */
+bool mcli_help_flag(const char *arg);
 
 #endif
