@@ -1,7 +1,9 @@
-/* The collector core: sweep specs, shape enumeration, sharding, the timing
- * harness and the backend interface. Internal to the tilecast command and
- * its tests; not installed. Functions return 0 or a negative enum tc_error
- * with the message in tc_last_error(), like the library. */
+/* The collector's internals: hashing, shard assignment, harness
+ * statistics, the backend interface (the ops table the modules implement),
+ * the harness and the device helpers, for the collector's own files, its
+ * backends and its tests. What the tilecast command calls is in
+ * tilecast/collect.h. Functions return 0 or a negative enum tc_error with
+ * the message in tc_last_error(), like the library. */
 #ifndef TC_COLLECTOR_H
 #define TC_COLLECTOR_H
 
@@ -9,66 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tilecast/collect.h"
 #include "tilecast/tilecast.h"
-
-/* ------------------------------------------------------------------------ */
-/* Shapes and sweeps                                                         */
-/* ------------------------------------------------------------------------ */
-
-enum tc_shape_kind {
-    TC_SHAPE_GEMM = 0,  /* one GEMM, batch 1 */
-    TC_SHAPE_BMM,       /* strided batched GEMM */
-    TC_SHAPE_ATTENTION, /* attention (unfused today; flash fits the same key) */
-};
-
-/* One thing to measure. GEMMs are row-major C[m x n] = A[m x k] . B[k x n]
- * (the public API's convention); attention uses the attention fields and
- * `batch`. */
-struct tc_shape {
-    enum tc_shape_kind kind;
-    enum tc_dtype dtype;
-    enum tc_layout layout;
-    int64_t m, n, k, batch;
-    int64_t heads, kv_heads, seq_q, seq_kv, head_dim;
-    bool causal;
-    enum tc_attn_impl impl;
-};
-
-/* FLOPs of a shape: 2·m·n·k·batch for GEMMs; for attention the scores and
- * values GEMMs, 4·batch·heads·seq_q·seq_kv·head_dim (the unfused path
- * computes the full score matrix, so causal does not change it). */
-double tc_shape_flops(const struct tc_shape *s);
-/* Total order on shape keys (kind, dtype, layout, dims); memcmp-free so that
- * padding never matters. */
-int tc_shape_cmp(const struct tc_shape *a, const struct tc_shape *b);
-/* "gemm fp16 NT 4096x4096x4096", "bmm ... x64", "attention fp16 b4 h32/8 ..." */
-void tc_shape_format(const struct tc_shape *s, char *buf, size_t len);
-
-/* A parsed and expanded sweep. Opaque. */
-struct tc_sweep;
-
-/* Parses a YAML sweep file and expands every set into a de-duplicated list
- * of shapes (first occurrence order). `path` may also name a shipped sweep
- * alone ("quick": <data dir>/collector/sweeps/quick.yaml) when no file of
- * that name exists. NULL on failure, with tc_last_error()
- * naming file:line:column. Caller owns the result (tc_sweep_free). */
-struct tc_sweep *tc_sweep_load(const char *path);
-/* The same from a string; `name` stands for the file in messages. */
-struct tc_sweep *tc_sweep_parse(const char *yaml, size_t len, const char *name);
-void tc_sweep_free(struct tc_sweep *sweep);
-
-/* Borrowed, valid until tc_sweep_free. */
-const char *tc_sweep_name(const struct tc_sweep *sweep);
-/* "fnv1a64:<16 hex>" of the file's bytes. */
-const char *tc_sweep_hash(const struct tc_sweep *sweep);
-size_t tc_sweep_count(const struct tc_sweep *sweep);
-const struct tc_shape *tc_sweep_shapes(const struct tc_sweep *sweep);
-
-/* The largest number of shapes one sweep may expand to; a guard against a
- * typo turning a range into billions of shapes. Sets are counted before they
- * are expanded. 10 million shapes (about 1 GB expanded) is 20 times the
- * shipped exhaustive sweep and weeks of measurement at a few ms a shape. */
-#define TC_SWEEP_MAX_SHAPES 10000000
 
 /* 64-bit FNV-1a, used for content and configuration hashes. */
 uint64_t tc_fnv1a64(const void *data, size_t len, uint64_t seed);
@@ -77,9 +21,6 @@ uint64_t tc_fnv1a64(const void *data, size_t len, uint64_t seed);
 /* ------------------------------------------------------------------------ */
 /* Sharding                                                                  */
 /* ------------------------------------------------------------------------ */
-
-/* Parses "I/N" (0 <= I < N). */
-int tc_shard_parse(const char *text, int *index, int *count);
 
 /* Partitions n items with costs into `count` shards: longest first, each to
  * the least loaded shard (ties: lower shard index; equal costs: lower item
@@ -90,16 +31,6 @@ int tc_shard_assign(const double *cost, size_t n, int count, int *shard_of);
 /* ------------------------------------------------------------------------ */
 /* Harness statistics                                                        */
 /* ------------------------------------------------------------------------ */
-
-struct tc_stats {
-    double median_us;
-    double min_us;
-    double max_us;
-    double ci_lo_us, ci_hi_us; /* distribution-free ~95% CI of the median */
-    double rel_ci;             /* (ci_hi - ci_lo) / 2 / median */
-    double sum_us;             /* of all samples */
-    int n;
-};
 
 /* Sorts `times` in place and computes the statistics. n >= 1. */
 int tc_stats_compute(double *times_us, int n, struct tc_stats *out);
@@ -135,15 +66,9 @@ struct tc_backend_info {
                                   * (tc_rep_times.group); 0: never group */
 };
 
-/* The outcome of preparing or running a shape: an error of the library is a
- * data point (status + message), not a failure of the collector. */
-struct tc_outcome {
-    enum tc_status status;
-    char message[256];
-};
-
 struct tc_backend;
 
+/* The backend interface (opaque in tilecast/collect.h). */
 struct tc_backend_ops {
     const char *name;
     /* Opens device `device`; fills *info. */
@@ -165,16 +90,6 @@ struct tc_backend_ops {
     int (*compile_check)(const char *arch, char *msg, size_t len);
 };
 
-/* The backends built into the collector: "cpu" when built, else NULL (the
- * GPU backends are modules: tc_backend_load). */
-const struct tc_backend_ops *tc_backend_find(const char *name);
-/* Loads the GPU backend `name` ("cuda", "hip") from its module
- * tilecast-NAME.so, found in $TILECAST_MODULE_DIR, else the build tree's
- * collector/ folder for an uninstalled tilecast, else the installed module
- * directory; loads it once per process. A missing module or vendor runtime
- * is TC_ERR_DEVICE with the loader's message. Failing operations of the
- * returned table carry the module's message in tc_last_error(). */
-int tc_backend_load(const char *name, const struct tc_backend_ops **out);
 /* Where tc_backend_load looks for the module of `name`. */
 int tc_backend_module_path(const char *name, char *buf, size_t len);
 
@@ -183,24 +98,6 @@ extern const struct tc_backend_ops tc_backend_cpu;
  * results: GEMM 0 = A, 1 = B, 2 = C; attention 0 = Q, 1 = K, 2 = V,
  * 3 = probabilities, 4 = output (row-major, batch-major, heads next). */
 void *tc_backend_cpu_buffer(struct tc_backend *b, int i);
-
-struct tc_harness_opts {
-    double rel_ci;           /* stop when the median's relative CI is below (0.01) */
-    double max_time_ms;      /* per-shape budget of warm-up and timed repetitions,
-                              * from the end of prepare (2000) */
-    int min_reps;            /* at least (5) */
-    int max_reps;            /* at most (1000) */
-    int warmup_reps;         /* untimed repetitions at least (2) */
-    double warmup_ms;        /* and untimed for at least this long, until the
-                              * reading settles (100; 0: warmup_reps alone) */
-    double timer_resolution_us; /* the backend's (tc_backend_info), set by
-                              * tc_collect_run; 0: never group launches */
-    const volatile int *stop; /* when *stop >= 2 (a second SIGINT), the shape
-                              * in progress is abandoned at its next batch of
-                              * repetitions (set by tc_collect_run; may be NULL) */
-};
-
-void tc_harness_defaults(struct tc_harness_opts *o);
 
 /* The warm-up policy. A GPU idle before the shape (or between shapes while
  * the host fills buffers) runs at low clocks for tens of milliseconds, so
@@ -226,20 +123,6 @@ int tc_harness_group(double launch_us, double resolution_us);
 #define TC_WARMUP_MAX_FACTOR 5
 bool tc_warmup_done(const struct tc_harness_opts *o, int reps, double elapsed_ms, double prev_us,
                     double last_us);
-
-struct tc_measurement {
-    struct tc_outcome outcome;
-    struct tc_stats total;
-    struct tc_stats parts[3];
-    bool has_parts;
-    bool converged;          /* rel CI reached before the budget */
-    bool abandoned;          /* given up when asked to (tc_harness_opts.stop) */
-    int warmup_reps;         /* untimed repetitions run */
-    double warmup_ms;        /* and the time they took */
-    int group;               /* launches per timed sample (1: one each) */
-    double wall_ms;          /* wall time the harness spent, incl. flushes */
-    double flush_ms;         /* of which cache flushes the host waited for */
-};
 
 /* Measures one shape: prepare, warm up (tc_warmup_done), then batches of
  * repetitions until the CI target or the budget. Library failures land in m->outcome; only
@@ -317,8 +200,6 @@ void tc_devbufs_release(struct tc_devbufs *set, const struct tc_dev_allocator *a
  * (never zero: zeros make some hardware faster). Deterministic in seed. */
 void tc_random_fill(void *buf, size_t n, enum tc_dtype dtype, uint64_t seed);
 
-/* Seconds on CLOCK_MONOTONIC. */
-double tc_now_s(void);
 /* ISO 8601 UTC of now into buf[32]. */
 void tc_utc_now(char *buf, size_t len);
 
@@ -332,64 +213,5 @@ void tc_utc_now(char *buf, size_t len);
 void tc_nvml_query(const char *uuid, int index, char *json, size_t len, char *driver,
                    size_t driver_len);
 void tc_rocm_smi_query(int index, char *json, size_t len);
-
-/* ------------------------------------------------------------------------ */
-/* A collection run                                                          */
-/* ------------------------------------------------------------------------ */
-
-struct tc_collect_summary {
-    size_t total;       /* shapes in the sweep */
-    size_t in_shard;    /* shapes of this shard */
-    size_t skipped;     /* already stored by this run configuration */
-    size_t measured;    /* measured now (any status) */
-    /* by status: ok; unsupported (a dtype or layout the backend does not
-     * run, a property of the backend, not a failure of the shape); failed
-     * (out of memory, library errors) */
-    size_t ok, unsupported, failed;
-    double wall_s;      /* the whole loop */
-    double harness_s;   /* inside tc_harness_measure */
-    double kernel_s;    /* sum over ok shapes of every timed repetition */
-    double flush_s;     /* host time spent flushing caches (cpu backend) */
-    double insert_s;    /* database inserts and commits */
-    int64_t run_id;
-    bool resumed;       /* an existing run was continued */
-    bool interrupted;   /* stopped by *stop */
-};
-
-/* Called after each shape of the shard (measured or skipped). */
-typedef void (*tc_collect_progress_fn)(void *ud, const struct tc_collect_summary *sum,
-                                       const struct tc_shape *s,
-                                       const struct tc_measurement *m);
-
-struct tc_collect_opts {
-    const struct tc_backend_ops *backend;
-    int device;
-    const char *db_path;
-    const char *gpu_id;          /* NULL: derived from the device name */
-    const struct tc_gpu *gpu;    /* spec snapshot to store, may be NULL */
-    int shard_index, shard_count;
-    const double *costs;         /* per sweep shape for sharding; NULL: FLOPs */
-    struct tc_harness_opts harness;
-    int commit_rows;             /* commit after this many rows (32) */
-    double commit_s;             /* or this many seconds (5) */
-    tc_collect_progress_fn progress;
-    void *progress_ud;
-    volatile int *stop;          /* set (e.g. by SIGINT) to stop after a shape */
-    bool quiet;
-};
-
-void tc_collect_defaults(struct tc_collect_opts *o);
-
-/* Measures the shard's shapes into the database. Shapes already stored by
- * the same run configuration (backend, GPU, device, sweep hash, harness
- * settings) are skipped, so re-running a killed command resumes it. Rows are
- * committed in small batches: a kill loses at most the open batch. */
-int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep,
-                   struct tc_collect_summary *sum);
-
-/* The shard's shapes in sweep order: writes indices into idx (capacity
- * tc_sweep_count) and their number into *n. */
-int tc_collect_select(const struct tc_sweep *sweep, const double *costs, int shard_index,
-                      int shard_count, size_t *idx, size_t *n);
 
 #endif

@@ -159,3 +159,17 @@ int tc_backend_load(const char *name, const struct tc_backend_ops **out)
     *out = &m->ops;
     return TC_OK;
 }
+
+bool tc_backend_can_compile(const struct tc_backend_ops *ops)
+{
+    return ops && ops->compile_check;
+}
+
+int tc_backend_compile_check(const struct tc_backend_ops *ops, const char *arch, char *msg,
+                             size_t len)
+{
+    if (!tc_backend_can_compile(ops))
+        return tc_error(TC_ERR_UNSUPPORTED, "the %s backend cannot build kernels",
+                        ops ? ops->name : "(none)");
+    return ops->compile_check(arch, msg, len);
+}

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "collector.h"
+#include "tilecast/collect.h"
 #include "tc-internal.h"
 
 const char cmd_collect_help[] =
@@ -422,11 +422,11 @@ int cmd_collect(int argc, char **argv)
         }
         if ((err = tc_backend_load(backend, &o.backend)) < 0)
             return cli_fail("collect", err);
-        if (!o.backend->compile_check) {
+        if (!tc_backend_can_compile(o.backend)) {
             cli_error("collect", "the %s backend cannot build kernels", backend);
             return CLI_EXIT_USAGE;
         }
-        if (o.backend->compile_check(compile_arch, msg, sizeof(msg)) < 0)
+        if (tc_backend_compile_check(o.backend, compile_arch, msg, sizeof(msg)) < 0)
             return cli_fail("collect", TC_ERR_DEVICE);
         printf("%s\n", msg);
         return CLI_EXIT_OK;
