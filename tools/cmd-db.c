@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "db.h"
 #include "tc-internal.h"
 
 /* The overview of `tilecast db --help`; each subcommand's own --help text
@@ -680,7 +679,7 @@ static int db_export(int argc, char **argv)
         tc_specs_free(specs);
         return rc;
     }
-    err = tc_db_export_file(db, format, gpu, out.f, out.name, &rows);
+    err = tc_db_export_stream(db, format, gpu, out.f, out.name, &rows);
     tc_specs_free(specs);
     tc_db_close(db);
     if (err < 0) {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tilecast/version.h"
 
@@ -817,6 +818,12 @@ TC_API void tc_advice_free(struct tc_advice *a);
 /* layer-compare.c): what `tilecast db calibrate`, `eval` and `predict layer  */
 /* --measured` compute, for every caller alike                               */
 /* ------------------------------------------------------------------------ */
+
+/* tc_db_export written to an open stream out (borrowed, left open; name
+ * stands for it in messages): for a caller that writes through a temporary
+ * file of its own and renames it into place, as `tilecast db export` does. */
+TC_API int tc_db_export_stream(struct tc_db *db, const char *format, const char *gpu_id,
+                               FILE *out, const char *name, int64_t *rows);
 
 /* One (GPU, dtype) that tc_db_calibrate fitted: the fitted scales of the
  * calibrated model (README; predictor/calibrate.h) and the fit's errors.
