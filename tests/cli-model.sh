@@ -162,6 +162,32 @@ expect 0 "$bin" predict model --gpu h100-sxm5-80gb --config "$root/predictor/mod
 json_check "$tmp/out" 'd["tp"] == 2 and d["micro_batch"] == 2 and d["seq"] == 4096 and d["mode"] == "inference" and not any(o["name"].endswith("wgrad") for o in d["ops"])'
 expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --analytical --json
 json_check "$tmp/out" 'd["decode_context"] == 2048 and d["mode"] == "inference" and [o["m"] for o in d["ops"] if o["name"] == "qkv"] == [1] and abs(d["tokens_per_s"] * d["step_time_us"] / 1e6 - 1) < 1e-6'
+# --csv keeps the whole-model figures (on every row, the same as --json's),
+# --md gives the ops and the summary as markdown tables
+m7=(predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --analytical --inference)
+expect 0 "$bin" "${m7[@]}" --json
+cp "$tmp/out" "$tmp/m7.json"
+expect 0 "$bin" "${m7[@]}" --csv
+python3 - "$tmp/m7.json" "$tmp/out" <<'PY' || fail "predict model --csv: the step figures"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == len(d["ops"]), (len(rows), len(d["ops"]))
+for r in rows:
+    assert abs(float(r["step_time_us"]) - d["step_time_us"]) < 0.01, r["step_time_us"]
+    assert abs(float(r["tokens_per_s"]) - d["tokens_per_s"]) < 0.1, r["tokens_per_s"]
+    assert abs(float(r["mfu_pct"]) - 100 * d["mfu"]) < 0.01, r["mfu_pct"]
+    assert abs(float(r["host_time_us"]) - d["host_time_us"]) < 0.01
+PY
+expect 0 "$bin" "${m7[@]}" --md
+grep -q '^| op | kind | m | n | k | batch | layout | time_us |' "$tmp/out" &&
+    grep -q '^|---|---|---:|' "$tmp/out" && grep -q '^| tokens_per_s | [0-9]' "$tmp/out" &&
+    grep -q '^| step_time_ms | [0-9]' "$tmp/out" && grep -q '^### Predicted' "$tmp/out" ||
+    fail "predict model --md: $(head -c 400 "$tmp/out")"
+# the ops' header and rows, the summary's header and its twelve lines
+n_ops=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["ops"]))' "$tmp/m7.json")
+[ "$(grep -c '^| ' "$tmp/out")" -eq $((n_ops + 14)) ] ||
+    fail "predict model --md: $(grep -c '^| ' "$tmp/out") table lines"
 expect 1 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 2048 --train
 expect 2 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --decode 0
 # The footer counts the ops by source (the shipped tables make some of them

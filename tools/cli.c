@@ -484,6 +484,8 @@ bool cli_parse_format(const char *arg, enum cli_format *fmt)
         *fmt = CLI_FORMAT_JSON;
     else if (strcmp(arg, "--csv") == 0)
         *fmt = CLI_FORMAT_CSV;
+    else if (strcmp(arg, "--md") == 0)
+        *fmt = CLI_FORMAT_MD;
     else if (strcmp(arg, "--table") == 0)
         *fmt = CLI_FORMAT_TABLE;
     else
@@ -705,9 +707,54 @@ json_t *cli_table_json(const struct cli_table *t)
     return arr;
 }
 
+/* A markdown cell: escaped for a terminal like the text table, and '|'
+ * escaped so that it does not end the cell. */
+static void md_cell(FILE *out, const char *s)
+{
+    char *x = cli_text_dup(s ? s : "");
+
+    fputc(' ', out);
+    for (const char *p = x ? x : "?"; *p; p++) {
+        if (*p == '|')
+            fputc('\\', out);
+        fputc(*p, out);
+    }
+    fputs(" |", out);
+    free(x);
+}
+
+void cli_table_print_csv_with(struct cli_table *t, FILE *out, int n_extra,
+                              const char *const *extra_headers, const char *const *extra_values)
+{
+    for (int c = 0; c < t->ncols; c++)
+        cli_csv_field(out, t->headers[c], c == t->ncols - 1 && n_extra == 0);
+    for (int e = 0; e < n_extra; e++)
+        cli_csv_field(out, extra_headers[e], e == n_extra - 1);
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (int c = 0; c < t->ncols; c++)
+            cli_csv_field(out, cell(t, r, c), c == t->ncols - 1 && n_extra == 0);
+        for (int e = 0; e < n_extra; e++)
+            cli_csv_field(out, extra_values[e], e == n_extra - 1);
+    }
+}
+
 void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt)
 {
-    if (fmt == CLI_FORMAT_CSV) {
+    if (fmt == CLI_FORMAT_MD) {
+        fputc('|', out);
+        for (int c = 0; c < t->ncols; c++)
+            md_cell(out, t->headers[c]);
+        fputs("\n|", out);
+        for (int c = 0; c < t->ncols; c++)
+            fputs(t->numeric[c] ? "---:|" : "---|", out);
+        fputc('\n', out);
+        for (size_t r = 0; r < t->nrows; r++) {
+            fputc('|', out);
+            for (int c = 0; c < t->ncols; c++)
+                md_cell(out, cell(t, r, c));
+            fputc('\n', out);
+        }
+    } else if (fmt == CLI_FORMAT_CSV) {
         for (int c = 0; c < t->ncols; c++)
             cli_csv_field(out, t->headers[c], c == t->ncols - 1);
         for (size_t r = 0; r < t->nrows; r++)

@@ -19,7 +19,8 @@ enum cli_exit {
     CLI_EXIT_RUNTIME = 3, /* runtime, device or I/O failure */
 };
 
-enum cli_format { CLI_FORMAT_TABLE = 0, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
+/* --md: a GitHub-flavoured markdown table, as nvbench prints its results */
+enum cli_format { CLI_FORMAT_TABLE = 0, CLI_FORMAT_JSON, CLI_FORMAT_CSV, CLI_FORMAT_MD };
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -131,6 +132,10 @@ void cli_table_add(struct cli_table *t, ...); /* exactly ncols const char * */
 void cli_table_addf(struct cli_table *t, int col, const char *fmt, ...) CLI_PRINTF(3, 4);
 void cli_table_end_row(struct cli_table *t);
 void cli_table_print(struct cli_table *t, FILE *out, enum cli_format fmt);
+/* As CSV, with n_extra more columns whose values are the same on every row
+ * (a whole-model step time beside its ops). */
+void cli_table_print_csv_with(struct cli_table *t, FILE *out, int n_extra,
+                              const char *const *extra_headers, const char *const *extra_values);
 /* The rows as the JSON array cli_table_print writes (caller owns it), for
  * output that nests a table in an object. */
 json_t *cli_table_json(const struct cli_table *t);

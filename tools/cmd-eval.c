@@ -31,7 +31,7 @@ static const char *const timing_methods[] = {
 const char cmd_eval_help[] =
     "Usage: tilecast eval --input measured.csv [--min-time-us T] [--output per-row.csv]\n"
     "                     [--gpu ID] [--dtype DT] [--group-by COL]... [--analytical]\n"
-    "                     [--db FILE]... [--json|--csv]\n"
+    "                     [--db FILE]... [--json|--csv|--md]\n"
     "\n"
     "Predicts every row of a measured GEMM CSV (the format of the project's\n"
     "measured data: gpu, dtype, op, batch, m, n, k, layout, time_us, tflops,\n"
@@ -78,7 +78,8 @@ const char cmd_eval_help[] =
     "                     token sweeps; 'none' turns the sweep columns off)\n"
     "  --analytical       ignore every database: the analytical model only\n"
     "  --db FILE          calibrate with the measurements in FILE (repeatable)\n"
-    "  --json, --csv      machine-readable summary (default: a table)\n"
+    "  --json, --csv      machine-readable summary (default: a table); --md a\n"
+    "                     markdown table\n"
     "\n"
     "A row that cannot be predicted (unknown GPU, bad number) is reported with\n"
     "FILE:LINE:COLUMN and counted as failed; the exit status is then 2.\n"

@@ -453,7 +453,7 @@ static void count_sources(const struct tc_model_prediction *mp,
  * 15 transferred, 10 analytical; measured: 0 (every figure is a
  * prediction)". The least certain source alone would hide that most ops
  * were calibrated or measured. */
-static void print_sources(const struct tc_model_prediction *mp)
+static void print_sources(FILE *out, const struct tc_model_prediction *mp)
 {
     size_t counts[TC_SOURCE_ANALYTICAL + 1];
     size_t predicted = 0;
@@ -462,18 +462,18 @@ static void print_sources(const struct tc_model_prediction *mp)
     count_sources(mp, counts);
     predicted = mp->n_ops - counts[TC_SOURCE_MEASURED];
     if (!predicted) {
-        printf("sources         measured: all %zu ops (totals are sums of measurements)\n",
+        fprintf(out, "sources         measured: all %zu ops (totals are sums of measurements)\n",
                mp->n_ops);
         return;
     }
-    printf("sources         predictions:");
+    fprintf(out, "sources         predictions:");
     for (int s = TC_SOURCE_CALIBRATED; s <= TC_SOURCE_ANALYTICAL; s++) {
         if (!counts[s])
             continue;
-        printf("%s %zu %s", first ? "" : ",", counts[s], tc_source_name((enum tc_source)s));
+        fprintf(out, "%s %zu %s", first ? "" : ",", counts[s], tc_source_name((enum tc_source)s));
         first = false;
     }
-    printf("; measured: %zu (every figure is a prediction)\n", counts[TC_SOURCE_MEASURED]);
+    fprintf(out, "; measured: %zu (every figure is a prediction)\n", counts[TC_SOURCE_MEASURED]);
 }
 
 /* GB for humans, 10^9 bytes as the specs count. */
@@ -504,6 +504,43 @@ static void memory_line(FILE *f, const char *prefix, const struct tc_model_memor
             prefix, gb(m->total_bytes), gb(m->capacity_bytes), gb(m->weights_bytes),
             gb(m->grads_bytes), gb(m->optimizer_bytes), gb(m->activations_bytes),
             gb(m->kv_cache_bytes));
+}
+
+static int print_summary_text(FILE *out, const struct tc_model_config *c,
+                              const struct tc_model_prediction *mp, bool whole, long long decode,
+                              const struct tc_model_memory *mem);
+
+/* The summary under the ops as a two-column markdown table: the text
+ * summary's lines ("name  value (note)"), so the two cannot drift. */
+static int print_summary_md(const struct tc_model_config *c, const struct tc_model_prediction *mp,
+                            bool whole, long long decode, const struct tc_model_memory *mem)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem_out = open_memstream(&buf, &len);
+    int code;
+
+    if (!mem_out)
+        return cli_fail("predict", TC_ERR_NOMEM);
+    code = print_summary_text(mem_out, c, mp, whole, decode, mem);
+    if (fclose(mem_out) != 0 || !buf) {
+        free(buf);
+        return cli_fail("predict", TC_ERR_NOMEM);
+    }
+    printf("\n| quantity | value |\n|---|---|\n");
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        char *sp = strchr(line, ' ');
+        char *v = sp;
+
+        if (!sp)
+            continue;
+        *sp = '\0';
+        while (*++v == ' ')
+            ;
+        printf("| %s | %s |\n", line, v);
+    }
+    free(buf);
+    return code;
 }
 
 /* Prints a layer or model prediction. whole: model summary too; mem (whole
@@ -559,10 +596,27 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
     if (!t)
         return cli_fail("predict", TC_ERR_NOMEM);
     if (fmt == CLI_FORMAT_CSV) {
-        cli_table_print(t, stdout, fmt);
+        /* a whole model's figures on every row: one table that pandas
+         * reads, nothing of the text summary lost */
+        static const char *const extra[] = {"layer_time_us", "step_time_us", "gpu_time_us",
+                                            "host_time_us", "tokens_per_s", "mfu_pct"};
+        char v[6][32];
+        const char *vals[6];
+
+        snprintf(v[0], sizeof(v[0]), "%.2f", mp->layer_time_us);
+        snprintf(v[1], sizeof(v[1]), "%.2f", mp->step_time_us);
+        snprintf(v[2], sizeof(v[2]), "%.2f", mp->gpu_time_us);
+        snprintf(v[3], sizeof(v[3]), "%.2f", mp->host_time_us);
+        snprintf(v[4], sizeof(v[4]), "%.1f", mp->tokens_per_s);
+        snprintf(v[5], sizeof(v[5]), "%.2f", 100 * mp->mfu);
+        for (int i = 0; i < 6; i++)
+            vals[i] = v[i];
+        cli_table_print_csv_with(t, stdout, whole ? 6 : 1, extra, vals);
         cli_table_free(t);
         return CLI_EXIT_OK;
     }
+    if (fmt == CLI_FORMAT_MD)
+        printf("### ");
     if (decode)
         printf("Predicted decode step (one new token per sequence, %lld tokens cached) on %s "
                "(%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s b=%lld t=%lld, %s attention\n",
@@ -578,31 +632,45 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
            (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
            c->swiglu ? " (swiglu)" : "", (long long)c->seq, (long long)c->micro_batch,
            (long long)c->tp, tc_attn_impl_name(c->attention));
+    if (fmt == CLI_FORMAT_MD)
+        putchar('\n');
     cli_table_print(t, stdout, fmt);
     cli_table_free(t);
-    printf("\nlayer_time_us   %.1f\n", mp->layer_time_us);
+    if (fmt == CLI_FORMAT_MD)
+        return print_summary_md(c, mp, whole, decode, mem);
+    putchar('\n');
+    print_summary_text(stdout, c, mp, whole, decode, mem);
+    return CLI_EXIT_OK;
+}
+
+/* The summary under the ops, "name  value (note)" a line. */
+static int print_summary_text(FILE *out, const struct tc_model_config *c,
+                              const struct tc_model_prediction *mp, bool whole, long long decode,
+                              const struct tc_model_memory *mem)
+{
+    fprintf(out, "layer_time_us   %.1f\n", mp->layer_time_us);
     if (whole) {
-        printf("layers          %lld\n", (long long)c->layers);
-        printf("head_time_us    %.1f (embedding, logits%s)\n", mp->head_time_us,
+        fprintf(out, "layers          %lld\n", (long long)c->layers);
+        fprintf(out, "head_time_us    %.1f (embedding, logits%s)\n", mp->head_time_us,
                c->training ? ", loss" : "");
-        printf("step_time_ms    %.2f%s\n", mp->step_time_us / 1e3,
+        fprintf(out, "step_time_ms    %.2f%s\n", mp->step_time_us / 1e3,
                decode ? " (per generated token)" : "");
-        printf("gpu_time_ms     %.2f (the ops' sum)\n", mp->gpu_time_us / 1e3);
-        printf("host_time_ms    %.2f (%s)%s\n", mp->host_time_us / 1e3,
+        fprintf(out, "gpu_time_ms     %.2f (the ops' sum)\n", mp->gpu_time_us / 1e3);
+        fprintf(out, "host_time_ms    %.2f (%s)%s\n", mp->host_time_us / 1e3,
                c->graphs ? "one CUDA graph launch per step"
                          : "eager: every op dispatched by the host, 28 us each",
                mp->host_time_us > mp->gpu_time_us ? ": the step is host-bound" : "");
-        printf("tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
+        fprintf(out, "tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
                (long long)c->tp, c->tp > 1 ? "s" : "");
-        printf("model_tflops    %.1f per GPU\n", mp->model_tflops);
-        printf("mfu_pct         %.1f\n", 100 * mp->mfu);
-        printf("params          %.3g\n", mp->params);
+        fprintf(out, "model_tflops    %.1f per GPU\n", mp->model_tflops);
+        fprintf(out, "mfu_pct         %.1f\n", 100 * mp->mfu);
+        fprintf(out, "params          %.3g\n", mp->params);
         if (mem) {
-            memory_line(stdout, "memory          ", mem);
-            printf("%s\n", mem->fits ? "" : ": does not fit (--ignore-memory)");
+            memory_line(out, "memory          ", mem);
+            fprintf(out, "%s\n", mem->fits ? "" : ": does not fit (--ignore-memory)");
         }
     }
-    print_sources(mp);
+    print_sources(out, mp);
     return CLI_EXIT_OK;
 }
 

@@ -21,7 +21,7 @@
 #define PREDICT_GEMM_HELP                                                                  \
     "Usage: tilecast predict gemm --gpu ID [--dtype DT] [--layout NN|NT|TN|TT]\n"          \
     "                             [--batch B] [--lda N] [--ldb N] [--ldc N]\n"             \
-    "                             [--explain] [--json|--csv] [--analytical] [--db FILE]... M N K\n" \
+    "                             [--explain] [--json|--csv|--md] [--analytical] [--db FILE]... M N K\n" \
     "       tilecast predict gemm [--gpu ID] [--dtype DT] [--layout L] [--batch B]\n"      \
     "                             --input shapes.csv [--output predictions.csv]\n"         \
     "                             [--explain] [--keep-going] [--analytical] [--db FILE]...\n" \
@@ -46,7 +46,8 @@
     "                  cluster, tiles, waves, wave and tile efficiency, blocks per\n"      \
     "                  SM, occupancy, bound, alignment class and the compute,\n"           \
     "                  memory and overhead parts of the time\n"                            \
-    "  --json, --csv   machine-readable output (default: a table)\n"                       \
+    "  --json, --csv   machine-readable output (default: a table); --md a markdown\n"     \
+    "                  table\n"                       \
     "  --analytical    ignore every database: the analytical model only\n"                 \
     "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"             \
     "  --              ends the options: M N K follow\n"                                   \

@@ -61,7 +61,7 @@
     "                              [--tp T] [--attention IMPL] [--ffn F] [--swiglu]\n"        \
     "                              [--kv-heads G] [--head-dim D] [--rmsnorm] [--no-causal]\n" \
     "                              [--dtype fp16] [--train] [--analytical] [--db FILE]\n"   \
-    "                              [--json|--csv]\n"                                          \
+    "                              [--json|--csv|--md]\n"                                     \
     "       tilecast predict layer --measured FILE [--min-time-us 20] [--analytical]\n"     \
     "                              [--db FILE] [--no-prebuilt] [--json|--csv]\n"             \
     "  One transformer layer, forward only unless --train (then also the data-grad\n"      \
@@ -85,7 +85,7 @@
     "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"     \
     "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"   \
     "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"  \
-    "                              [--analytical] [--db FILE] [--json|--csv]\n"              \
+    "                              [--analytical] [--db FILE] [--json|--csv|--md]\n"         \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"  \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"          \
     "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n" \
@@ -102,7 +102,9 @@
     "  time is the larger of the GPU's (gpu_time) and the host's (host_time): eager\n"   \
     "  execution (the default, --eager) dispatches every op from the host, 28 us\n"      \
     "  each (a PyTorch op call on a typical host), so short ops wait for it;\n"         \
-    "  --graphs runs the step as one CUDA graph launch.\n"
+    "  --graphs runs the step as one CUDA graph launch. --csv: one row per op, the\n"    \
+    "  layer, step, GPU and host times, tokens/s and MFU on every row (layer: the\n"     \
+    "  layer time); --md: the ops and the summary as markdown tables.\n"
 extern const char cmd_predict_gemm_help[];
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
