@@ -14,6 +14,7 @@
 
 #include "collector.h"
 #include "tc-internal.h"
+#include "yaml-walk.h"
 
 /* Largest dimension a sweep may name: 2^40 elements is far beyond any GPU's
  * memory, so anything larger is a typo. */
@@ -34,8 +35,7 @@ struct i64vec {
 };
 
 struct ctx {
-    const char *file;
-    yaml_document_t *doc;
+    struct tc_yaml *y;
     struct tc_sweep *sweep;
     /* sweep-level defaults */
     struct i64vec dtypes, layouts;
@@ -51,21 +51,6 @@ uint64_t tc_fnv1a64(const void *data, size_t len, uint64_t seed)
         h *= 0x100000001b3ULL;
     }
     return h;
-}
-
-static int node_error(struct ctx *c, const yaml_node_t *node, const char *fmt, ...)
-    TC_PRINTF(3, 4);
-
-static int node_error(struct ctx *c, const yaml_node_t *node, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return tc_error(TC_ERR_PARSE, "%s:%zu:%zu: %s", c->file, node->start_mark.line + 1,
-                    node->start_mark.column + 1, msg);
 }
 
 static int vec_push(struct i64vec *v, int64_t x)
@@ -95,8 +80,8 @@ static int push_shape(struct ctx *c, const yaml_node_t *where, const struct tc_s
     struct tc_sweep *sw = c->sweep;
 
     if (sw->n >= TC_SWEEP_MAX_SHAPES)
-        return node_error(c, where, "the sweep expands to more than %d shapes",
-                          TC_SWEEP_MAX_SHAPES);
+        return tc_yaml_error(c->y, where, TC_ERR_PARSE, "the sweep expands to more than %d shapes",
+                             TC_SWEEP_MAX_SHAPES);
     if (sw->n == sw->cap) {
         size_t cap = sw->cap ? sw->cap * 2 : 256;
         struct tc_shape *ns = realloc(sw->shapes, cap * sizeof(*ns));
@@ -138,21 +123,15 @@ static int check_set_size(struct ctx *c, const yaml_node_t *set, const char *con
     if (!saturated && count <= TC_SWEEP_MAX_SHAPES - c->sweep->n)
         return TC_OK;
     if (saturated)
-        return node_error(c, set,
-                          "the set expands to more than %" PRIu64 " shapes (%s); a sweep may "
-                          "have at most %d",
-                          UINT64_MAX, detail, TC_SWEEP_MAX_SHAPES);
-    return node_error(c, set,
-                      "the set expands to %" PRIu64 " shapes (%s)%s; a sweep may have at most "
-                      "%d",
-                      count, detail, c->sweep->n ? " after the shapes of earlier sets" : "",
-                      TC_SWEEP_MAX_SHAPES);
-}
-
-static const char *scalar(const yaml_node_t *node)
-{
-    return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value
-                                                  : NULL;
+        return tc_yaml_error(c->y, set, TC_ERR_PARSE,
+                             "the set expands to more than %" PRIu64 " shapes (%s); a sweep may "
+                             "have at most %d",
+                             UINT64_MAX, detail, TC_SWEEP_MAX_SHAPES);
+    return tc_yaml_error(c->y, set, TC_ERR_PARSE,
+                         "the set expands to %" PRIu64 " shapes (%s)%s; a sweep may have at most "
+                         "%d",
+                         count, detail, c->sweep->n ? " after the shapes of earlier sets" : "",
+                         TC_SWEEP_MAX_SHAPES);
 }
 
 static const char *node_kind(const yaml_node_t *node)
@@ -168,30 +147,32 @@ static const char *node_kind(const yaml_node_t *node)
 static int parse_int(struct ctx *c, const yaml_node_t *node, const char *what, int64_t min,
                      int64_t max, int64_t *out)
 {
-    const char *s = scalar(node);
+    const char *s = tc_yaml_scalar(node);
     long long v;
 
     if (!s)
-        return node_error(c, node, "%s: expected an integer, found %s", what, node_kind(node));
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: expected an integer, found %s", what,
+                             node_kind(node));
     if (tc_parse_i64(s, &v) < 0)
-        return node_error(c, node, "%s: '%s' is not an integer", what, s);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: '%s' is not an integer", what, s);
     if (v < min || v > max)
-        return node_error(c, node, "%s: %lld is out of range [%" PRId64 ", %" PRId64 "]", what,
-                          v, min, max);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE,
+                             "%s: %lld is out of range [%" PRId64 ", %" PRId64 "]", what, v, min,
+                             max);
     *out = v;
     return TC_OK;
 }
 
 static int parse_bool(struct ctx *c, const yaml_node_t *node, const char *what, bool *out)
 {
-    const char *s = scalar(node);
+    const char *s = tc_yaml_scalar(node);
 
     if (s && (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcmp(s, "1")))
         *out = true;
     else if (s && (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcmp(s, "0")))
         *out = false;
     else
-        return node_error(c, node, "%s: expected true or false", what);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: expected true or false", what);
     return TC_OK;
 }
 
@@ -202,12 +183,12 @@ static int check_keys(struct ctx *c, const yaml_node_t *map, const char *const *
 {
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        const yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        const char *k = scalar(key);
+        const yaml_node_t *key = tc_yaml_node(c->y, p->key);
+        const char *k = tc_yaml_scalar(key);
         bool ok = false;
 
         if (!k)
-            return node_error(c, key, "%s: keys must be plain names", where);
+            return tc_yaml_error(c->y, key, TC_ERR_PARSE, "%s: keys must be plain names", where);
         for (const char *const *a = allowed; *a; a++)
             ok = ok || !strcmp(*a, k);
         if (!ok) {
@@ -218,25 +199,14 @@ static int check_keys(struct ctx *c, const yaml_node_t *map, const char *const *
 
                 snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", *a);
             }
-            return node_error(c, key, "%s: unknown key '%s' (known: %s)", where, k, list);
+            return tc_yaml_error(c->y, key, TC_ERR_PARSE, "%s: unknown key '%s' (known: %s)", where,
+                                 k, list);
         }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
-            if (!strcmp(scalar(yaml_document_get_node(c->doc, q->key)), k))
-                return node_error(c, key, "%s: key '%s' given twice", where, k);
+            if (!strcmp(tc_yaml_scalar(tc_yaml_node(c->y, q->key)), k))
+                return tc_yaml_error(c->y, key, TC_ERR_PARSE, "%s: key '%s' given twice", where, k);
     }
     return TC_OK;
-}
-
-static yaml_node_t *map_get(struct ctx *c, const yaml_node_t *map, const char *key)
-{
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        const char *k = scalar(yaml_document_get_node(c->doc, p->key));
-
-        if (k && !strcmp(k, key))
-            return yaml_document_get_node(c->doc, p->value);
-    }
-    return NULL;
 }
 
 static int parse_values(struct ctx *c, const yaml_node_t *node, const char *what,
@@ -251,21 +221,22 @@ static int expand_range(struct ctx *c, const yaml_node_t *node, const char *what
     int err;
 
     if (node->type != YAML_SEQUENCE_NODE || n < 2 || n > 3)
-        return node_error(c, node, "%s: range takes [from, to] or [from, to, step]", what);
-    if ((err = parse_int(c, yaml_document_get_node(c->doc, it[0]), what, 1, DIM_MAX, &from)) <
-            0 ||
-        (err = parse_int(c, yaml_document_get_node(c->doc, it[1]), what, 1, DIM_MAX, &to)) < 0)
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE,
+                             "%s: range takes [from, to] or [from, to, step]", what);
+    if ((err = parse_int(c, tc_yaml_node(c->y, it[0]), what, 1, DIM_MAX, &from)) < 0 ||
+        (err = parse_int(c, tc_yaml_node(c->y, it[1]), what, 1, DIM_MAX, &to)) < 0)
         return err;
-    if (n == 3 &&
-        (err = parse_int(c, yaml_document_get_node(c->doc, it[2]), what, 1, DIM_MAX, &step)) < 0)
+    if (n == 3 && (err = parse_int(c, tc_yaml_node(c->y, it[2]), what, 1, DIM_MAX, &step)) < 0)
         return err;
     if (to < from)
-        return node_error(c, node, "%s: range ends (%" PRId64 ") before it starts (%" PRId64 ")",
-                          what, to, from);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE,
+                             "%s: range ends (%" PRId64 ") before it starts (%" PRId64 ")", what,
+                             to, from);
     /* counted before expanding; out->n covers earlier items of a list */
     if ((to - from) / step >= VALUES_MAX - (int64_t)out->n)
-        return node_error(c, node, "%s: %" PRId64 " values, more than %d in one dimension",
-                          what, (to - from) / step + 1 + (int64_t)out->n, VALUES_MAX);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE,
+                             "%s: %" PRId64 " values, more than %d in one dimension", what,
+                             (to - from) / step + 1 + (int64_t)out->n, VALUES_MAX);
     for (int64_t v = from; v <= to; v += step)
         if ((err = vec_push(out, v)) < 0)
             return err;
@@ -280,13 +251,13 @@ static int expand_pow2(struct ctx *c, const yaml_node_t *node, const char *what,
     int err;
 
     if (node->type != YAML_SEQUENCE_NODE || node->data.sequence.items.top - it != 2)
-        return node_error(c, node, "%s: pow2 takes [from, to]", what);
-    if ((err = parse_int(c, yaml_document_get_node(c->doc, it[0]), what, 1, DIM_MAX, &from)) <
-            0 ||
-        (err = parse_int(c, yaml_document_get_node(c->doc, it[1]), what, 1, DIM_MAX, &to)) < 0)
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: pow2 takes [from, to]", what);
+    if ((err = parse_int(c, tc_yaml_node(c->y, it[0]), what, 1, DIM_MAX, &from)) < 0 ||
+        (err = parse_int(c, tc_yaml_node(c->y, it[1]), what, 1, DIM_MAX, &to)) < 0)
         return err;
     if (to < from)
-        return node_error(c, node, "%s: pow2 range ends before it starts", what);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: pow2 range ends before it starts",
+                             what);
     for (int64_t v = 1; v <= to; v *= 2)
         if (v >= from && (err = vec_push(out, v)) < 0)
             return err;
@@ -305,22 +276,24 @@ static int expand_multiples(struct ctx *c, const yaml_node_t *node, const char *
     int err;
 
     if (node->type != YAML_MAPPING_NODE)
-        return node_error(c, node, "%s: multiples takes {of: N, around: V, count: C}", what);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE,
+                             "%s: multiples takes {of: N, around: V, count: C}", what);
     if ((err = check_keys(c, node, keys, what)) < 0)
         return err;
-    of_n = map_get(c, node, "of");
-    around_n = map_get(c, node, "around");
-    count_n = map_get(c, node, "count");
+    of_n = tc_yaml_get(c->y, node, "of");
+    around_n = tc_yaml_get(c->y, node, "around");
+    count_n = tc_yaml_get(c->y, node, "count");
     if (!of_n || !around_n)
-        return node_error(c, node, "%s: multiples needs 'of' and 'around'", what);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: multiples needs 'of' and 'around'",
+                             what);
     if ((err = parse_int(c, of_n, "of", 1, DIM_MAX, &of)) < 0 ||
         (err = parse_int(c, around_n, "around", 1, DIM_MAX, &around)) < 0)
         return err;
     if (count_n && (err = parse_int(c, count_n, "count", 0, 100000, &count)) < 0)
         return err;
     if ((int64_t)out->n + 2 * count + 1 > VALUES_MAX)
-        return node_error(c, node, "%s: more than %d values in one dimension", what,
-                          VALUES_MAX);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: more than %d values in one dimension",
+                             what, VALUES_MAX);
     centre = (around + of / 2) / of * of;
     for (int64_t i = -count; i <= count; i++) {
         int64_t v = centre + i * of;
@@ -349,21 +322,21 @@ static int parse_values(struct ctx *c, const yaml_node_t *node, const char *what
         return vec_push(out, v);
     case YAML_SEQUENCE_NODE:
         if (node->data.sequence.items.top == node->data.sequence.items.start)
-            return node_error(c, node, "%s: empty list", what);
+            return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: empty list", what);
         for (yaml_node_item_t *it = node->data.sequence.items.start;
              it < node->data.sequence.items.top; it++)
-            if ((err = parse_values(c, yaml_document_get_node(c->doc, *it), what, out)) < 0)
+            if ((err = parse_values(c, tc_yaml_node(c->y, *it), what, out)) < 0)
                 return err;
         return TC_OK;
     case YAML_MAPPING_NODE:
         if ((err = check_keys(c, node, keys, what)) < 0)
             return err;
         if (node->data.mapping.pairs.top - node->data.mapping.pairs.start != 1)
-            return node_error(c, node,
-                              "%s: give exactly one of range, pow2, multiples, values", what);
+            return tc_yaml_error(c->y, node, TC_ERR_PARSE,
+                                 "%s: give exactly one of range, pow2, multiples, values", what);
         p = node->data.mapping.pairs.start;
-        k = scalar(yaml_document_get_node(c->doc, p->key));
-        node = yaml_document_get_node(c->doc, p->value);
+        k = tc_yaml_scalar(tc_yaml_node(c->y, p->key));
+        node = tc_yaml_node(c->y, p->value);
         if (!strcmp(k, "range"))
             return expand_range(c, node, what, out);
         if (!strcmp(k, "pow2"))
@@ -371,9 +344,10 @@ static int parse_values(struct ctx *c, const yaml_node_t *node, const char *what
         if (!strcmp(k, "multiples"))
             return expand_multiples(c, node, what, out);
         if (node->type != YAML_SEQUENCE_NODE)
-            return node_error(c, node, "%s: values takes a list", what);
+            return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: values takes a list", what);
         return parse_values(c, node, what, out);
-    default: return node_error(c, node, "%s: expected a value", what);
+    default:
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: expected a value", what);
     }
 }
 
@@ -381,11 +355,11 @@ static int parse_values(struct ctx *c, const yaml_node_t *node, const char *what
 static int set_dim(struct ctx *c, const yaml_node_t *set, const char *key, bool required,
                    int64_t dflt, struct i64vec *out)
 {
-    const yaml_node_t *node = map_get(c, set, key);
+    const yaml_node_t *node = tc_yaml_get(c->y, set, key);
 
     if (!node) {
         if (required)
-            return node_error(c, set, "set needs '%s'", key);
+            return tc_yaml_error(c->y, set, TC_ERR_PARSE, "set needs '%s'", key);
         return vec_push(out, dflt);
     }
     return parse_values(c, node, key, out);
@@ -408,34 +382,36 @@ static int parse_name_list(struct ctx *c, const yaml_node_t *node, const char *w
         start = node->data.sequence.items.start;
         end = node->data.sequence.items.top;
     } else {
-        return node_error(c, node, "%s: expected a name or a non-empty list of names", what);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE,
+                             "%s: expected a name or a non-empty list of names", what);
     }
     for (const yaml_node_item_t *it = start; it < end; it++) {
-        const yaml_node_t *item = it == &one ? node : yaml_document_get_node(c->doc, *it);
-        const char *s = scalar(item);
+        const yaml_node_t *item = it == &one ? node : tc_yaml_node(c->y, *it);
+        const char *s = tc_yaml_scalar(item);
         int v;
 
         if (!s)
-            return node_error(c, item, "%s: expected a name", what);
+            return tc_yaml_error(c->y, item, TC_ERR_PARSE, "%s: expected a name", what);
         if (layouts) {
             enum tc_layout l;
 
             if (tc_layout_parse(s, &l) < 0)
-                return node_error(c, item, "%s: unknown layout '%s' (NN, NT, TN, TT)", what, s);
+                return tc_yaml_error(c->y, item, TC_ERR_PARSE,
+                                     "%s: unknown layout '%s' (NN, NT, TN, TT)", what, s);
             v = l;
         } else {
             enum tc_dtype d;
 
             if (tc_dtype_parse(s, &d) < 0)
-                return node_error(c, item,
-                                  "%s: unknown dtype '%s' (fp64, fp32, tf32, fp16, bf16, fp8, "
-                                  "int8)",
-                                  what, s);
+                return tc_yaml_error(c->y, item, TC_ERR_PARSE,
+                                     "%s: unknown dtype '%s' (fp64, fp32, tf32, fp16, bf16, fp8, "
+                                     "int8)",
+                                     what, s);
             v = d;
         }
         for (size_t i = 0; i < out->n; i++)
             if (out->v[i] == v)
-                return node_error(c, item, "%s: '%s' given twice", what, s);
+                return tc_yaml_error(c->y, item, TC_ERR_PARSE, "%s: '%s' given twice", what, s);
         if ((err = vec_push(out, v)) < 0)
             return err;
     }
@@ -446,7 +422,7 @@ static int parse_name_list(struct ctx *c, const yaml_node_t *node, const char *w
 static int set_names(struct ctx *c, const yaml_node_t *set, const char *key, bool layouts,
                      int dflt, struct i64vec *out)
 {
-    const yaml_node_t *node = map_get(c, set, key);
+    const yaml_node_t *node = tc_yaml_get(c->y, set, key);
     const struct i64vec *sweep_level = layouts ? &c->layouts : &c->dtypes;
 
     if (node)
@@ -461,7 +437,8 @@ static int set_names(struct ctx *c, const yaml_node_t *set, const char *key, boo
         return TC_OK;
     }
     if (dflt < 0)
-        return node_error(c, set, "set has no '%s' and the sweep gives none", key);
+        return tc_yaml_error(c->y, set, TC_ERR_PARSE, "set has no '%s' and the sweep gives none",
+                             key);
     return vec_push(out, dflt);
 }
 
@@ -506,9 +483,9 @@ static int emit_gemms(struct ctx *c, const yaml_node_t *set, bool bmm,
 static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
                           const struct i64vec *dtypes, const struct i64vec *layouts)
 {
-    const yaml_node_t *shapes = map_get(c, set, "shapes");
-    const yaml_node_t *square = map_get(c, set, "square");
-    const yaml_node_t *zip_n = map_get(c, set, "zip");
+    const yaml_node_t *shapes = tc_yaml_get(c->y, set, "shapes");
+    const yaml_node_t *square = tc_yaml_get(c->y, set, "square");
+    const yaml_node_t *zip_n = tc_yaml_get(c->y, set, "zip");
     struct gemm_dims d = {0};
     bool zip = false;
     int err = TC_OK;
@@ -516,12 +493,13 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
     if (zip_n && (err = parse_bool(c, zip_n, "zip", &zip)) < 0)
         return err;
     if (shapes) {
-        if (square || map_get(c, set, "m") || map_get(c, set, "n") || map_get(c, set, "k") ||
-            map_get(c, set, "batch"))
-            return node_error(c, shapes, "'shapes' excludes m, n, k, batch and square");
+        if (square || tc_yaml_get(c->y, set, "m") || tc_yaml_get(c->y, set, "n") ||
+            tc_yaml_get(c->y, set, "k") || tc_yaml_get(c->y, set, "batch"))
+            return tc_yaml_error(c->y, shapes, TC_ERR_PARSE,
+                                 "'shapes' excludes m, n, k, batch and square");
         if (shapes->type != YAML_SEQUENCE_NODE)
-            return node_error(c, shapes, "shapes: expected a list of [m, n, k%s]",
-                              bmm ? ", batch" : "");
+            return tc_yaml_error(c->y, shapes, TC_ERR_PARSE,
+                                 "shapes: expected a list of [m, n, k%s]", bmm ? ", batch" : "");
         {
             static const char *const names[] = {"shapes", "dtypes", "layouts"};
             const size_t f[] = {(size_t)(shapes->data.sequence.items.top -
@@ -533,16 +511,16 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
         }
         for (yaml_node_item_t *it = shapes->data.sequence.items.start;
              it < shapes->data.sequence.items.top; it++) {
-            const yaml_node_t *t = yaml_document_get_node(c->doc, *it);
+            const yaml_node_t *t = tc_yaml_node(c->y, *it);
             int64_t v[4] = {0, 0, 0, 1};
             size_t want = bmm ? 4 : 3;
 
             if (t->type != YAML_SEQUENCE_NODE ||
                 (size_t)(t->data.sequence.items.top - t->data.sequence.items.start) != want)
-                return node_error(c, t, "shapes: expected [m, n, k%s]", bmm ? ", batch" : "");
+                return tc_yaml_error(c->y, t, TC_ERR_PARSE, "shapes: expected [m, n, k%s]",
+                                     bmm ? ", batch" : "");
             for (size_t i = 0; i < want; i++)
-                if ((err = parse_int(c, yaml_document_get_node(c->doc,
-                                                               t->data.sequence.items.start[i]),
+                if ((err = parse_int(c, tc_yaml_node(c->y, t->data.sequence.items.start[i]),
                                      "shapes", 1, DIM_MAX, &v[i])) < 0)
                     return err;
             if ((err = emit_gemms(c, t, bmm, dtypes, layouts, v[0], v[1], v[2], v[3])) < 0)
@@ -551,8 +529,9 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
         return TC_OK;
     }
     if (square) {
-        if (map_get(c, set, "m") || map_get(c, set, "n") || map_get(c, set, "k"))
-            return node_error(c, square, "'square' excludes m, n and k");
+        if (tc_yaml_get(c->y, set, "m") || tc_yaml_get(c->y, set, "n") ||
+            tc_yaml_get(c->y, set, "k"))
+            return tc_yaml_error(c->y, square, TC_ERR_PARSE, "'square' excludes m, n and k");
         if ((err = parse_values(c, square, "square", &d.m)) < 0)
             goto out;
         if ((err = set_dim(c, set, "batch", bmm, 1, &d.batch)) < 0)
@@ -581,8 +560,9 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
 
         if (d.n.n != len || d.k.n != len || (bmm && d.batch.n != len))
             return gemm_dims_free(&d),
-                   node_error(c, zip_n, "zip: m, n, k%s must have the same number of values",
-                              bmm ? " and batch" : "");
+                   tc_yaml_error(c->y, zip_n, TC_ERR_PARSE,
+                                 "zip: m, n, k%s must have the same number of values",
+                                 bmm ? " and batch" : "");
         {
             static const char *const names[] = {"zipped", "dtypes", "layouts"};
             const size_t f[] = {len, dtypes->n, layouts->n};
@@ -627,8 +607,8 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
                                  const struct i64vec *dtypes, const struct i64vec *layouts)
 {
     struct i64vec h = {0}, a = {0}, s = {0}, b = {0}, v = {0}, t = {0}, ffn = {0};
-    const yaml_node_t *ops_n = map_get(c, set, "ops");
-    const yaml_node_t *ffn_n = map_get(c, set, "ffn");
+    const yaml_node_t *ops_n = tc_yaml_get(c->y, set, "ops");
+    const yaml_node_t *ffn_n = tc_yaml_get(c->y, set, "ffn");
     bool ops[OP_N];
     size_t emitted = 0, n_ops = 0;
     int err;
@@ -637,21 +617,21 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
         ops[i] = !ops_n;
     if (ops_n) {
         if (ops_n->type != YAML_SEQUENCE_NODE)
-            return node_error(c, ops_n, "ops: expected a list of names");
+            return tc_yaml_error(c->y, ops_n, TC_ERR_PARSE, "ops: expected a list of names");
         for (yaml_node_item_t *it = ops_n->data.sequence.items.start;
              it < ops_n->data.sequence.items.top; it++) {
-            const yaml_node_t *item = yaml_document_get_node(c->doc, *it);
-            const char *name = scalar(item);
+            const yaml_node_t *item = tc_yaml_node(c->y, *it);
+            const char *name = tc_yaml_scalar(item);
             int found = -1;
 
             for (int i = 0; name && i < OP_N; i++)
                 if (!strcmp(name, tf_op_names[i]))
                     found = i;
             if (found < 0)
-                return node_error(c, item,
-                                  "ops: unknown op '%s' (qkv, scores, values, proj, mlp_up, "
-                                  "mlp_down, logits)",
-                                  name ? name : "?");
+                return tc_yaml_error(c->y, item, TC_ERR_PARSE,
+                                     "ops: unknown op '%s' (qkv, scores, values, proj, mlp_up, "
+                                     "mlp_down, logits)",
+                                     name ? name : "?");
             ops[found] = true;
         }
     }
@@ -709,8 +689,8 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
                                 }
                             }
     if (!emitted)
-        err = node_error(c, set,
-                         "no combination of h, a, t (and ffn) divides evenly: the set is empty");
+        err = tc_yaml_error(c->y, set, TC_ERR_PARSE,
+                            "no combination of h, a, t (and ffn) divides evenly: the set is empty");
 out:
     vec_free(&h);
     vec_free(&a);
@@ -730,28 +710,30 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set,
     struct i64vec batch = {0}, heads = {0}, kvh = {0}, sq = {0}, skv = {0}, hd = {0};
     bool causal_v[2] = {false, false};
     size_t n_causal = 1;
-    const yaml_node_t *causal_n = map_get(c, set, "causal");
-    const yaml_node_t *impl_n = map_get(c, set, "impl");
-    bool kv_given = map_get(c, set, "kv_heads") != NULL;
-    bool skv_given = map_get(c, set, "seq_kv") != NULL;
+    const yaml_node_t *causal_n = tc_yaml_get(c->y, set, "causal");
+    const yaml_node_t *impl_n = tc_yaml_get(c->y, set, "impl");
+    bool kv_given = tc_yaml_get(c->y, set, "kv_heads") != NULL;
+    bool skv_given = tc_yaml_get(c->y, set, "seq_kv") != NULL;
     int err;
 
-    if (impl_n && (!scalar(impl_n) || strcmp(scalar(impl_n), "unfused")))
-        return node_error(c, impl_n,
-                          "impl: only 'unfused' is measured by this collector (flash is planned)");
+    if (impl_n && (!tc_yaml_scalar(impl_n) || strcmp(tc_yaml_scalar(impl_n), "unfused")))
+        return tc_yaml_error(
+            c->y, impl_n, TC_ERR_PARSE,
+            "impl: only 'unfused' is measured by this collector (flash is planned)");
     if (causal_n) {
         if (causal_n->type == YAML_SEQUENCE_NODE) {
             n_causal = 0;
             for (yaml_node_item_t *it = causal_n->data.sequence.items.start;
                  it < causal_n->data.sequence.items.top; it++) {
                 if (n_causal == 2)
-                    return node_error(c, causal_n, "causal: at most [false, true]");
-                if ((err = parse_bool(c, yaml_document_get_node(c->doc, *it), "causal",
+                    return tc_yaml_error(c->y, causal_n, TC_ERR_PARSE,
+                                         "causal: at most [false, true]");
+                if ((err = parse_bool(c, tc_yaml_node(c->y, *it), "causal",
                                       &causal_v[n_causal++])) < 0)
                     return err;
             }
             if (!n_causal)
-                return node_error(c, causal_n, "causal: empty list");
+                return tc_yaml_error(c->y, causal_n, TC_ERR_PARSE, "causal: empty list");
         } else if ((err = parse_bool(c, causal_n, "causal", &causal_v[0])) < 0) {
             return err;
         }
@@ -793,10 +775,10 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set,
                                     s.head_dim = hd.v[id];
                                     s.causal = causal_v[ic];
                                     if (s.heads % s.kv_heads) {
-                                        err = node_error(c, set,
-                                                         "kv_heads %" PRId64
-                                                         " does not divide heads %" PRId64,
-                                                         s.kv_heads, s.heads);
+                                        err = tc_yaml_error(c->y, set, TC_ERR_PARSE,
+                                                            "kv_heads %" PRId64
+                                                            " does not divide heads %" PRId64,
+                                                            s.kv_heads, s.heads);
                                         goto out;
                                     }
                                     if ((err = push_shape(c, set, &s)) < 0)
@@ -830,10 +812,12 @@ static int parse_set(struct ctx *c, const yaml_node_t *set)
     int err;
 
     if (set->type != YAML_MAPPING_NODE)
-        return node_error(c, set, "each set is a mapping, found %s", node_kind(set));
-    kind_n = map_get(c, set, "kind");
-    if (kind_n && !(kind = scalar(kind_n)))
-        return node_error(c, kind_n, "kind: expected gemm, bmm, transformer or attention");
+        return tc_yaml_error(c->y, set, TC_ERR_PARSE, "each set is a mapping, found %s",
+                             node_kind(set));
+    kind_n = tc_yaml_get(c->y, set, "kind");
+    if (kind_n && !(kind = tc_yaml_scalar(kind_n)))
+        return tc_yaml_error(c->y, kind_n, TC_ERR_PARSE,
+                             "kind: expected gemm, bmm, transformer or attention");
     if (!strcmp(kind, "gemm"))
         err = check_keys(c, set, gemm_keys, "gemm set");
     else if (!strcmp(kind, "bmm"))
@@ -843,8 +827,8 @@ static int parse_set(struct ctx *c, const yaml_node_t *set)
     else if (!strcmp(kind, "attention"))
         err = check_keys(c, set, attn_keys, "attention set");
     else
-        return node_error(c, kind_n,
-                          "kind: unknown '%s' (gemm, bmm, transformer, attention)", kind);
+        return tc_yaml_error(c->y, kind_n, TC_ERR_PARSE,
+                             "kind: unknown '%s' (gemm, bmm, transformer, attention)", kind);
     if (err < 0)
         return err;
     if ((err = set_names(c, set, "dtypes", false, -1, &dtypes)) < 0)
@@ -935,34 +919,34 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
     int err;
 
     if (!root)
-        return tc_error(TC_ERR_PARSE, "%s:1:1: empty sweep file", c->file);
+        return tc_error(TC_ERR_PARSE, "%s:1:1: empty sweep file", c->y->file);
     if (root->type != YAML_MAPPING_NODE)
-        return node_error(c, root, "a sweep is a mapping with 'sets', found %s",
-                          node_kind(root));
+        return tc_yaml_error(c->y, root, TC_ERR_PARSE, "a sweep is a mapping with 'sets', found %s",
+                             node_kind(root));
     if ((err = check_keys(c, root, keys, "sweep")) < 0)
         return err;
-    if ((node = map_get(c, root, "name"))) {
-        if (!scalar(node) || !*scalar(node))
-            return node_error(c, node, "name: expected a string");
+    if ((node = tc_yaml_get(c->y, root, "name"))) {
+        if (!tc_yaml_scalar(node) || !*tc_yaml_scalar(node))
+            return tc_yaml_error(c->y, node, TC_ERR_PARSE, "name: expected a string");
         free(c->sweep->name);
-        if (!(c->sweep->name = tc_strdup(scalar(node))))
+        if (!(c->sweep->name = tc_strdup(tc_yaml_scalar(node))))
             return TC_ERR_NOMEM;
     }
-    if ((node = map_get(c, root, "dtypes")) &&
+    if ((node = tc_yaml_get(c->y, root, "dtypes")) &&
         (err = parse_name_list(c, node, "dtypes", false, &c->dtypes)) < 0)
         return err;
-    if ((node = map_get(c, root, "layouts")) &&
+    if ((node = tc_yaml_get(c->y, root, "layouts")) &&
         (err = parse_name_list(c, node, "layouts", true, &c->layouts)) < 0)
         return err;
-    sets = map_get(c, root, "sets");
+    sets = tc_yaml_get(c->y, root, "sets");
     if (!sets)
-        return node_error(c, root, "sweep has no 'sets'");
+        return tc_yaml_error(c->y, root, TC_ERR_PARSE, "sweep has no 'sets'");
     if (sets->type != YAML_SEQUENCE_NODE ||
         sets->data.sequence.items.top == sets->data.sequence.items.start)
-        return node_error(c, sets, "sets: expected a non-empty list of sets");
+        return tc_yaml_error(c->y, sets, TC_ERR_PARSE, "sets: expected a non-empty list of sets");
     for (yaml_node_item_t *it = sets->data.sequence.items.start;
          it < sets->data.sequence.items.top; it++)
-        if ((err = parse_set(c, yaml_document_get_node(c->doc, *it))) < 0)
+        if ((err = parse_set(c, tc_yaml_node(c->y, *it))) < 0)
             return err;
     return dedup(c->sweep);
 }
@@ -980,11 +964,9 @@ static char *default_name(const char *path)
 
 struct tc_sweep *tc_sweep_parse(const char *yaml, size_t len, const char *name)
 {
-    yaml_parser_t parser;
-    yaml_document_t doc;
+    struct tc_yaml y;
     struct ctx c = {0};
     struct tc_sweep *sw;
-    bool have_doc = false;
     int err = TC_ERR_NOMEM;
 
     if (!name)
@@ -994,42 +976,28 @@ struct tc_sweep *tc_sweep_parse(const char *yaml, size_t len, const char *name)
         tc_error(TC_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    if (!(sw->name = default_name(name)))
-        goto fail;
+    if (!(sw->name = default_name(name))) {
+        tc_sweep_free(sw);
+        return NULL;
+    }
     snprintf(sw->hash, sizeof(sw->hash), "fnv1a64:%016" PRIx64,
              tc_fnv1a64(yaml, len, TC_FNV1A64_SEED));
-    if (!yaml_parser_initialize(&parser)) {
-        tc_error(TC_ERR_NOMEM, "out of memory");
-        goto fail;
+    err = tc_yaml_load_text(&y, name, yaml, len, 0);
+    if (err == TC_OK) {
+        c.y = &y;
+        c.sweep = sw;
+        err = parse_root(&c, tc_yaml_root(&y));
     }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: %s", name, parser.problem_mark.line + 1,
-                       parser.problem_mark.column + 1,
-                       parser.problem ? parser.problem : "malformed YAML");
-        yaml_parser_delete(&parser);
-        goto fail;
-    }
-    have_doc = true;
-    c.file = name;
-    c.doc = &doc;
-    c.sweep = sw;
-    err = parse_root(&c, yaml_document_get_root_node(&doc));
     if (err == TC_OK && sw->n == 0)
         err = tc_error(TC_ERR_PARSE, "%s: the sweep has no shapes", name);
     vec_free(&c.dtypes);
     vec_free(&c.layouts);
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    have_doc = false;
-    if (err < 0)
-        goto fail;
+    tc_yaml_free(&y);
+    if (err < 0) {
+        tc_sweep_free(sw);
+        return NULL;
+    }
     return sw;
-fail:
-    if (have_doc)
-        yaml_document_delete(&doc);
-    tc_sweep_free(sw);
-    return NULL;
 }
 
 struct tc_sweep *tc_sweep_load(const char *name)

@@ -14,6 +14,7 @@
 
 #include "gemm-internal.h"
 #include "tc-internal.h"
+#include "yaml-walk.h"
 
 struct tc_catalogue {
     struct tc_kernel *kernels;
@@ -82,48 +83,28 @@ static int index_build(struct tc_catalogue *cat)
 /* ---- YAML helpers: every error names file:line:column (1-based) ---- */
 
 struct ctx {
-    const char *file;
-    yaml_document_t *doc;
+    struct tc_yaml *y;
 };
-
-static int node_error(const struct ctx *c, const yaml_node_t *node, const char *fmt, ...)
-    TC_PRINTF(3, 4);
-
-static int node_error(const struct ctx *c, const yaml_node_t *node, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return tc_error(TC_ERR_PARSE, "%s:%lu:%lu: %s", c->file,
-                    (unsigned long)node->start_mark.line + 1,
-                    (unsigned long)node->start_mark.column + 1, msg);
-}
-
-static const char *scalar(const yaml_node_t *node)
-{
-    return node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
-}
 
 static int get_int(const struct ctx *c, const yaml_node_t *node, const char *field, long long min,
                    long long max, int *out)
 {
-    const char *s = scalar(node);
+    const char *s = tc_yaml_scalar(node);
     long long v;
 
     if (!s || tc_parse_i64(s, &v) < 0)
-        return node_error(c, node, "%s: expected an integer, got '%s'", field, s ? s : "(not a scalar)");
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: expected an integer, got '%s'", field,
+                             s ? s : "(not a scalar)");
     if (v < min || v > max)
-        return node_error(c, node, "%s: %lld is out of range [%lld, %lld]", field, v, min, max);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: %lld is out of range [%lld, %lld]",
+                             field, v, min, max);
     *out = (int)v;
     return TC_OK;
 }
 
 static int get_bool(const struct ctx *c, const yaml_node_t *node, const char *field, bool *out)
 {
-    const char *s = scalar(node);
+    const char *s = tc_yaml_scalar(node);
 
     if (s && (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0)) {
         *out = true;
@@ -133,7 +114,8 @@ static int get_bool(const struct ctx *c, const yaml_node_t *node, const char *fi
         *out = false;
         return TC_OK;
     }
-    return node_error(c, node, "%s: expected true or false, got '%s'", field, s ? s : "(not a scalar)");
+    return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: expected true or false, got '%s'", field,
+                         s ? s : "(not a scalar)");
 }
 
 /* A flow or block sequence of exactly n integers, each within [min, max]. */
@@ -143,12 +125,14 @@ static int get_int_list(const struct ctx *c, yaml_node_t *node, const char *fiel
     int count = 0;
 
     if (node->type != YAML_SEQUENCE_NODE)
-        return node_error(c, node, "%s: expected a list of %d integers", field, n);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: expected a list of %d integers", field,
+                             n);
     count = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
     if (count != n)
-        return node_error(c, node, "%s: expected %d integers, got %d", field, n, count);
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: expected %d integers, got %d", field, n,
+                             count);
     for (int i = 0; i < n; i++) {
-        yaml_node_t *item = yaml_document_get_node(c->doc, node->data.sequence.items.start[i]);
+        yaml_node_t *item = tc_yaml_node(c->y, node->data.sequence.items.start[i]);
         int err = get_int(c, item, field, min, max, &out[i]);
 
         if (err < 0)
@@ -191,34 +175,38 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
     k->mma_rate = 1.0;
     k->batched = true;
     if (map->type != YAML_MAPPING_NODE)
-        return node_error(c, map, "a kernel must be a mapping of fields");
+        return tc_yaml_error(c->y, map, TC_ERR_PARSE, "a kernel must be a mapping of fields");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        yaml_node_t *val = yaml_document_get_node(c->doc, p->value);
-        const char *name = scalar(key);
+        yaml_node_t *key = tc_yaml_node(c->y, p->key);
+        yaml_node_t *val = tc_yaml_node(c->y, p->value);
+        const char *name = tc_yaml_scalar(key);
         int tmp[3];
 
         if (!name)
-            return node_error(c, key, "field names must be scalars");
+            return tc_yaml_error(c->y, key, TC_ERR_PARSE, "field names must be scalars");
         if (strcmp(name, "name") == 0) {
-            const char *s = scalar(val);
+            const char *s = tc_yaml_scalar(val);
 
             if (!s || !*s || strlen(s) >= sizeof(k->name))
-                return node_error(c, val, "name: expected a string of 1 to %zu characters",
-                                  sizeof(k->name) - 1);
+                return tc_yaml_error(c->y, val, TC_ERR_PARSE,
+                                     "name: expected a string of 1 to %zu characters",
+                                     sizeof(k->name) - 1);
             tc_strlcpy(k->name, s, sizeof(k->name));
             seen |= F_NAME;
         } else if (strcmp(name, "dtypes") == 0) {
             if (val->type != YAML_SEQUENCE_NODE || val->data.sequence.items.top == val->data.sequence.items.start)
-                return node_error(c, val, "dtypes: expected a non-empty list such as [fp16, bf16]");
+                return tc_yaml_error(c->y, val, TC_ERR_PARSE,
+                                     "dtypes: expected a non-empty list such as [fp16, bf16]");
             for (yaml_node_item_t *it = val->data.sequence.items.start; it < val->data.sequence.items.top; it++) {
-                yaml_node_t *d = yaml_document_get_node(c->doc, *it);
-                const char *s = scalar(d);
+                yaml_node_t *d = tc_yaml_node(c->y, *it);
+                const char *s = tc_yaml_scalar(d);
                 enum tc_dtype dt;
 
                 if (!s || tc_dtype_parse(s, &dt) < 0 || dt == TC_DTYPE_FP64 || dt == TC_DTYPE_INT8)
-                    return node_error(c, d, "dtypes: unknown or unsupported dtype '%s' "
-                                      "(expected fp32, tf32, fp16, bf16 or fp8)", s ? s : "?");
+                    return tc_yaml_error(c->y, d, TC_ERR_PARSE,
+                                         "dtypes: unknown or unsupported dtype '%s' "
+                                         "(expected fp32, tf32, fp16, bf16 or fp8)",
+                                         s ? s : "?");
                 k->dtype_mask |= 1u << dt;
             }
             seen |= F_DTYPES;
@@ -269,15 +257,16 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
             if ((err = get_int(c, val, "align_bytes", 0, 128, &k->align_bytes)) < 0)
                 return err;
             if (!power_of_two_or_zero(k->align_bytes))
-                return node_error(c, val, "align_bytes: %d is not 0 or a power of two",
-                                  k->align_bytes);
+                return tc_yaml_error(c->y, val, TC_ERR_PARSE,
+                                     "align_bytes: %d is not 0 or a power of two", k->align_bytes);
         } else if (strcmp(name, "mma_rate") == 0) {
-            const char *s = scalar(val);
+            const char *s = tc_yaml_scalar(val);
 
             if (!s || tc_parse_double(s, &k->mma_rate) < 0 || !(k->mma_rate > 0.0) ||
                 k->mma_rate > 1.0)
-                return node_error(c, val, "mma_rate: expected a number in (0, 1], got '%s'",
-                                  s ? s : "?");
+                return tc_yaml_error(c->y, val, TC_ERR_PARSE,
+                                     "mma_rate: expected a number in (0, 1], got '%s'",
+                                     s ? s : "?");
         } else if (strcmp(name, "split_k") == 0) {
             if ((err = get_bool(c, val, "split_k", &k->split_k)) < 0)
                 return err;
@@ -291,85 +280,94 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
             if ((err = get_bool(c, val, "tma", &k->tma)) < 0)
                 return err;
         } else if (strcmp(name, "source") == 0) {
-            const char *s = scalar(val);
+            const char *s = tc_yaml_scalar(val);
 
             if (!s || !*s)
-                return node_error(c, val, "source: expected a non-empty string");
+                return tc_yaml_error(c->y, val, TC_ERR_PARSE,
+                                     "source: expected a non-empty string");
             tc_strlcpy(k->source, s, sizeof(k->source));
             seen |= F_SOURCE;
         } else {
-            return node_error(c, key, "unknown field '%s'", name);
+            return tc_yaml_error(c->y, key, TC_ERR_PARSE, "unknown field '%s'", name);
         }
     }
     if ((seen & required) != required) {
         for (unsigned i = 0; i < TC_ARRAY_SIZE(required_names); i++)
             if (!(seen >> i & 1u))
-                return node_error(c, map, "kernel '%s': missing field '%s'",
-                                  k->name[0] ? k->name : "?", required_names[i]);
+                return tc_yaml_error(c->y, map, TC_ERR_PARSE, "kernel '%s': missing field '%s'",
+                                     k->name[0] ? k->name : "?", required_names[i]);
     }
     /* Geometry that the occupancy and traffic model divide by. */
     if (k->tile_m % k->warp_m || k->tile_n % k->warp_n)
-        return node_error(c, map, "kernel '%s': warp_tile %dx%d does not divide tile %dx%d",
-                          k->name, k->warp_m, k->warp_n, k->tile_m, k->tile_n);
+        return tc_yaml_error(c->y, map, TC_ERR_PARSE,
+                             "kernel '%s': warp_tile %dx%d does not divide tile %dx%d", k->name,
+                             k->warp_m, k->warp_n, k->tile_m, k->tile_n);
     if (k->threads % 32)
-        return node_error(c, map, "kernel '%s': threads %d is not a multiple of 32", k->name,
-                          k->threads);
+        return tc_yaml_error(c->y, map, TC_ERR_PARSE,
+                             "kernel '%s': threads %d is not a multiple of 32", k->name,
+                             k->threads);
     return TC_OK;
 }
 
 static int parse_document(struct tc_catalogue *cat, const struct ctx *c)
 {
-    yaml_node_t *root = yaml_document_get_root_node(c->doc);
+    yaml_node_t *root = tc_yaml_root(c->y);
     yaml_node_t *archs = NULL, *kernels = NULL;
     unsigned arch_mask = 0;
     size_t first = cat->n;
     int err;
 
     if (!root)
-        return tc_error(TC_ERR_PARSE, "%s: empty file", c->file);
+        return tc_error(TC_ERR_PARSE, "%s: empty file", c->y->file);
     if (root->type != YAML_MAPPING_NODE)
-        return node_error(c, root, "expected a mapping with 'architectures' and 'kernels'");
+        return tc_yaml_error(c->y, root, TC_ERR_PARSE,
+                             "expected a mapping with 'architectures' and 'kernels'");
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        const char *name = scalar(key);
+        yaml_node_t *key = tc_yaml_node(c->y, p->key);
+        const char *name = tc_yaml_scalar(key);
 
         if (name && strcmp(name, "architectures") == 0)
-            archs = yaml_document_get_node(c->doc, p->value);
+            archs = tc_yaml_node(c->y, p->value);
         else if (name && strcmp(name, "kernels") == 0)
-            kernels = yaml_document_get_node(c->doc, p->value);
+            kernels = tc_yaml_node(c->y, p->value);
         else
-            return node_error(c, key, "unknown top-level field '%s' (expected architectures, kernels)",
-                              name ? name : "?");
+            return tc_yaml_error(c->y, key, TC_ERR_PARSE,
+                                 "unknown top-level field '%s' (expected architectures, kernels)",
+                                 name ? name : "?");
     }
     if (!archs)
-        return node_error(c, root, "missing 'architectures' list");
+        return tc_yaml_error(c->y, root, TC_ERR_PARSE, "missing 'architectures' list");
     if (!kernels)
-        return node_error(c, root, "missing 'kernels' list");
+        return tc_yaml_error(c->y, root, TC_ERR_PARSE, "missing 'kernels' list");
     if (archs->type != YAML_SEQUENCE_NODE || archs->data.sequence.items.start == archs->data.sequence.items.top)
-        return node_error(c, archs, "architectures: expected a non-empty list such as [ampere, ada]");
+        return tc_yaml_error(c->y, archs, TC_ERR_PARSE,
+                             "architectures: expected a non-empty list such as [ampere, ada]");
     for (yaml_node_item_t *it = archs->data.sequence.items.start; it < archs->data.sequence.items.top; it++) {
-        yaml_node_t *a = yaml_document_get_node(c->doc, *it);
-        const char *s = scalar(a);
+        yaml_node_t *a = tc_yaml_node(c->y, *it);
+        const char *s = tc_yaml_scalar(a);
         enum tc_arch arch;
 
         if (!s || parse_arch(s, &arch) < 0)
-            return node_error(c, a, "architectures: unknown family '%s' (expected volta, turing, "
-                              "ampere, ada, hopper, blackwell, cdna2 or cdna3)", s ? s : "?");
+            return tc_yaml_error(c->y, a, TC_ERR_PARSE,
+                                 "architectures: unknown family '%s' (expected volta, turing, "
+                                 "ampere, ada, hopper, blackwell, cdna2 or cdna3)",
+                                 s ? s : "?");
         if ((cat->arch_seen | arch_mask) >> arch & 1u)
-            return node_error(c, a, "architectures: '%s' is already covered by another file", s);
+            return tc_yaml_error(c->y, a, TC_ERR_PARSE,
+                                 "architectures: '%s' is already covered by another file", s);
         arch_mask |= 1u << arch;
     }
     if (kernels->type != YAML_SEQUENCE_NODE || kernels->data.sequence.items.start == kernels->data.sequence.items.top)
-        return node_error(c, kernels, "kernels: expected a non-empty list");
+        return tc_yaml_error(c->y, kernels, TC_ERR_PARSE, "kernels: expected a non-empty list");
     for (yaml_node_item_t *it = kernels->data.sequence.items.start; it < kernels->data.sequence.items.top; it++) {
-        yaml_node_t *kn = yaml_document_get_node(c->doc, *it);
+        yaml_node_t *kn = tc_yaml_node(c->y, *it);
         struct tc_kernel k;
 
         if ((err = parse_kernel(c, kn, arch_mask, &k)) < 0)
             goto fail;
         for (size_t i = first; i < cat->n; i++) {
             if (strcmp(cat->kernels[i].name, k.name) == 0) {
-                err = node_error(c, kn, "duplicate kernel name '%s'", k.name);
+                err = tc_yaml_error(c->y, kn, TC_ERR_PARSE, "duplicate kernel name '%s'", k.name);
                 goto fail;
             }
         }
@@ -396,10 +394,8 @@ fail:
 
 int tc_catalogue_load_file(struct tc_catalogue *cat, const char *file)
 {
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    bool have_parser = false, have_doc = false;
-    FILE *f = NULL;
+    struct tc_yaml y;
+    FILE *f;
     int err;
 
     if (!cat || !file)
@@ -407,35 +403,16 @@ int tc_catalogue_load_file(struct tc_catalogue *cat, const char *file)
     f = fopen(file, "rb");
     if (!f)
         return tc_error(TC_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
-    if (!yaml_parser_initialize(&parser)) {
-        err = tc_error(TC_ERR_NOMEM, "out of memory");
-        goto cleanup;
-    }
-    have_parser = true;
-    yaml_parser_set_input_file(&parser, f);
-    if (!yaml_parser_load(&parser, &doc)) {
-        err = tc_error(TC_ERR_PARSE, "%s:%lu:%lu: %s", file,
-                       (unsigned long)parser.problem_mark.line + 1,
-                       (unsigned long)parser.problem_mark.column + 1,
-                       parser.problem ? parser.problem : "malformed YAML");
-        goto cleanup;
-    }
-    have_doc = true;
-    {
-        struct ctx c = {file, &doc};
+    err = tc_yaml_load_file(&y, file, f, 0);
+    if (err == TC_OK) {
+        struct ctx c = {&y};
 
         err = parse_document(cat, &c);
     }
     if (err == TC_OK)
         err = index_build(cat);
-
-cleanup:
-    if (have_doc)
-        yaml_document_delete(&doc);
-    if (have_parser)
-        yaml_parser_delete(&parser);
-    if (f)
-        fclose(f);
+    tc_yaml_free(&y);
+    fclose(f);
     return err;
 }
 

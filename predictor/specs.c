@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "bounds.h"
 #include "tc-internal.h"
+#include "yaml-walk.h"
 
 /* Relative tolerance of tc_gpu_check's peak cross-check: vendors round
  * their peaks (V100 PCIe quotes 112 for 113.05, L40S 362.05 for 366.4). */
@@ -113,28 +113,9 @@ static const bool section_required[SEC_COUNT] = {true, true, true, true, false};
 /* ------------------------------------------------------------------------ */
 
 struct parse_ctx {
-    const char *file;
-    yaml_document_t *doc;
+    struct tc_yaml *y;
     struct tc_gpu *gpu;
 };
-
-/* "FILE:LINE:COL: FIELD: message"; libyaml marks are 0-based. */
-TC_PRINTF(5, 6)
-static int node_error(const struct parse_ctx *c, const yaml_node_t *node, const char *field,
-                      int err, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    if (field)
-        return tc_error(err, "%s:%zu:%zu: %s: %s", c->file, node->start_mark.line + 1,
-                        node->start_mark.column + 1, field, msg);
-    return tc_error(err, "%s:%zu:%zu: %s", c->file, node->start_mark.line + 1,
-                    node->start_mark.column + 1, msg);
-}
 
 static const char *node_type_name(const yaml_node_t *node)
 {
@@ -151,22 +132,6 @@ static const char *node_type_name(const yaml_node_t *node)
     }
 }
 
-static const char *scalar(const yaml_node_t *node)
-{
-    return (const char *)node->data.scalar.value;
-}
-
-static bool is_null(const yaml_node_t *node)
-{
-    const char *s;
-
-    if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return false;
-    s = scalar(node);
-    return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
-           strcmp(s, "NULL") == 0;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Scalars                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -177,28 +142,30 @@ static int parse_number(const struct parse_ctx *c, const yaml_node_t *node, cons
                         bool integer, double *out_d, long long *out_i)
 {
     if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
-        is_null(node))
-        return node_error(c, node, path, TC_ERR_PARSE, "expected %s, got %s%s%s%s",
-                          integer ? "an integer" : "a number", node_type_name(node),
-                          node->type == YAML_SCALAR_NODE ? " '" : "",
-                          node->type == YAML_SCALAR_NODE ? scalar(node) : "",
-                          node->type == YAML_SCALAR_NODE ? "'" : "");
+        tc_yaml_is_null(node))
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE, "expected %s, got %s%s%s%s",
+                                   integer ? "an integer" : "a number", node_type_name(node),
+                                   node->type == YAML_SCALAR_NODE ? " '" : "",
+                                   node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
+                                   node->type == YAML_SCALAR_NODE ? "'" : "");
     if (integer) {
-        int err = tc_parse_i64(scalar(node), out_i);
+        int err = tc_parse_i64(tc_yaml_scalar(node), out_i);
 
         if (err == TC_ERR_RANGE)
-            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range", scalar(node));
+            return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE, "'%s' is out of range",
+                                       tc_yaml_scalar(node));
         if (err < 0)
-            return node_error(c, node, path, TC_ERR_PARSE, "expected an integer, got '%s'",
-                              scalar(node));
+            return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
+                                       "expected an integer, got '%s'", tc_yaml_scalar(node));
     } else {
-        int err = tc_parse_double(scalar(node), out_d);
+        int err = tc_parse_double(tc_yaml_scalar(node), out_d);
 
         if (err == TC_ERR_RANGE)
-            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range", scalar(node));
+            return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE, "'%s' is out of range",
+                                       tc_yaml_scalar(node));
         if (err < 0)
-            return node_error(c, node, path, TC_ERR_PARSE, "expected a number, got '%s'",
-                              scalar(node));
+            return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
+                                       "expected a number, got '%s'", tc_yaml_scalar(node));
     }
     return TC_OK;
 }
@@ -207,10 +174,11 @@ static int check_rule(const struct parse_ctx *c, const yaml_node_t *node, const 
                       enum field_rule rule, double v)
 {
     if (rule == RULE_POSITIVE && !(v > 0))
-        return node_error(c, node, path, TC_ERR_RANGE, "must be positive, got %s", scalar(node));
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE, "must be positive, got %s",
+                                   tc_yaml_scalar(node));
     if (rule == RULE_NONNEG && v < 0)
-        return node_error(c, node, path, TC_ERR_RANGE, "must not be negative, got %s",
-                          scalar(node));
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE, "must not be negative, got %s",
+                                   tc_yaml_scalar(node));
     return TC_OK;
 }
 
@@ -220,20 +188,22 @@ static int check_bounds(const struct parse_ctx *c, const yaml_node_t *node, cons
                         double lo, double hi, double v)
 {
     if (hi > 0 && !tc_bound_in(v, lo, hi))
-        return node_error(c, node, path, TC_ERR_RANGE, "%s is outside the plausible [%g, %g]",
-                          scalar(node), lo, hi);
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE,
+                                   "%s is outside the plausible [%g, %g]", tc_yaml_scalar(node), lo,
+                                   hi);
     return TC_OK;
 }
 
 static int parse_string(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
                         char *dst, size_t size)
 {
-    if (node->type != YAML_SCALAR_NODE || is_null(node))
-        return node_error(c, node, path, TC_ERR_PARSE, "expected a string, got %s",
-                          is_null(node) ? "null" : node_type_name(node));
-    if (strlen(scalar(node)) >= size)
-        return node_error(c, node, path, TC_ERR_RANGE, "longer than %zu characters", size - 1);
-    tc_strlcpy(dst, scalar(node), size);
+    if (node->type != YAML_SCALAR_NODE || tc_yaml_is_null(node))
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE, "expected a string, got %s",
+                                   tc_yaml_is_null(node) ? "null" : node_type_name(node));
+    if (strlen(tc_yaml_scalar(node)) >= size)
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE, "longer than %zu characters",
+                                   size - 1);
+    tc_strlcpy(dst, tc_yaml_scalar(node), size);
     return TC_OK;
 }
 
@@ -249,36 +219,38 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
     case KIND_STRING:
         return parse_string(c, node, path, base, f->size);
     case KIND_VENDOR:
-        if (node->type == YAML_SCALAR_NODE && strcmp(scalar(node), "nvidia") == 0)
+        if (node->type == YAML_SCALAR_NODE && strcmp(tc_yaml_scalar(node), "nvidia") == 0)
             *(enum tc_vendor *)(void *)base = TC_VENDOR_NVIDIA;
-        else if (node->type == YAML_SCALAR_NODE && strcmp(scalar(node), "amd") == 0)
+        else if (node->type == YAML_SCALAR_NODE && strcmp(tc_yaml_scalar(node), "amd") == 0)
             *(enum tc_vendor *)(void *)base = TC_VENDOR_AMD;
         else
-            return node_error(c, node, path, TC_ERR_PARSE, "expected 'nvidia' or 'amd', got %s%s%s",
-                              node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
-                              node->type == YAML_SCALAR_NODE ? scalar(node) : "",
-                              node->type == YAML_SCALAR_NODE ? "'" : "");
+            return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
+                                       "expected 'nvidia' or 'amd', got %s%s%s",
+                                       node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
+                                       node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
+                                       node->type == YAML_SCALAR_NODE ? "'" : "");
         return TC_OK;
     case KIND_ARCH:
         for (int a = 0; node->type == YAML_SCALAR_NODE && a < TC_ARCH_COUNT; a++) {
-            if (strcmp(scalar(node), tc_arch_name((enum tc_arch)a)) == 0) {
+            if (strcmp(tc_yaml_scalar(node), tc_arch_name((enum tc_arch)a)) == 0) {
                 *(enum tc_arch *)(void *)base = (enum tc_arch)a;
                 return TC_OK;
             }
         }
-        return node_error(c, node, path, TC_ERR_PARSE,
-                          "expected one of volta, turing, ampere, ada, hopper, blackwell, "
-                          "cdna2, cdna3, got %s%s%s",
-                          node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
-                          node->type == YAML_SCALAR_NODE ? scalar(node) : "",
-                          node->type == YAML_SCALAR_NODE ? "'" : "");
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
+                                   "expected one of volta, turing, ampere, ada, hopper, blackwell, "
+                                   "cdna2, cdna3, got %s%s%s",
+                                   node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
+                                   node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
+                                   node->type == YAML_SCALAR_NODE ? "'" : "");
     case KIND_INT:
     case KIND_I64:
         err = parse_number(c, node, path, true, NULL, &i);
         if (err < 0)
             return err;
         if (f->kind == KIND_INT && (i > 0x7fffffffLL || i < -0x7fffffffLL))
-            return node_error(c, node, path, TC_ERR_RANGE, "'%s' is out of range", scalar(node));
+            return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE, "'%s' is out of range",
+                                       tc_yaml_scalar(node));
         err = check_rule(c, node, path, f->rule, (double)i);
         if (err == TC_OK)
             err = check_bounds(c, node, path, f->lo, f->hi, (double)i);
@@ -301,7 +273,7 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
         *(double *)(void *)base = d;
         return TC_OK;
     }
-    return node_error(c, node, path, TC_ERR_INVALID, "internal: unknown field kind");
+    return tc_yaml_field_error(c->y, node, path, TC_ERR_INVALID, "internal: unknown field kind");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -311,8 +283,8 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
 static int expect_mapping(const struct parse_ctx *c, const yaml_node_t *node, const char *path)
 {
     if (node->type != YAML_MAPPING_NODE)
-        return node_error(c, node, path, TC_ERR_PARSE, "expected a mapping, got %s",
-                          node_type_name(node));
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE, "expected a mapping, got %s",
+                                   node_type_name(node));
     return TC_OK;
 }
 
@@ -320,9 +292,9 @@ static int key_name(const struct parse_ctx *c, const yaml_node_t *key, const cha
                     const char **name)
 {
     if (key->type != YAML_SCALAR_NODE)
-        return node_error(c, key, prefix, TC_ERR_PARSE, "keys must be plain names, got %s",
-                          node_type_name(key));
-    *name = scalar(key);
+        return tc_yaml_field_error(c->y, key, prefix, TC_ERR_PARSE,
+                                   "keys must be plain names, got %s", node_type_name(key));
+    *name = tc_yaml_scalar(key);
     return TC_OK;
 }
 
@@ -339,8 +311,8 @@ static int parse_table(const struct parse_ctx *c, const yaml_node_t *map, const 
         return err;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        yaml_node_t *key = tc_yaml_node(c->y, p->key);
+        yaml_node_t *value = tc_yaml_node(c->y, p->value);
         const char *name = NULL;
         size_t i;
 
@@ -352,10 +324,10 @@ static int parse_table(const struct parse_ctx *c, const yaml_node_t *map, const 
                 break;
         snprintf(path, sizeof(path), "%s%s%s", prefix ? prefix : "", prefix ? "." : "", name);
         if (i == n_fields)
-            return node_error(c, key, path, TC_ERR_PARSE,
-                              "unknown field (gpu_specs/README.md lists the fields)");
+            return tc_yaml_field_error(c->y, key, path, TC_ERR_PARSE,
+                                       "unknown field (gpu_specs/README.md lists the fields)");
         if (seen[i])
-            return node_error(c, key, path, TC_ERR_PARSE, "duplicate field");
+            return tc_yaml_field_error(c->y, key, path, TC_ERR_PARSE, "duplicate field");
         seen[i] = true;
         err = parse_field(c, &fields[i], path, value);
         if (err < 0)
@@ -365,7 +337,7 @@ static int parse_table(const struct parse_ctx *c, const yaml_node_t *map, const 
         if (fields[i].required && !seen[i]) {
             snprintf(path, sizeof(path), "%s%s%s", prefix ? prefix : "", prefix ? "." : "",
                      fields[i].name);
-            return node_error(c, map, path, TC_ERR_PARSE, "missing required field");
+            return tc_yaml_field_error(c->y, map, path, TC_ERR_PARSE, "missing required field");
         }
     }
     return TC_OK;
@@ -383,8 +355,8 @@ static int parse_dtype_map(const struct parse_ctx *c, const yaml_node_t *map, co
         return err;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        yaml_node_t *key = tc_yaml_node(c->y, p->key);
+        yaml_node_t *value = tc_yaml_node(c->y, p->value);
         const char *name = NULL;
         int d;
 
@@ -396,13 +368,14 @@ static int parse_dtype_map(const struct parse_ctx *c, const yaml_node_t *map, co
             if (strcmp(name, tc_dtype_name((enum tc_dtype)d)) == 0)
                 break;
         if (d == TC_DTYPE_COUNT)
-            return node_error(c, key, path, TC_ERR_PARSE,
-                              "unknown dtype (expected fp64, fp32, tf32, fp16, bf16, fp8 or "
-                              "int8)");
+            return tc_yaml_field_error(
+                c->y, key, path, TC_ERR_PARSE,
+                "unknown dtype (expected fp64, fp32, tf32, fp16, bf16, fp8 or "
+                "int8)");
         if (nodes[d])
-            return node_error(c, key, path, TC_ERR_PARSE, "duplicate field");
+            return tc_yaml_field_error(c->y, key, path, TC_ERR_PARSE, "duplicate field");
         nodes[d] = key;
-        if (is_null(value)) {
+        if (tc_yaml_is_null(value)) {
             values[d] = 0;
             continue;
         }
@@ -427,8 +400,9 @@ static int append_item(const struct parse_ctx *c, const yaml_node_t *node, const
     size_t need = (used ? strlen(sep) : 0) + strlen(item);
 
     if (used + need >= size)
-        return node_error(c, node, path, TC_ERR_RANGE,
-                          "too long: all entries together must fit in %zu characters", size - 1);
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE,
+                                   "too long: all entries together must fit in %zu characters",
+                                   size - 1);
     if (used)
         strcat(dst, sep);
     strcat(dst, item);
@@ -445,21 +419,22 @@ static int parse_sources(const struct parse_ctx *c, const yaml_node_t *map)
     if (err < 0)
         return err;
     if (map->data.mapping.pairs.start == map->data.mapping.pairs.top)
-        return node_error(c, map, "sources", TC_ERR_PARSE, "must cite at least one source");
+        return tc_yaml_field_error(c->y, map, "sources", TC_ERR_PARSE,
+                                   "must cite at least one source");
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
-        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        yaml_node_t *key = tc_yaml_node(c->y, p->key);
+        yaml_node_t *value = tc_yaml_node(c->y, p->value);
         const char *name = NULL;
 
         err = key_name(c, key, "sources", &name);
         if (err < 0)
             return err;
         snprintf(path, sizeof(path), "sources.%s", name);
-        if (value->type != YAML_SCALAR_NODE || is_null(value) || !*scalar(value))
-            return node_error(c, value, path, TC_ERR_PARSE,
-                              "expected the URL or citation of the source, got %s",
-                              is_null(value) ? "nothing" : node_type_name(value));
+        if (value->type != YAML_SCALAR_NODE || tc_yaml_is_null(value) || !*tc_yaml_scalar(value))
+            return tc_yaml_field_error(c->y, value, path, TC_ERR_PARSE,
+                                       "expected the URL or citation of the source, got %s",
+                                       tc_yaml_is_null(value) ? "nothing" : node_type_name(value));
         err = append_item(c, key, "sources", c->gpu->sources, sizeof(c->gpu->sources), ",", name);
         if (err < 0)
             return err;
@@ -469,21 +444,22 @@ static int parse_sources(const struct parse_ctx *c, const yaml_node_t *map)
 
 static int parse_flags(const struct parse_ctx *c, const yaml_node_t *seq)
 {
-    if (is_null(seq))
+    if (tc_yaml_is_null(seq))
         return TC_OK;
     if (seq->type != YAML_SEQUENCE_NODE)
-        return node_error(c, seq, "flags", TC_ERR_PARSE, "expected a list of strings, got %s",
-                          node_type_name(seq));
+        return tc_yaml_field_error(c->y, seq, "flags", TC_ERR_PARSE,
+                                   "expected a list of strings, got %s", node_type_name(seq));
     for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
          it++) {
-        yaml_node_t *item = yaml_document_get_node(c->doc, *it);
+        yaml_node_t *item = tc_yaml_node(c->y, *it);
         int err;
 
-        if (item->type != YAML_SCALAR_NODE || is_null(item))
-            return node_error(c, item, "flags", TC_ERR_PARSE, "expected a string, got %s",
-                              is_null(item) ? "null" : node_type_name(item));
-        err =
-            append_item(c, item, "flags", c->gpu->flags, sizeof(c->gpu->flags), "; ", scalar(item));
+        if (item->type != YAML_SCALAR_NODE || tc_yaml_is_null(item))
+            return tc_yaml_field_error(c->y, item, "flags", TC_ERR_PARSE,
+                                       "expected a string, got %s",
+                                       tc_yaml_is_null(item) ? "null" : node_type_name(item));
+        err = append_item(c, item, "flags", c->gpu->flags, sizeof(c->gpu->flags), "; ",
+                          tc_yaml_scalar(item));
         if (err < 0)
             return err;
     }
@@ -530,12 +506,13 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
     int err;
 
     if (root->type != YAML_MAPPING_NODE)
-        return node_error(c, root, NULL, TC_ERR_PARSE,
-                          "a spec file must be a mapping of fields, got %s", node_type_name(root));
+        return tc_yaml_field_error(c->y, root, NULL, TC_ERR_PARSE,
+                                   "a spec file must be a mapping of fields, got %s",
+                                   node_type_name(root));
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
          p++) {
-        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        yaml_node_t *value = yaml_document_get_node(c->doc, p->value);
+        yaml_node_t *key = tc_yaml_node(c->y, p->key);
+        yaml_node_t *value = tc_yaml_node(c->y, p->value);
         const char *name = NULL;
         size_t i;
         int s;
@@ -548,7 +525,7 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
                 break;
         if (s < SEC_COUNT) {
             if (sections[s])
-                return node_error(c, key, name, TC_ERR_PARSE, "duplicate field");
+                return tc_yaml_field_error(c->y, key, name, TC_ERR_PARSE, "duplicate field");
             sections[s] = value;
             continue;
         }
@@ -556,10 +533,10 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
             if (strcmp(name, top_fields[i].name) == 0)
                 break;
         if (i == TC_ARRAY_SIZE(top_fields))
-            return node_error(c, key, name, TC_ERR_PARSE,
-                              "unknown field (gpu_specs/README.md lists the fields)");
+            return tc_yaml_field_error(c->y, key, name, TC_ERR_PARSE,
+                                       "unknown field (gpu_specs/README.md lists the fields)");
         if (seen[i])
-            return node_error(c, key, name, TC_ERR_PARSE, "duplicate field");
+            return tc_yaml_field_error(c->y, key, name, TC_ERR_PARSE, "duplicate field");
         seen[i] = true;
         err = parse_field(c, &top_fields[i], name, value);
         if (err < 0)
@@ -569,19 +546,22 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
     }
     for (size_t i = 0; i < TC_ARRAY_SIZE(top_fields); i++)
         if (top_fields[i].required && !seen[i])
-            return node_error(c, root, top_fields[i].name, TC_ERR_PARSE, "missing required field");
+            return tc_yaml_field_error(c->y, root, top_fields[i].name, TC_ERR_PARSE,
+                                       "missing required field");
     for (int s = 0; s < SEC_COUNT; s++)
         if (section_required[s] && !sections[s])
-            return node_error(c, root, section_names[s], TC_ERR_PARSE, "missing required field");
+            return tc_yaml_field_error(c->y, root, section_names[s], TC_ERR_PARSE,
+                                       "missing required field");
 
     if (!valid_id(c->gpu->id))
-        return node_error(c, id_node, "id", TC_ERR_PARSE,
-                          "'%s' may only hold lower-case letters, digits, '-', '_' and '.'",
-                          c->gpu->id);
-    id_from_file(c->file, want_id, sizeof(want_id));
+        return tc_yaml_field_error(
+            c->y, id_node, "id", TC_ERR_PARSE,
+            "'%s' may only hold lower-case letters, digits, '-', '_' and '.'", c->gpu->id);
+    id_from_file(c->y->file, want_id, sizeof(want_id));
     if (strcmp(want_id, c->gpu->id) != 0)
-        return node_error(c, id_node, "id", TC_ERR_PARSE,
-                          "'%s' does not match the file name (expected '%s')", c->gpu->id, want_id);
+        return tc_yaml_field_error(c->y, id_node, "id", TC_ERR_PARSE,
+                                   "'%s' does not match the file name (expected '%s')", c->gpu->id,
+                                   want_id);
 
     err = parse_dtype_map(c, sections[SEC_PEAK], "peak_tflops", c->gpu->peak_tflops, peak_nodes);
     if (err < 0)
@@ -601,15 +581,15 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
             continue;
         snprintf(path, sizeof(path), "%s.%s", has_peak ? "peak_tflops" : "flops_per_clk_per_unit",
                  tc_dtype_name((enum tc_dtype)d));
-        return node_error(c, has_peak ? peak_nodes[d] : flops_nodes[d], path, TC_ERR_PARSE,
-                          "is given but %s.%s is %s",
-                          has_peak ? "flops_per_clk_per_unit" : "peak_tflops",
-                          tc_dtype_name((enum tc_dtype)d),
-                          (has_peak ? flops_nodes[d] : peak_nodes[d]) ? "null" : "missing");
+        return tc_yaml_field_error(
+            c->y, has_peak ? peak_nodes[d] : flops_nodes[d], path, TC_ERR_PARSE,
+            "is given but %s.%s is %s", has_peak ? "flops_per_clk_per_unit" : "peak_tflops",
+            tc_dtype_name((enum tc_dtype)d),
+            (has_peak ? flops_nodes[d] : peak_nodes[d]) ? "null" : "missing");
     }
     if (!(c->gpu->peak_tflops[TC_DTYPE_FP32] > 0))
-        return node_error(c, sections[SEC_PEAK], "peak_tflops.fp32", TC_ERR_PARSE,
-                          "missing required field (every GPU has an fp32 peak)");
+        return tc_yaml_field_error(c->y, sections[SEC_PEAK], "peak_tflops.fp32", TC_ERR_PARSE,
+                                   "missing required field (every GPU has an fp32 peak)");
 
     err = parse_table(c, sections[SEC_LIMITS], "limits", limit_fields, TC_ARRAY_SIZE(limit_fields));
     if (err < 0)
@@ -624,12 +604,12 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
 
 TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
 {
-    yaml_parser_t parser;
-    yaml_document_t doc, extra;
-    bool have_parser = false, have_doc = false, have_extra = false;
+    struct tc_yaml y = {0};
     struct tc_gpu *gpu = NULL;
-    FILE *fp = NULL;
-    int err = TC_OK;
+    yaml_node_t *root, *second;
+    struct stat st;
+    FILE *fp;
+    int err;
 
     if (!file || !out)
         return tc_error(TC_ERR_INVALID, "tc_specs_parse_file: no file or output given");
@@ -637,13 +617,9 @@ TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
     if (!fp)
         return tc_error(errno == ENOENT ? TC_ERR_NOT_FOUND : TC_ERR_IO, "%s: cannot open: %s", file,
                         strerror(errno));
-    {
-        struct stat st;
-
-        if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-            err = tc_error(TC_ERR_IO, "%s: not a regular file", file);
-            goto cleanup;
-        }
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+        err = tc_error(TC_ERR_IO, "%s: not a regular file", file);
+        goto cleanup;
     }
     /* Parse into a scratch copy so *out is untouched on failure. */
     gpu = calloc(1, sizeof(*gpu));
@@ -651,60 +627,30 @@ TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
         err = tc_error(TC_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
-    if (!yaml_parser_initialize(&parser)) {
-        err = tc_error(TC_ERR_NOMEM, "%s: cannot initialise the YAML parser", file);
+    err = tc_yaml_load_file(&y, file, fp, TC_YAML_SYNTAX_DETAIL);
+    if (err < 0)
         goto cleanup;
-    }
-    have_parser = true;
-    yaml_parser_set_input_file(&parser, fp);
-    if (!yaml_parser_load(&parser, &doc))
-        goto syntax_error;
-    have_doc = true;
-
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-
+    root = tc_yaml_root(&y);
     if (!root) {
         err = tc_error(TC_ERR_PARSE, "%s:1:1: the file is empty (expected a GPU spec)", file);
         goto cleanup;
     }
     /* A second document would silently be ignored; refuse it. */
-    if (!yaml_parser_load(&parser, &extra))
-        goto syntax_error;
-    have_extra = true;
-    if (yaml_document_get_root_node(&extra)) {
-        yaml_node_t *second = yaml_document_get_root_node(&extra);
-
-        err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: more than one YAML document in a spec file", file,
-                       second->start_mark.line + 1, second->start_mark.column + 1);
+    err = tc_yaml_extra(&y, TC_YAML_SYNTAX_DETAIL, &second);
+    if (err < 0)
+        goto cleanup;
+    if (second) {
+        err = tc_yaml_error(&y, second, TC_ERR_PARSE, "more than one YAML document in a spec file");
         goto cleanup;
     }
 
-    struct parse_ctx ctx = {file, &doc, gpu};
+    struct parse_ctx ctx = {&y, gpu};
 
     err = parse_root(&ctx, root);
     if (err == TC_OK)
         *out = *gpu;
-    goto cleanup;
-
-syntax_error:
-    if (parser.context)
-        err = tc_error(TC_ERR_PARSE,
-                       "%s:%zu:%zu: YAML syntax error: %s %s (which started at line %zu, "
-                       "column %zu)",
-                       file, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                       parser.problem ? parser.problem : "unknown problem", parser.context,
-                       parser.context_mark.line + 1, parser.context_mark.column + 1);
-    else
-        err = tc_error(TC_ERR_PARSE, "%s:%zu:%zu: YAML syntax error: %s", file,
-                       parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                       parser.problem ? parser.problem : "unknown problem");
 cleanup:
-    if (have_extra)
-        yaml_document_delete(&extra);
-    if (have_doc)
-        yaml_document_delete(&doc);
-    if (have_parser)
-        yaml_parser_delete(&parser);
+    tc_yaml_free(&y);
     free(gpu);
     fclose(fp);
     return err;
