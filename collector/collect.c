@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "hash.h"
 #include "tc-internal.h"
 
 void tc_collect_defaults(struct tc_collect_opts *o)

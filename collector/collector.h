@@ -1,4 +1,4 @@
-/* The collector's internals: hashing, shard assignment, harness
+/* The collector's internals: shard assignment, harness
  * statistics, the backend interface (the ops table the modules implement),
  * the harness and the device helpers, for the collector's own files, its
  * backends and its tests. What the tilecast command calls is in
@@ -13,10 +13,6 @@
 
 #include "tilecast/collect.h"
 #include "tilecast/tilecast.h"
-
-/* 64-bit FNV-1a, used for content and configuration hashes. */
-uint64_t tc_fnv1a64(const void *data, size_t len, uint64_t seed);
-#define TC_FNV1A64_SEED 0xcbf29ce484222325ULL
 
 /* ------------------------------------------------------------------------ */
 /* Sharding                                                                  */

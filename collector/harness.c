@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "collector.h"
+#include "stats.h"
 #include "tc-internal.h"
 
 /* Repetitions per backend call at most: GPU backends record one event pair
@@ -35,13 +36,6 @@ void tc_utc_now(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-
-    return a < b ? -1 : a > b;
-}
-
 int tc_stats_compute(double *t, int n, struct tc_stats *out)
 {
     /* 95% normal quantile for the binomial ranks of the median's CI */
@@ -51,7 +45,7 @@ int tc_stats_compute(double *t, int n, struct tc_stats *out)
 
     if (!t || n < 1 || !out)
         return tc_error(TC_ERR_INVALID, "tc_stats_compute: no samples");
-    qsort(t, (size_t)n, sizeof(*t), cmp_double);
+    qsort(t, (size_t)n, sizeof(*t), tc_cmp_double);
     memset(out, 0, sizeof(*out));
     out->n = n;
     out->min_us = t[0];

@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "collector.h"
+#include "hash.h"
 #include "tc-internal.h"
 #include "yaml-walk.h"
 
@@ -40,18 +41,6 @@ struct ctx {
     /* sweep-level defaults */
     struct i64vec dtypes, layouts;
 };
-
-uint64_t tc_fnv1a64(const void *data, size_t len, uint64_t seed)
-{
-    const unsigned char *p = data;
-    uint64_t h = seed;
-
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
 
 static int vec_push(struct i64vec *v, int64_t x)
 {

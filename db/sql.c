@@ -11,6 +11,7 @@
 
 #include "bounds.h"
 #include "db-internal.h"
+#include "hash.h"
 
 int db_fail(struct tc_db *db, int rc, const char *what)
 {
@@ -212,13 +213,8 @@ enum tc_dtype db_default_compute(enum tc_dtype dtype)
 
 void db_hash_hex(const char *s, char *buf)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        h ^= *p;
-        h *= 0x100000001b3ULL;
-    }
-    snprintf(buf, 17, "%016llx", (unsigned long long)h);
+    snprintf(buf, 17, "%016llx",
+             (unsigned long long)tc_fnv1a64(s, strlen(s), TC_FNV1A64_SEED));
 }
 
 void db_now_iso(char *buf, size_t len)

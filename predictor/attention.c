@@ -10,6 +10,7 @@
 
 #include "calibrate.h"
 #include "model-internal.h"
+#include "stats.h"
 
 /* ------------------------------------------------------------------------ */
 /* GEMM memo                                                                 */
@@ -316,24 +317,6 @@ static int predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                          struct tc_gemm_memo *memo, const struct tc_attention_query *q,
                          struct tc_attention_prediction *out);
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* Quantile f of sorted v[0..n-1], linearly interpolated. */
-static double quantile(const double *v, size_t n, double f)
-{
-    double pos = f * (double)(n - 1);
-    size_t i = (size_t)pos;
-
-    if (i + 1 >= n)
-        return v[n - 1];
-    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
-}
-
 /* Rows needed before the measured scale outweighs the model's own: the
  * scale is shrunk towards 1 with weight n / (n + ATTN_SHRINK_ROWS). */
 #define ATTN_SHRINK_ROWS 5.0
@@ -376,13 +359,13 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
     }
     tc_clear_error();
     if (n) {
-        qsort(r, n, sizeof(*r), cmp_double);
-        med = quantile(r, n, 0.5);
+        qsort(r, n, sizeof(*r), tc_cmp_double);
+        med = tc_quantile_sorted(r, n, 0.5);
         w = (double)n / ((double)n + ATTN_SHRINK_ROWS);
         set->n_fit = n;
         set->scale = exp(w * med);
-        set->lo_log = w * fmin(0, quantile(r, n, 0.1) - med) + (1 - w) * log(0.75);
-        set->hi_log = w * fmax(0, quantile(r, n, 0.9) - med) + (1 - w) * log(1.25);
+        set->lo_log = w * fmin(0, tc_quantile_sorted(r, n, 0.1) - med) + (1 - w) * log(0.75);
+        set->hi_log = w * fmax(0, tc_quantile_sorted(r, n, 0.9) - med) + (1 - w) * log(1.25);
     }
     free(r);
 }
