@@ -16,6 +16,7 @@
 
 #include "calibrate.h"
 #include "model-internal.h"
+#include "yaml-walk.h"
 
 /* ------------------------------------------------------------------------ */
 /* Config                                                                    */
@@ -179,21 +180,6 @@ struct yaml_ctx {
     FILE *f;
 };
 
-static int yerr(struct yaml_ctx *y, const yaml_event_t *ev, int err, const char *fmt, ...)
-    TC_PRINTF(4, 5);
-
-static int yerr(struct yaml_ctx *y, const yaml_event_t *ev, int err, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return tc_error(err, "%s:%zu:%zu: %s", y->file, ev->start_mark.line + 1,
-                    ev->start_mark.column + 1, msg);
-}
-
 /* One key: value of the config mapping, through the setter every route
  * shares; its message gains the place in the file. */
 static int set_field(struct yaml_ctx *y, const char *key, const yaml_event_t *vev,
@@ -210,9 +196,7 @@ static int set_field(struct yaml_ctx *y, const char *key, const yaml_event_t *ve
 static int next_event(struct yaml_ctx *y, yaml_event_t *ev)
 {
     if (!yaml_parser_parse(&y->parser, ev))
-        return tc_error(TC_ERR_PARSE, "%s:%zu:%zu: %s", y->file, y->parser.problem_mark.line + 1,
-                        y->parser.problem_mark.column + 1,
-                        y->parser.problem ? y->parser.problem : "YAML syntax error");
+        return tc_yaml_syntax_error(y->file, &y->parser, 0);
     return TC_OK;
 }
 
@@ -265,30 +249,37 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
         case YAML_STREAM_END_EVENT: done = true; break;
         case YAML_MAPPING_START_EVENT:
             if (in_map)
-                err = yerr(&y, &ev, TC_ERR_PARSE, "nested mappings are not allowed here");
+                err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
+                                         "nested mappings are not allowed here");
             in_map = true;
             break;
         case YAML_MAPPING_END_EVENT: in_map = false; break;
         case YAML_SCALAR_EVENT:
             if (!in_map) {
-                err = yerr(&y, &ev, TC_ERR_PARSE, "expected a mapping of key: value");
+                err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
+                                         "expected a mapping of key: value");
                 break;
             }
             tc_strlcpy(key, (const char *)ev.data.scalar.value, sizeof(key));
             field = tc_model_config_field(key);
             if (!field) {
-                err = yerr(&y, &ev, TC_ERR_INVALID, "%s", tc_last_error());
+                err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_INVALID, "%s",
+                                         tc_last_error());
                 break;
             }
             for (size_t i = 0; i < n_seen && err == TC_OK; i++) {
                 if (seen[i].field != field)
                     continue;
                 if (strcmp(seen[i].key, key) == 0)
-                    err = yerr(&y, &ev, TC_ERR_PARSE, "duplicate key '%s' (first given on "
-                               "line %zu)", key, seen[i].line);
+                    err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
+                                             "duplicate key '%s' (first given on "
+                                             "line %zu)",
+                                             key, seen[i].line);
                 else
-                    err = yerr(&y, &ev, TC_ERR_PARSE, "key '%s' sets %s, as '%s' on line %zu "
-                               "did", key, field, seen[i].key, seen[i].line);
+                    err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
+                                             "key '%s' sets %s, as '%s' on line %zu "
+                                             "did",
+                                             key, field, seen[i].key, seen[i].line);
             }
             if (err < 0)
                 break;
@@ -301,13 +292,15 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
             if (err < 0)
                 break;
             if (vev.type != YAML_SCALAR_EVENT)
-                err = yerr(&y, &vev, TC_ERR_PARSE, "%s: expected a scalar value", key);
+                err = tc_yaml_mark_error(y.file, vev.start_mark, TC_ERR_PARSE,
+                                         "%s: expected a scalar value", key);
             else
                 err = set_field(&y, key, &vev, &c);
             yaml_event_delete(&vev);
             break;
         case YAML_SEQUENCE_START_EVENT:
-            err = yerr(&y, &ev, TC_ERR_PARSE, "lists are not allowed in a model config");
+            err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
+                                     "lists are not allowed in a model config");
             break;
         default: break;
         }
