@@ -15,3 +15,15 @@ uint64_t tc_fnv1a64(const void *data, size_t len, uint64_t seed)
     }
     return h;
 }
+
+uint32_t tc_fnv1a32(const void *data, size_t len, uint32_t seed)
+{
+    const unsigned char *p = data;
+    uint32_t h = seed;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 16777619u;
+    }
+    return h;
+}

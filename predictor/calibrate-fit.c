@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "calibrate-internal.h"
+#include "hash.h"
+#include "stats.h"
 #include "tc-internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -46,14 +48,11 @@ void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us,
 
 uint32_t tc_calib_kernel_hash(const char *name)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h;
 
     if (!name || !*name)
         return 0;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        h ^= *p;
-        h *= 16777619u;
-    }
+    h = tc_fnv1a32(name, strlen(name), TC_FNV1A32_SEED);
     return h ? h : 1;
 }
 
@@ -154,28 +153,6 @@ static void theta_to_params(const double *theta, struct tc_calib_params *cp)
         cp->kernel_scale[j] = exp(theta[P_KERNEL0 + j]);
 }
 
-int calib_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-/* Quantile of sorted values by linear interpolation. */
-double calib_quantile_sorted(const double *v, size_t n, double q)
-{
-    double pos;
-    size_t i;
-
-    if (!n)
-        return 0;
-    pos = q * (double)(n - 1);
-    i = (size_t)pos;
-    if (i + 1 >= n)
-        return v[n - 1];
-    return v[i] + (pos - (double)i) * (v[i + 1] - v[i]);
-}
-
 /* Solves the small symmetric positive system a·x = b in place (Cholesky).
  * Returns false if a is not positive definite. */
 static bool solve_spd(double *a, double *b, int n)
@@ -231,8 +208,8 @@ static double robust_scale(struct fit_work *w)
 
     for (size_t i = 0; i < w->n; i++)
         w->scratch[i] = fabs(w->resid[i]);
-    qsort(w->scratch, w->n, sizeof(double), calib_cmp_double);
-    mad = calib_quantile_sorted(w->scratch, w->n, 0.5) * 1.4826;
+    qsort(w->scratch, w->n, sizeof(double), tc_cmp_double);
+    mad = tc_quantile_sorted(w->scratch, w->n, 0.5) * 1.4826;
     return mad < 0.01 ? 0.01 : mad;
 }
 

@@ -72,10 +72,6 @@ int calib_kernel_slot(const struct tc_calib_params *cp, uint32_t hash);
 double calib_kernel_factor(const struct tc_calib_params *cp, const struct tc_calib_sample *s);
 /* The scale of the model's fixed cost under a timing class. */
 double calib_overhead_scale(const struct tc_calib_params *cp, unsigned timing);
-/* qsort comparator of doubles, ascending; the quantile q of n sorted values
- * by linear interpolation (0 for n = 0). */
-int calib_cmp_double(const void *a, const void *b);
-double calib_quantile_sorted(const double *v, size_t n, double q);
 /* Fits the scales of cp (its kernel table set) to n samples; resid and
  * scratch hold n values each. */
 void calib_fit_params(const struct tc_calib_sample *s, size_t n, double *resid,

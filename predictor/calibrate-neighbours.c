@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "calibrate-internal.h"
+#include "hash.h"
+#include "stats.h"
 #include "tc-internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -246,14 +248,11 @@ static double nb_correction(const struct nb_heap *h, const double *resid, double
 static uint64_t shape_hash(enum tc_layout layout, int64_t m, int64_t n, int64_t k,
                            int64_t batch, enum tc_timing_class timing)
 {
-    uint64_t h = 1469598103934665603ull;
     const uint64_t v[6] = {(uint64_t)layout, (uint64_t)m, (uint64_t)n, (uint64_t)k,
                            (uint64_t)batch, (uint64_t)timing};
+    uint64_t h = tc_fnv1a64(v, sizeof(v), TC_FNV1A64_SEED);
 
-    for (int i = 0; i < 6; i++) {
-        h ^= v[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-        h *= 1099511628211ull;
-    }
+    /* the table takes the low bits: fold the better-mixed high ones in */
     return h ^ (h >> 29);
 }
 
@@ -561,9 +560,9 @@ int calib_fit_neighbours(struct tc_calib *c, bool choose)
         }
         for (size_t i = 0; i < c->n; i++)
             vals[i] = err[i];
-        qsort(vals, c->n, sizeof(double), calib_cmp_double);
-        pooled_lo = calib_quantile_sorted(vals, c->n, lo_q);
-        pooled_hi = calib_quantile_sorted(vals, c->n, hi_q);
+        qsort(vals, c->n, sizeof(double), tc_cmp_double);
+        pooled_lo = tc_quantile_sorted(vals, c->n, lo_q);
+        pooled_hi = tc_quantile_sorted(vals, c->n, hi_q);
         for (int b = 0; b < TC_CALIB_TIME_BINS; b++) {
             nb = 0;
             for (size_t i = 0; i < c->n; i++)
@@ -571,9 +570,9 @@ int calib_fit_neighbours(struct tc_calib *c, bool choose)
                     vals[nb++] = err[i];
             cp->bin_rows[b] = (int64_t)nb;
             if (nb >= 30) {
-                qsort(vals, nb, sizeof(double), calib_cmp_double);
-                cp->q_lo[b] = calib_quantile_sorted(vals, nb, lo_q);
-                cp->q_hi[b] = calib_quantile_sorted(vals, nb, hi_q);
+                qsort(vals, nb, sizeof(double), tc_cmp_double);
+                cp->q_lo[b] = tc_quantile_sorted(vals, nb, lo_q);
+                cp->q_hi[b] = tc_quantile_sorted(vals, nb, hi_q);
             } else if (c->n >= 10) {
                 cp->q_lo[b] = pooled_lo;
                 cp->q_hi[b] = pooled_hi;

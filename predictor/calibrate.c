@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "calibrate-internal.h"
+#include "hash.h"
+#include "stats.h"
 #include "tc-internal.h"
 
 struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
@@ -89,8 +91,8 @@ struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
             sum_r += c->resid[i];
             sum_r2 += c->resid[i] * c->resid[i];
         }
-        qsort(scratch, n, sizeof(double), calib_cmp_double);
-        c->params.fit_mad = calib_quantile_sorted(scratch, n, 0.5);
+        qsort(scratch, n, sizeof(double), tc_cmp_double);
+        c->params.fit_mad = tc_quantile_sorted(scratch, n, 0.5);
         for (size_t i = 0; i < n; i++) {
             double f = tc_calib_model_us(&c->params, &c->samples[i], c->samples[i].timing);
 
@@ -98,9 +100,9 @@ struct tc_calib *tc_calib_build(const struct tc_calib_sample *samples, size_t n,
             sum_ape += scratch[i];
         }
         c->params.fit_mape = sum_ape / (double)n;
-        qsort(scratch, n, sizeof(double), calib_cmp_double);
-        c->params.fit_p50_ape = calib_quantile_sorted(scratch, n, 0.5);
-        c->params.fit_p90_ape = calib_quantile_sorted(scratch, n, 0.9);
+        qsort(scratch, n, sizeof(double), tc_cmp_double);
+        c->params.fit_p50_ape = tc_quantile_sorted(scratch, n, 0.5);
+        c->params.fit_p90_ape = tc_quantile_sorted(scratch, n, 0.9);
         c->params.fit_log_sd =
             sqrt(fmax(0, sum_r2 / (double)n - (sum_r / (double)n) * (sum_r / (double)n)));
     }
@@ -214,7 +216,7 @@ uint32_t tc_calib_model_fingerprint(const struct tc_gpu *gpu, enum tc_dtype dtyp
         {4001, 4093, 4099, 1, TC_LAYOUT_TT},    {1024, 1024, 128, 64, TC_LAYOUT_NN},
         {2048, 50257, 2048, 1, TC_LAYOUT_NT},   {333, 777, 1555, 3, TC_LAYOUT_NT},
     };
-    uint32_t h = 2166136261u;
+    uint32_t h = TC_FNV1A32_SEED;
 
     if (!gpu)
         return 0;
@@ -229,10 +231,7 @@ uint32_t tc_calib_model_fingerprint(const struct tc_gpu *gpu, enum tc_dtype dtyp
             snprintf(text, sizeof(text), "err;");
         else
             snprintf(text, sizeof(text), "%.4g;", pred.time_us);
-        for (const char *c = text; *c; c++) {
-            h ^= (unsigned char)*c;
-            h *= 16777619u;
-        }
+        h = tc_fnv1a32(text, strlen(text), h);
     }
     tc_clear_error();
     return h ? h : 1;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "calibrate.h"
+#include "stats.h"
 #include "tc-internal.h"
 
 TC_API int tc_timing_host_cost(const char *timing, struct tc_timing_cost *out)
@@ -23,29 +24,6 @@ TC_API int tc_timing_host_cost(const char *timing, struct tc_timing_cost *out)
     out->floor_us = tc_timing_floor_us(c);
     tc_timing_host_range_us(c, &out->lo_us, &out->hi_us);
     return TC_OK;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* The q-quantile (0..1) of v[0..n) with linear interpolation; sorts v. */
-static double quantile(double *v, size_t n, double q)
-{
-    double pos;
-    size_t lo;
-
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof(*v), cmp_double);
-    pos = q * (double)(n - 1);
-    lo = (size_t)pos;
-    if (lo + 1 >= n)
-        return v[n - 1];
-    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
 }
 
 struct ranked {
@@ -141,11 +119,13 @@ TC_API int tc_eval_stats(const struct tc_eval_point *points, size_t n, size_t st
         x[j] = POINT(j)->signed_pct;
     }
     out->mape_pct = sum / (double)n;
-    out->bias_pct = quantile(x, n, 0.5);
+    qsort(x, n, sizeof(*x), tc_cmp_double);
+    out->bias_pct = tc_quantile_sorted(x, n, 0.5);
     for (size_t j = 0; j < n; j++)
         x[j] = POINT(j)->ape_pct;
-    out->median_ape_pct = quantile(x, n, 0.5);
-    out->p90_ape_pct = quantile(x, n, 0.9);
+    qsort(x, n, sizeof(*x), tc_cmp_double);
+    out->median_ape_pct = tc_quantile_sorted(x, n, 0.5);
+    out->p90_ape_pct = tc_quantile_sorted(x, n, 0.9);
     for (size_t j = 0; j < n; j++) {
         x[j] = POINT(j)->meas_tflops;
         y[j] = POINT(j)->pred_tflops;

@@ -12,6 +12,7 @@
 
 #include "bounds.h"
 #include "csv.h"
+#include "stats.h"
 #include "tc-internal.h"
 
 #define VIDUR_OPS 4
@@ -78,28 +79,6 @@ static struct layer *find_layer(struct layer_list *l, const char *gpu, const cha
     return g;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* Percentile by linear interpolation on sorted values. */
-static double percentile(const double *v, size_t n, double q)
-{
-    double pos;
-    size_t lo;
-
-    if (n == 0)
-        return NAN;
-    pos = q * (double)(n - 1);
-    lo = (size_t)pos;
-    if (lo + 1 >= n)
-        return v[n - 1];
-    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
-}
-
 /* One group's figures from the relative errors of its layers (sorted here:
  * the sum runs in that order, as it always has). */
 static void group_stats(struct tc_layer_group *out, const char *gpu, const char *model,
@@ -107,7 +86,7 @@ static void group_stats(struct tc_layer_group *out, const char *gpu, const char 
 {
     double sum = 0;
 
-    qsort(ape, n, sizeof(*ape), cmp_double);
+    qsort(ape, n, sizeof(*ape), tc_cmp_double);
     for (size_t i = 0; i < n; i++)
         sum += ape[i];
     memset(out, 0, sizeof(*out));
@@ -115,8 +94,8 @@ static void group_stats(struct tc_layer_group *out, const char *gpu, const char 
     tc_strlcpy(out->model, model, sizeof(out->model));
     out->layers = n;
     out->mape_pct = n ? 100 * sum / (double)n : NAN;
-    out->median_ape_pct = 100 * percentile(ape, n, 0.5);
-    out->p90_ape_pct = 100 * percentile(ape, n, 0.9);
+    out->median_ape_pct = 100 * tc_quantile_sorted(ape, n, 0.5);
+    out->p90_ape_pct = 100 * tc_quantile_sorted(ape, n, 0.9);
     out->source = source;
 }
 

@@ -15,6 +15,7 @@
 #include "csv.h"
 #include "eval-cli.h"
 #include "gemm-cli.h"
+#include "stats.h"
 #include "tc-internal.h"
 
 /* The timing methods of the measured data whose host cost is known: the
@@ -294,13 +295,6 @@ static void groups_free(struct groups *gs)
 
 /* ---- statistics ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_sample_sweep(const void *a, const void *b)
 {
     const struct sample *x = a, *y = b;
@@ -351,7 +345,7 @@ static bool sweep_spearman(struct group *g, size_t *n_sweeps, double *rho_min,
     if (nr) {
         /* the median of the sorted values, interpolated between the two
          * middle ones for an even count */
-        qsort(rho, nr, sizeof(*rho), cmp_double);
+        qsort(rho, nr, sizeof(*rho), tc_cmp_double);
         *n_sweeps = nr;
         *rho_min = rho[0];
         *rho_median = nr % 2 ? rho[nr / 2]
