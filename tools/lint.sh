@@ -61,7 +61,7 @@ if [ "$do_tidy" = 1 ]; then
     # only the project's own sources: the build folder also lists generated files
     run-clang-tidy -clang-tidy-binary "$(command -v "$tidy")" -p "$build" -quiet \
         -j "$(nproc)" '/(common|db|predictor|collector|tools|tests|python)/[^/]*\.c$' \
-        >"$log" 2>&1
+        2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log"
     rc=$?
     grep -E '(warning|error): ' "$log" | sort -u
     n=$(grep -cE '(warning|error): ' "$log")
