@@ -1,9 +1,12 @@
 /* The public header must compile on its own (first include, no helpers) and
- * the shared library must export what it declares. */
+ * the shared library must export what it declares. header-collect.c does
+ * the same for the collector's header. */
 #include "tilecast/tilecast.h"
 
 #include <stdio.h>
 #include <string.h>
+
+size_t header_collect_sizes(void);
 
 int main(void)
 {
@@ -36,6 +39,8 @@ int main(void)
     }
     if (tc_abi_sizeof("tc_gemm_query") != sizeof(struct tc_gemm_query) ||
         tc_abi_sizeof("no_such_struct") != 0)
+        return 1;
+    if (header_collect_sizes() == 0)
         return 1;
     printf("tilecast %s\n", tc_version());
     return 0;
