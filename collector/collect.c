@@ -85,7 +85,7 @@ static int create_atomically(const char *path)
         return err;
     /* one of this PID's, left by an earlier process that had it */
     tc_remove_db_files(tmp);
-    if (!(db = tc_db_open(tmp, TC_DB_CREATE))) {
+    if (tc_db_open(tmp, TC_DB_CREATE, &db) < 0) {
         err = tc_error_prefix(TC_ERR_DB, "creating %s", path);
         tc_remove_db_files(tmp);
         return err;
@@ -262,7 +262,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
 
     if ((err = create_atomically(o->db_path)) < 0)
         goto out;
-    if (!(db = tc_db_open(o->db_path, TC_DB_READWRITE))) {
+    if (tc_db_open(o->db_path, TC_DB_READWRITE, &db) < 0) {
         err = tc_error_prefix(TC_ERR_DB, "%s", o->db_path);
         goto out;
     }

@@ -294,7 +294,7 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     for (size_t i = 0; i < n_inputs; i++) {
         struct tc_db *in;
 
-        err = tc_db_open_ex(inputs[i], TC_DB_READONLY, &in);
+        err = tc_db_open(inputs[i], TC_DB_READONLY, &in);
         if (err < 0)
             return err;
         tc_db_close(in);
@@ -312,7 +312,7 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     tc_remove_db_files(tmp);
 
     /* 1. the inputs alone, into the temporary file, verified */
-    err = tc_db_open_ex(tmp, TC_DB_CREATE, &db);
+    err = tc_db_open(tmp, TC_DB_CREATE, &db);
     if (err < 0)
         goto fail;
     err = db_exec(db, "CREATE TEMP TABLE merge_map (src_id INTEGER PRIMARY KEY, dst_id "
@@ -350,7 +350,7 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
     {
         struct tc_merge_stats into = {0};
 
-        err = tc_db_open_ex(out, TC_DB_READWRITE, &db);
+        err = tc_db_open(out, TC_DB_READWRITE, &db);
         if (err < 0)
             goto fail;
         /* wait for the write lock as long as a collector's commit or

@@ -1,4 +1,4 @@
-/* Opening a tilecast database safely (tc_db_open_ex, tc_db_close), the
+/* Opening a tilecast database safely (tc_db_open, tc_db_close), the
  * integrity checks of an open one (tilecast db check), transactions and
  * compaction. See DESIGN.md "The database" and db/prebuilt/README.md.
  *
@@ -239,7 +239,7 @@ static int configure(struct tc_db *db)
     return err;
 }
 
-TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **out)
+TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out)
 {
     struct tc_db *db = NULL;
     struct stat sb;
@@ -249,7 +249,7 @@ TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **
     bool wal = false;
 
     if (!out)
-        return tc_error(TC_ERR_INVALID, "tc_db_open_ex: no result pointer");
+        return tc_error(TC_ERR_INVALID, "tc_db_open: no result pointer");
     *out = NULL;
     if (!path || !*path)
         return tc_error(TC_ERR_INVALID, "tc_db_open: no path given");
@@ -326,14 +326,6 @@ fail:
     if (created)
         unlink(path);
     return err;
-}
-
-TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode)
-{
-    struct tc_db *db;
-
-    tc_db_open_ex(path, mode, &db);
-    return db;
 }
 
 TC_API void tc_db_close(struct tc_db *db)

@@ -103,7 +103,7 @@ struct pred_db *pred_db_open(const char *path, bool prebuilt, int *err)
     d->path = tc_strdup(path);
     if (!d->path)
         goto fail;
-    *err = tc_db_open_ex(path, TC_DB_READONLY, &d->db);
+    *err = tc_db_open(path, TC_DB_READONLY, &d->db);
     if (*err < 0)
         goto fail;
     /* The runs and row counts are read when first needed: a stored

@@ -3,8 +3,8 @@
 # one version node (predictor/libtilecast.map), and the API is there.
 set -eu
 lib=$1
-node=TILECAST_0
-# names as nm prints them with versions: tc_version@@TILECAST_0
+node=TILECAST_1
+# names as nm prints them with versions: tc_version@@TILECAST_1
 vsyms=$(nm -D --defined-only --with-symbol-versions "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}')
 [ -n "$vsyms" ] || { echo "no exported symbols in $lib"; exit 1; }
 syms=$(printf '%s\n' "$vsyms" | sed 's/@.*//')

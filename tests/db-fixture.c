@@ -128,10 +128,18 @@ struct tc_gpu test_gpu(const char *id)
     return g;
 }
 
+struct tc_db *open_db(const char *path, enum tc_db_mode mode)
+{
+    struct tc_db *db;
+
+    ck_assert_msg(tc_db_open(path, mode, &db) == TC_OK, "%s: %s", path, tc_last_error());
+    return db;
+}
+
 /* A new database holding one GPU and one collected run. */
 struct tc_db *new_db(const char *name, int64_t *run_id)
 {
-    struct tc_db *db = tc_db_open(tmp_path(name), TC_DB_CREATE);
+    struct tc_db *db = open_db(tmp_path(name), TC_DB_CREATE);
     struct tc_gpu g = test_gpu("a100-sxm4-80gb");
     struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb", .kind = "collected",
                                .host = "node1", .backend = "cpu", .config_hash = "cfg1",

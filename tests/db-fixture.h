@@ -36,6 +36,9 @@ struct tc_gpu test_gpu(const char *id);
 /* A new database in tmpdir holding one GPU and (run_id not NULL) one
  * collected run. */
 struct tc_db *new_db(const char *name, int64_t *run_id);
+/* tc_db_open that fails the test with the library's message unless it
+ * opens. */
+struct tc_db *open_db(const char *path, enum tc_db_mode mode);
 /* An ok fp16 NT GEMM row of run_id taking t us. */
 struct tc_gemm_row gemm_row(int64_t run_id, int64_t m, int64_t n, int64_t k, double t);
 

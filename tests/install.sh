@@ -42,8 +42,8 @@ if command -v help2man >/dev/null 2>&1; then
         [ -f "$prefix/share/man/man1/$page.1" ] || fail "man page $page.1 not installed"
     done
 fi
-libdir=$(dirname "$(find "$prefix" -name 'libtilecast.so.0' | head -1)")
-[ -f "$libdir/libtilecast.so.0" ] || fail "libtilecast.so.0 not installed"
+libdir=$(dirname "$(find "$prefix" -name 'libtilecast.so.1' | head -1)")
+[ -f "$libdir/libtilecast.so.1" ] || fail "libtilecast.so.1 not installed"
 
 mkdir "$tmp/elsewhere"
 cd "$tmp/elsewhere" || exit 1

@@ -138,8 +138,7 @@ static size_t make_db(const char *path, const struct mset *set, bool (*keep)(con
     size_t n_runs = 0;
 
     unlink(path);
-    db = tc_db_open(path, TC_DB_CREATE);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(path, TC_DB_CREATE, &db) == TC_OK, "%s", tc_last_error());
     ck_assert_int_eq(tc_db_begin(db), TC_OK);
     for (size_t i = 0; i < set->n; i++) {
         const struct mrow *r = &set->rows[i];
@@ -670,16 +669,14 @@ START_TEST(stored_calibration_reuse_and_versions)
     ck_assert_ptr_nonnull(test);
     fresh = predict_one(tmp_path(0), h100, test, note, sizeof(note));
     /* predicting never writes to a database */
-    db = tc_db_open(tmp_path(0), TC_DB_READONLY);
-    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_open(tmp_path(0), TC_DB_READONLY, &db), TC_OK);
     ck_assert_int_eq(tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_FP16, -1,
                                            TC_CALIB_MODEL_VERSION, NULL, &row),
                      TC_ERR_NOT_FOUND);
     tc_db_close(db);
 
     /* fit once and store: the same prediction, now without refitting */
-    db = tc_db_open(tmp_path(0), TC_DB_READWRITE);
-    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_open(tmp_path(0), TC_DB_READWRITE, &db), TC_OK);
     ck_assert_int_eq(tc_calib_from_db(specs, db, "h100-sxm5-80gb", TC_DTYPE_FP16, false, &c,
                                       NULL, 0), TC_OK);
     ck_assert_ptr_nonnull(c);
@@ -718,8 +715,7 @@ START_TEST(stored_calibration_reuse_and_versions)
     cp.model_fp ^= 0x5a5a;
     ck_assert_int_eq(tc_calib_params_format(&cp, row.params_json, sizeof(row.params_json)),
                      TC_OK);
-    db = tc_db_open(tmp_path(0), TC_DB_READWRITE);
-    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_open(tmp_path(0), TC_DB_READWRITE, &db), TC_OK);
     ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
     tc_db_close(db);
     old = predict_one(tmp_path(0), h100, test, note, sizeof(note));
@@ -731,8 +727,7 @@ START_TEST(stored_calibration_reuse_and_versions)
      * memory, and the note says so */
     make_db(tmp_path(0), &set, in_train, true);
     row.model_version = TC_CALIB_MODEL_VERSION + 1;
-    db = tc_db_open(tmp_path(0), TC_DB_READWRITE);
-    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_open(tmp_path(0), TC_DB_READWRITE, &db), TC_OK);
     ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
     tc_db_close(db);
     old = predict_one(tmp_path(0), h100, test, note, sizeof(note));

@@ -1003,8 +1003,7 @@ START_TEST(test_collect_run_resume)
     ck_assert_uint_eq(sum.failed, 0);
     ck_assert(sum.kernel_s > 0 && sum.kernel_s <= sum.wall_s);
 
-    db = tc_db_open(path, TC_DB_READONLY);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(path, TC_DB_READONLY, &db) == TC_OK, "%s", tc_last_error());
     ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
     ck_assert_int_eq(tc_db_has_gemm(db, first_run, TC_DTYPE_FP16, TC_LAYOUT_NN, 48, 48, 48, 1,
                                     &found), TC_OK);
@@ -1110,8 +1109,7 @@ START_TEST(test_collect_device_fault)
     ck_assert_uint_eq(sum.measured, 1);
     ck_assert_int_eq(fault_runs_of_m, 1);
 
-    db = tc_db_open(path, TC_DB_READONLY);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(path, TC_DB_READONLY, &db) == TC_OK, "%s", tc_last_error());
     ck_assert_int_eq(tc_db_has_gemm(db, sum.run_id, TC_DTYPE_FP16, TC_LAYOUT_NN, 32, 32, 32, 1,
                                     &found), TC_OK);
     ck_assert(found);

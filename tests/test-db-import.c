@@ -49,7 +49,7 @@ static int import1(struct tc_db *db, const char *format, const char *fixture,
 
 START_TEST(import_csv_vidur)
 {
-    struct tc_db *db = tc_db_open(tmp_path("i.db"), TC_DB_CREATE);
+    struct tc_db *db = open_db(tmp_path("i.db"), TC_DB_CREATE);
     struct tc_import_stats st;
     struct tc_gemm_row r;
     struct tc_db_info *info;
@@ -91,7 +91,7 @@ END_TEST
 
 START_TEST(import_csv_filters_and_kernels)
 {
-    struct tc_db *db = tc_db_open(tmp_path("i.db"), TC_DB_CREATE);
+    struct tc_db *db = open_db(tmp_path("i.db"), TC_DB_CREATE);
     struct tc_import_options opt = {.gpu_id = "h100-sxm5-80gb"};
     struct tc_import_stats st;
     struct tc_gemm_row r;
@@ -130,7 +130,7 @@ static char *export_text(struct tc_db *db)
 static void assert_import_fails(const char *format, const char *fixture,
                                 struct tc_import_options *opt, const char *needle)
 {
-    struct tc_db *db = tc_db_open(tmp_path("f.db"), TC_DB_CREATE);
+    struct tc_db *db = open_db(tmp_path("f.db"), TC_DB_CREATE);
     struct tc_import_stats st;
     int64_t runs_before, runs_after;
     char *before, *after;
@@ -142,7 +142,7 @@ static void assert_import_fails(const char *format, const char *fixture,
     tc_db_close(db);
     runs_before = sql_int(tmp_path("f.db"), "SELECT count(*) FROM run");
 
-    db = tc_db_open(tmp_path("f.db"), TC_DB_READWRITE);
+    db = open_db(tmp_path("f.db"), TC_DB_READWRITE);
     err = import1(db, format, fixture, opt, &st);
     ck_assert_msg(err < 0, "import of %s succeeded", fixture);
     ck_assert_error_has(needle);
@@ -191,7 +191,7 @@ END_TEST
 
 START_TEST(import_csv_skip_untimed)
 {
-    struct tc_db *db = tc_db_open(tmp_path("s.db"), TC_DB_CREATE);
+    struct tc_db *db = open_db(tmp_path("s.db"), TC_DB_CREATE);
     struct tc_import_options opt = {.skip_untimed = true};
     struct tc_import_stats st;
 
@@ -204,7 +204,7 @@ END_TEST
 
 START_TEST(import_cookbook)
 {
-    struct tc_db *db = tc_db_open(tmp_path("k.db"), TC_DB_CREATE);
+    struct tc_db *db = open_db(tmp_path("k.db"), TC_DB_CREATE);
     struct tc_import_options opt = {.gpu_id = "a100-sxm4-40gb",
                                     .source = "EleutherAI/cookbook@27dff48:sizing/results/"
                                               "gemm_data/mm/m_sweep/a100.out"};
@@ -243,7 +243,7 @@ END_TEST
 
 START_TEST(import_mamf)
 {
-    struct tc_db *db = tc_db_open(tmp_path("m.db"), TC_DB_CREATE);
+    struct tc_db *db = open_db(tmp_path("m.db"), TC_DB_CREATE);
     struct tc_import_options opt = {.gpu_id = "a100-sxm4-80gb"};
     struct tc_import_stats st;
     struct tc_gemm_row r;
@@ -275,7 +275,7 @@ END_TEST
 
 START_TEST(export_import_round_trip)
 {
-    struct tc_db *db = tc_db_open(tmp_path("a.db"), TC_DB_CREATE), *db2;
+    struct tc_db *db = open_db(tmp_path("a.db"), TC_DB_CREATE), *db2;
     struct tc_import_stats st;
     int64_t rows;
     char *first, *second;
@@ -316,7 +316,7 @@ START_TEST(export_import_round_trip)
     ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
     tc_db_close(db);
 
-    db2 = tc_db_open(tmp_path("b.db"), TC_DB_CREATE);
+    db2 = open_db(tmp_path("b.db"), TC_DB_CREATE);
     ck_assert_int_eq(tc_db_import(db2, "csv", 1, &exported,
                                   &(struct tc_import_options){.specs = specs}, &st),
                      TC_OK);
@@ -342,7 +342,7 @@ END_TEST
 
 START_TEST(merge_dedups)
 {
-    struct tc_db *a = tc_db_open(tmp_path("a.db"), TC_DB_CREATE), *b, *out;
+    struct tc_db *a = open_db(tmp_path("a.db"), TC_DB_CREATE), *b, *out;
     struct tc_import_stats st;
     struct tc_merge_stats ms;
     const char *inputs[3];
@@ -394,7 +394,7 @@ START_TEST(merge_dedups)
     ck_assert_int_eq(ms.gemm_added, 7 + 10 + 10);
     ck_assert_int_eq(ms.gemm_duplicates, 7);
     ck_assert_int_eq(ms.attention_added, 1);
-    out = tc_db_open(tmp_path("out.db"), TC_DB_READONLY);
+    out = open_db(tmp_path("out.db"), TC_DB_READONLY);
     ck_assert_int_eq(tc_db_count_gemm(out, NULL, -1, -1, &count), TC_OK);
     ck_assert_int_eq(count, 27);
     ck_assert_int_eq(tc_db_integrity_check(out), TC_OK);

@@ -244,8 +244,7 @@ START_TEST(untrusted_values_checked)
     /* a hand-edited file that bypasses the CHECK constraints */
     sql_exec(tmp_path("u.db"), "PRAGMA ignore_check_constraints = ON;"
                                "UPDATE gemm SET dtype = 'fp99' WHERE m = 64;");
-    db = tc_db_open(tmp_path("u.db"), TC_DB_READONLY);
-    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_open(tmp_path("u.db"), TC_DB_READONLY, &db), TC_OK);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
     ck_assert_error_has("unknown dtype, layout or status");
     ck_assert_int_eq(tc_db_iter_gemm(db, NULL, -1, -1, &it), TC_OK);
@@ -256,7 +255,7 @@ START_TEST(untrusted_values_checked)
 
     /* a time the CHECK constraints let through, but no timer gives */
     sql_exec(tmp_path("u.db"), "UPDATE gemm SET dtype = 'fp16', time_us = 1e-300 WHERE m = 64;");
-    db = tc_db_open(tmp_path("u.db"), TC_DB_READONLY);
+    db = open_db(tmp_path("u.db"), TC_DB_READONLY);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
     ck_assert_error_has("plausible time");
     ck_assert_int_eq(tc_db_iter_gemm(db, NULL, -1, -1, &it), TC_OK);
@@ -268,7 +267,7 @@ START_TEST(untrusted_values_checked)
     sql_exec(tmp_path("u.db"), "PRAGMA ignore_check_constraints = ON;"
                                "UPDATE gemm SET dtype = 'fp16', time_us = 5.0, m = -3 "
                                "WHERE m = 64;");
-    db = tc_db_open(tmp_path("u.db"), TC_DB_READONLY);
+    db = open_db(tmp_path("u.db"), TC_DB_READONLY);
     ck_assert_int_eq(tc_db_iter_gemm(db, NULL, -1, -1, &it), TC_OK);
     ck_assert_int_eq(tc_db_iter_next(it, &r, NULL), TC_ERR_SCHEMA);
     ck_assert_error_has("m = -3 is out of range");
@@ -330,8 +329,9 @@ static void assert_refused_modes(const char *path, const char *needle, size_t n_
     char *before = slurp(path, &len_before), *after;
 
     for (size_t i = 0; i < n_modes; i++) {
-        struct tc_db *db = tc_db_open(path, modes[i]);
+        struct tc_db *db;
 
+        ck_assert_int_lt(tc_db_open(path, modes[i], &db), 0);
         ck_assert_msg(db == NULL, "%s opened in mode %d", path, (int)modes[i]);
         ck_assert_error_has(needle);
         ck_assert_error_has(path);
@@ -420,8 +420,7 @@ START_TEST(check_flags_absurd_values)
     ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
     tc_db_close(db);
     sql_exec(tmp_path("h.db"), "UPDATE gemm SET m = 9223372036854775807;");
-    db = tc_db_open(tmp_path("h.db"), TC_DB_READONLY);
-    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_open(tmp_path("h.db"), TC_DB_READONLY, &db), TC_OK);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
     ck_assert_error_has("dimension that is not an integer in [1, 2^40]");
     ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT,
@@ -430,7 +429,7 @@ START_TEST(check_flags_absurd_values)
     ck_assert_error_has("h.db: gemm row 1: m = 9223372036854775807 is out of range");
     tc_db_close(db);
     sql_exec(tmp_path("h.db"), "UPDATE gemm SET m = 64; UPDATE gpu SET units = -4;");
-    db = tc_db_open(tmp_path("h.db"), TC_DB_READONLY);
+    db = open_db(tmp_path("h.db"), TC_DB_READONLY);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_ERR_SCHEMA);
     ck_assert_error_has("GPU snapshots with values out of range");
     tc_db_close(db);
@@ -532,13 +531,13 @@ START_TEST(opens_with_a_left_over_wal)
                   "%s", err ? err : "");
     sqlite3_close(sql);
     ck_assert(exists(tmp_path("w.db-wal")));
-    db = tc_db_open(tmp_path("w.db"), TC_DB_READONLY);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(tmp_path("w.db"), TC_DB_READONLY, &db) == TC_OK, "%s",
+                  tc_last_error());
     ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &count), TC_OK);
     ck_assert_int_eq(count, 2);
     tc_db_close(db);
-    db = tc_db_open(tmp_path("w.db"), TC_DB_READWRITE);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(tmp_path("w.db"), TC_DB_READWRITE, &db) == TC_OK, "%s",
+                  tc_last_error());
     ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
     tc_db_close(db);
 }
@@ -546,11 +545,16 @@ END_TEST
 
 START_TEST(missing_file_needs_create)
 {
-    ck_assert_ptr_null(tc_db_open(tmp_path("absent.db"), TC_DB_READONLY));
+    struct tc_db *db = NULL;
+
+    ck_assert_int_eq(tc_db_open(tmp_path("absent.db"), TC_DB_READONLY, &db), TC_ERR_NOT_FOUND);
+    ck_assert_ptr_null(db);
     ck_assert_error_has("absent.db");
-    ck_assert_ptr_null(tc_db_open(tmp_path("absent.db"), TC_DB_READWRITE));
+    ck_assert_int_eq(tc_db_open(tmp_path("absent.db"), TC_DB_READWRITE, &db), TC_ERR_NOT_FOUND);
+    ck_assert_ptr_null(db);
     ck_assert(!exists(tmp_path("absent.db")));
-    ck_assert_ptr_null(tc_db_open(tmpdir, TC_DB_READONLY));
+    ck_assert_int_lt(tc_db_open(tmpdir, TC_DB_READONLY, &db), 0);
+    ck_assert_ptr_null(db);
     ck_assert_error_has("not a regular file");
 }
 END_TEST
@@ -564,8 +568,8 @@ START_TEST(migrates_from_v0)
     ck_assert_int_eq(sql_int(tmp_path("v0.db"), "PRAGMA user_version"), 0);
     /* read-only cannot migrate: refused, untouched */
     assert_refused_modes(tmp_path("v0.db"), "older than 1", 1);
-    db = tc_db_open(tmp_path("v0.db"), TC_DB_READWRITE);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(tmp_path("v0.db"), TC_DB_READWRITE, &db) == TC_OK, "%s",
+                  tc_last_error());
     ck_assert_int_eq(tc_db_schema_version(db), 1);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
     tc_db_close(db);
@@ -574,8 +578,7 @@ START_TEST(migrates_from_v0)
                                                 "type = 'table' AND name IN ('meta', 'gpu', "
                                                 "'run', 'gemm', 'attention', 'calibration')"),
                      6);
-    db = tc_db_open(tmp_path("v0.db"), TC_DB_READONLY);
-    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(tc_db_open(tmp_path("v0.db"), TC_DB_READONLY, &db), TC_OK);
     tc_db_close(db);
 }
 END_TEST
@@ -599,8 +602,8 @@ START_TEST(compact_for_shipping)
         ck_assert_int_eq(data[19], 1);
         free(data);
     }
-    db = tc_db_open(tmp_path("p.db"), TC_DB_READONLY);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(tmp_path("p.db"), TC_DB_READONLY, &db) == TC_OK, "%s",
+                  tc_last_error());
     tc_db_close(db);
     ck_assert(!exists(tmp_path("p.db-wal")));
     ck_assert(!exists(tmp_path("p.db-shm")));

@@ -645,8 +645,7 @@ START_TEST(test_attention_calibrated)
     snprintf(dir, sizeof(dir), "%s/tc-attn-XXXXXX", base && *base ? base : P_tmpdir);
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/attn.db", dir);
-    db = tc_db_open(path, TC_DB_CREATE);
-    ck_assert_msg(db != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(path, TC_DB_CREATE, &db) == TC_OK, "%s", tc_last_error());
     ck_assert_int_eq(tc_db_put_gpu(db, a100), TC_OK);
     ck_assert_msg(tc_db_add_run(db, &info, &run_id) == TC_OK, "%s", tc_last_error());
     for (size_t i = 0; i < n; i++) {

@@ -80,7 +80,7 @@ static void add_rows(const char *path, const char *gpu_id, enum tc_dtype dtype,
     struct tc_db *db;
     int64_t run_id;
 
-    ck_assert_msg(tc_db_open_ex(path, TC_DB_CREATE, &db) == TC_OK, "%s", tc_last_error());
+    ck_assert_msg(tc_db_open(path, TC_DB_CREATE, &db) == TC_OK, "%s", tc_last_error());
     ck_assert_int_eq(tc_db_put_gpu(db, g), TC_OK);
     ck_assert_msg(tc_db_add_run(db, &info, &run_id) == TC_OK, "%s", tc_last_error());
     ck_assert_int_eq(tc_db_begin(db), TC_OK);

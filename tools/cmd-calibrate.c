@@ -187,8 +187,7 @@ int cmd_db_calibrate(int argc, char **argv)
         if (g)
             gpu_filter = g->id;
     }
-    db = tc_db_open(path, dry_run ? TC_DB_READONLY : TC_DB_READWRITE);
-    if (!db) {
+    if (tc_db_open(path, dry_run ? TC_DB_READONLY : TC_DB_READWRITE, &db) < 0) {
         cli_error(cmd, "%s", tc_last_error());
         ret = CLI_EXIT_INPUT;
         goto cleanup;

@@ -566,7 +566,7 @@ static const char bench_sweep[] = "name: bench-collector\n"
 
 static int bench_inserts(const char *path, int64_t rows, double *rate)
 {
-    struct tc_db *db = tc_db_open(path, TC_DB_CREATE);
+    struct tc_db *db;
     struct tc_run_info ri = {.gpu_id = "bench-cpu", .kind = "collected", .backend = "cpu",
                              .config_hash = "bench", .sweep_name = "bench"};
     struct tc_gpu gpu = {.id = "bench-cpu", .name = "bench"};
@@ -575,7 +575,7 @@ static int bench_inserts(const char *path, int64_t rows, double *rate)
     double t0;
     int err;
 
-    if (!db)
+    if (tc_db_open(path, TC_DB_CREATE, &db) < 0)
         return TC_ERR_DB;
     if ((err = tc_db_put_gpu(db, &gpu)) < 0 || (err = tc_db_add_run(db, &ri, &run_id)) < 0)
         goto out;

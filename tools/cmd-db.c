@@ -427,7 +427,7 @@ static int db_info(int argc, char **argv)
         return usage("db info: which database?");
     if (!cli_input_readable(db_cmd, path))
         return CLI_EXIT_INPUT;
-    err = tc_db_open_ex(path, TC_DB_READONLY, &db);
+    err = tc_db_open(path, TC_DB_READONLY, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);
     err = tc_db_info_get(db, &info);
@@ -479,7 +479,7 @@ static int db_check(int argc, char **argv)
         return usage("db check: which database?");
     if (!cli_input_readable(db_cmd, path))
         return CLI_EXIT_INPUT;
-    err = tc_db_open_ex(path, TC_DB_READONLY, &db);
+    err = tc_db_open(path, TC_DB_READONLY, &db);
     if (err < 0) {
         cli_error(db_cmd, "%s", tc_last_error());
         return CLI_EXIT_INPUT;
@@ -582,7 +582,7 @@ static int db_import(int argc, char **argv)
     }
     opt.specs = specs;
     existed = access(into, F_OK) == 0;
-    err = tc_db_open_ex(into, TC_DB_CREATE, &db);
+    err = tc_db_open(into, TC_DB_CREATE, &db);
     if (err < 0) {
         ret = cli_fail(db_cmd, err);
         goto out;
@@ -666,7 +666,7 @@ static int db_export(int argc, char **argv)
         return usage("db export: unknown format '%s' (expected csv or json)", format);
     if (!cli_input_readable(db_cmd, path))
         return CLI_EXIT_INPUT;
-    err = tc_db_open_ex(path, TC_DB_READONLY, &db);
+    err = tc_db_open(path, TC_DB_READONLY, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);
     /* the GPU as --gpu takes it elsewhere; a database may also hold GPUs
@@ -743,7 +743,7 @@ static int db_migrate_or_compact(int argc, char **argv, bool compact)
         return usage("db %s: expected one database", argv[0]);
     if (!cli_input_readable(db_cmd, argv[1]))
         return CLI_EXIT_INPUT;
-    err = tc_db_open_ex(argv[1], TC_DB_READWRITE, &db);
+    err = tc_db_open(argv[1], TC_DB_READWRITE, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);
     if (compact)
@@ -814,7 +814,7 @@ static int db_bench(int argc, char **argv)
     }
     close(fd);
     unlink(pathbuf); /* tc_db_open creates it; an empty file would be refused */
-    err = tc_db_open_ex(pathbuf, TC_DB_CREATE, &db);
+    err = tc_db_open(pathbuf, TC_DB_CREATE, &db);
     if (err < 0)
         return cli_fail(db_cmd, err);
     snprintf(gpu.id, sizeof(gpu.id), "bench");

@@ -466,11 +466,12 @@ class TestDatabase(unittest.TestCase):
         return path
 
     def test_missing_file(self):
-        with self.assertRaises(tilecast.TilecastIOError):
+        # the library's own code, not one the binding guessed
+        with self.assertRaises(tilecast.NotFoundError):
             tilecast.open_db(os.path.join(self.tmp, "missing.db"))
 
     def test_directory(self):
-        with self.assertRaises(tilecast.TilecastIOError) as cm:
+        with self.assertRaises(tilecast.InvalidError) as cm:
             tilecast.open_db(self.tmp)
         self.assertIn(self.tmp, str(cm.exception))
 

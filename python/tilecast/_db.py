@@ -9,10 +9,8 @@ from . import _lib
 from ._core import (_check, _dtype, _dtype_name, _frame, _int, _layout, _layout_name, _raise,
                     _struct_dict, _text, source_name)
 from ._lib import _P, GemmRow, TC_DB_READONLY, TC_ID_MAX
-from .errors import InvalidError, TilecastIOError
+from .errors import InvalidError
 
-TC_ERR_IO = -3
-TC_ERR_SCHEMA = -8
 TC_ERR_NOT_FOUND = -5
 
 
@@ -39,15 +37,12 @@ class Database:
         self._close = _lib.function("tc_db_close")
         self._lock = threading.Lock()
         self._sql = None
-        if not os.path.exists(self.path):
-            raise TilecastIOError("%s: no such file" % self.path, TC_ERR_IO)
-        h = _lib.function("tc_db_open")(os.fsencode(self.path), TC_DB_READONLY)
-        if not h:
-            # tc_db_open returns no code: a file that cannot be read is an I/O
-            # error, anything else it refuses is not a (valid) tilecast file.
-            readable = os.path.isfile(self.path) and os.access(self.path, os.R_OK)
-            _raise(TC_ERR_SCHEMA if readable else TC_ERR_IO)
-        self._h = h
+        h = _P()
+        # the library says why it refused: NotFoundError for no such file,
+        # InvalidError for a directory, TilecastIOError for a file it cannot
+        # read, SchemaError for one that is no (valid) tilecast database
+        _check(_lib.function("tc_db_open")(os.fsencode(self.path), TC_DB_READONLY, byref(h)))
+        self._h = h.value
 
     def close(self):
         if self._sql is not None:

@@ -34,7 +34,7 @@ def calibrate_db(path, *, gpu=None, dtype=None, store=True, specs_dir=None):
     list when no pair has rows the model takes."""
     specs = _specs(specs_dir)
     h = c_void_p()
-    _check(_lib.function("tc_db_open_ex")(os.fsencode(path),
+    _check(_lib.function("tc_db_open")(os.fsencode(path),
                                           TC_DB_READWRITE if store else TC_DB_READONLY,
                                           byref(h)))
     report = c_void_p()

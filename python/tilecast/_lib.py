@@ -361,7 +361,7 @@ _PROTOTYPES = {
     "tc_specs_at": (POINTER(Gpu), [_P, c_size_t]),
     "tc_specs_find": (POINTER(Gpu), [_P, c_char_p]),
     "tc_specs_lookup": (POINTER(Gpu), [_P, c_char_p]),
-    "tc_db_open": (_P, [c_char_p, c_int]),
+    "tc_db_open": (c_int, [c_char_p, c_int, POINTER(_P)]),
     "tc_db_close": (None, [_P]),
     "tc_db_schema_version": (c_int, [_P]),
     "tc_db_integrity_check": (c_int, [_P]),
@@ -397,7 +397,6 @@ _PROTOTYPES = {
     "tc_advise": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig), c_double, c_size_t,
                           POINTER(POINTER(Advice))]),
     "tc_advice_free": (None, [POINTER(Advice)]),
-    "tc_db_open_ex": (c_int, [c_char_p, c_int, POINTER(_P)]),
     "tc_db_calibrate": (c_int, [_P, _P, c_char_p, c_int, c_bool, POINTER(_P)]),
     "tc_calib_report_count": (c_size_t, [_P]),
     "tc_calib_report_at": (POINTER(CalibSummary), [_P, c_size_t]),
@@ -443,7 +442,7 @@ def _prefix_candidates():
     for prefix in dict.fromkeys((sys.prefix, "/usr/local", "/usr")):
         for libdir in ("lib", os.path.join("lib", multiarch) if multiarch else None, "lib64"):
             if libdir:
-                path = os.path.join(prefix, libdir, "libtilecast.so.0")
+                path = os.path.join(prefix, libdir, "libtilecast.so.%d" % API_VERSION_MAJOR)
                 if os.path.exists(path):
                     names.append(path)
     return names
@@ -500,7 +499,7 @@ def _declare(lib):
 
 # The API major this binding's mirrors and prototypes follow
 # (TC_API_VERSION_MAJOR of tilecast/version.h).
-API_VERSION_MAJOR = 0
+API_VERSION_MAJOR = 1
 
 
 def _check_abi(lib, path):

@@ -35,8 +35,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     snprintf(template_path, sizeof(template_path), "%s/template.db", fuzz_dir);
     snprintf(db_path, sizeof(db_path), "%s/import.db", fuzz_dir);
-    db = tc_db_open(template_path, TC_DB_CREATE);
-    if (!db) {
+    if (tc_db_open(template_path, TC_DB_CREATE, &db) < 0) {
         fprintf(stderr, "fuzz-import: %s\n", tc_last_error());
         abort();
     }
@@ -68,8 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     file = fuzz_write("input.txt", data + 1, size - 1);
     copy_template();
-    db = tc_db_open(db_path, TC_DB_READWRITE);
-    if (!db) {
+    if (tc_db_open(db_path, TC_DB_READWRITE, &db) < 0) {
         fprintf(stderr, "fuzz-import: reopening the template: %s\n", tc_last_error());
         abort();
     }

@@ -4,7 +4,10 @@
  * The one public header of libtilecast. Conventions:
  *  - every symbol carries the tc_ / TC_ prefix;
  *  - functions returning int return 0 (TC_OK) or a negative enum tc_error;
- *    functions returning a pointer return NULL on failure;
+ *    a constructor that can fail for more than one reason returns int and
+ *    its object through a last `**out` argument (NULL on failure), as in
+ *    tc_db_open; functions returning a pointer (lookups, constructors that
+ *    fail only for want of memory) return NULL on failure;
  *  - on any failure, tc_last_error() returns a message for the calling thread,
  *    naming the file, line, column or value that was wrong;
  *  - tc_x_free(NULL) is a no-op; each function says who owns what it returns.
@@ -224,13 +227,12 @@ enum tc_db_mode {
 
 /* Opens a database. A file with a newer schema, a non-tilecast SQLite file,
  * a truncated or corrupt file is refused (TC_ERR_SCHEMA) and never modified.
- * Caller owns the result; free with tc_db_close. */
-TC_API struct tc_db *tc_db_open(const char *path, enum tc_db_mode mode);
-/* As tc_db_open, returning why it failed: TC_ERR_SCHEMA (refused file),
- * TC_ERR_NOT_FOUND (no such file), TC_ERR_IO, TC_ERR_DB, ... *out is NULL
- * on failure. Read-only opens of files over 1 MiB skip quick_check (SQLite
- * reports damaged pages as TC_ERR_SCHEMA when they are read). */
-TC_API int tc_db_open_ex(const char *path, enum tc_db_mode mode, struct tc_db **out);
+ * Returns why it failed: TC_ERR_SCHEMA (refused file), TC_ERR_NOT_FOUND (no
+ * such file), TC_ERR_IO, TC_ERR_DB, ...; *out is NULL on failure. Read-only
+ * opens of files over 1 MiB skip quick_check (SQLite reports damaged pages
+ * as TC_ERR_SCHEMA when they are read). Caller owns *out; free with
+ * tc_db_close. */
+TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out);
 TC_API void tc_db_close(struct tc_db *db);
 TC_API int tc_db_schema_version(struct tc_db *db);
 /* Runs PRAGMA integrity_check and tilecast's own checks. TC_OK if clean. */
