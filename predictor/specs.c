@@ -1022,15 +1022,16 @@ static int load_path_list(struct tc_specs *specs, const char *list)
     return err;
 }
 
-TC_API struct tc_specs *tc_specs_load(const char *path)
+TC_API int tc_specs_load(const char *path, struct tc_specs **out)
 {
-    struct tc_specs *specs = calloc(1, sizeof(*specs));
+    struct tc_specs *specs;
     int err;
 
-    if (!specs) {
-        tc_error(TC_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
+    if (!out)
+        return tc_error(TC_ERR_INVALID, "tc_specs_load: no result pointer");
+    *out = NULL;
+    if (!(specs = calloc(1, sizeof(*specs))))
+        return tc_error(TC_ERR_NOMEM, "out of memory");
     if (path) {
         err = load_path_list(specs, path);
     } else {
@@ -1050,9 +1051,10 @@ TC_API struct tc_specs *tc_specs_load(const char *path)
     }
     if (err < 0) {
         tc_specs_free(specs);
-        return NULL;
+        return err;
     }
-    return specs;
+    *out = specs;
+    return TC_OK;
 }
 
 TC_API int tc_specs_add_dir(struct tc_specs *specs, const char *dir)

@@ -341,8 +341,7 @@ static const char *tmp_path(int i)
 
 static void setup(void)
 {
-    specs = tc_specs_load(NULL);
-    ck_assert_msg(specs != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_specs_load(NULL, &specs) == TC_OK, "%s", tc_last_error());
 }
 
 static void teardown(void)

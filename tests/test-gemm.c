@@ -22,8 +22,8 @@ static struct tc_specs *specs;
 
 static void specs_setup(void)
 {
-    specs = tc_specs_load(src_path("gpu_specs"));
-    ck_assert_msg(specs != NULL, "loading gpu_specs failed: %s", tc_last_error());
+    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK, "loading gpu_specs failed: %s",
+                  tc_last_error());
 }
 
 static void specs_teardown(void)

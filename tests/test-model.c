@@ -17,8 +17,7 @@ static struct tc_predictor *pred;
 
 static void setup(void)
 {
-    specs = tc_specs_load(NULL);
-    ck_assert_msg(specs != NULL, "specs: %s", tc_last_error());
+    ck_assert_msg(tc_specs_load(NULL, &specs) == TC_OK, "specs: %s", tc_last_error());
     pred = tc_predictor_new(specs);
     ck_assert_ptr_nonnull(pred);
     /* The paper's findings must come from the GPU model itself. */

@@ -24,8 +24,8 @@ static struct tc_specs *specs;
 static void setup_specs(void)
 {
     setup();
-    specs = tc_specs_load(src_path("gpu_specs"));
-    ck_assert_msg(specs != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK, "%s",
+                  tc_last_error());
 }
 
 static void teardown_specs(void)

@@ -20,9 +20,10 @@ static const char *const shipped_ids[] = {
 
 static struct tc_specs *load_shipped(void)
 {
-    struct tc_specs *specs = tc_specs_load(src_path("gpu_specs"));
+    struct tc_specs *specs;
 
-    ck_assert_msg(specs != NULL, "loading gpu_specs failed: %s", tc_last_error());
+    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK,
+                  "loading gpu_specs failed: %s", tc_last_error());
     return specs;
 }
 
@@ -203,7 +204,7 @@ START_TEST(inconsistent_peak_fails_check_and_load)
     ck_assert_error_has("124.97");
     /* The loader refuses a directory holding a bad file, naming the first
      * one in name order. */
-    specs = tc_specs_load(src_path("tests/data/specs/bad"));
+    ck_assert_int_lt(tc_specs_load(src_path("tests/data/specs/bad"), &specs), 0);
     ck_assert_ptr_null(specs);
     ck_assert_error_has("bad-dtype.yaml:16:3");
 }
@@ -211,12 +212,15 @@ END_TEST
 
 START_TEST(missing_file_and_dir)
 {
+    struct tc_specs *specs;
     struct tc_gpu g;
 
     ck_assert_int_eq(tc_specs_parse_file(src_path("tests/data/specs/nope.yaml"), &g),
                      TC_ERR_NOT_FOUND);
     ck_assert_error_has("nope.yaml");
-    ck_assert_ptr_null(tc_specs_load(src_path("tests/data/specs/no-such-dir")));
+    ck_assert_int_eq(tc_specs_load(src_path("tests/data/specs/no-such-dir"), &specs),
+                     TC_ERR_NOT_FOUND);
+    ck_assert_ptr_null(specs);
     ck_assert_error_has("no-such-dir");
     ck_assert_int_eq(tc_specs_parse_file(NULL, &g), TC_ERR_INVALID);
     ck_assert_int_eq(tc_specs_parse_file(src_path("tests/data/specs/user"), &g), TC_ERR_IO);
@@ -235,8 +239,7 @@ START_TEST(specs_path_env_adds_gpu)
      * the defaults are the shipped specs. */
     ck_assert_int_eq(setenv("TILECAST_DATA_DIR", src_path(""), 1), 0);
     ck_assert_int_eq(setenv("TILECAST_SPECS_PATH", src_path("tests/data/specs/user"), 1), 0);
-    specs = tc_specs_load(NULL);
-    ck_assert_msg(specs != NULL, "%s", tc_last_error());
+    ck_assert_msg(tc_specs_load(NULL, &specs) == TC_OK, "%s", tc_last_error());
     ck_assert_uint_eq(tc_specs_count(specs), N_SHIPPED + 1);
     a10 = tc_specs_find(specs, "a10");
     ck_assert_ptr_nonnull(a10);
@@ -249,16 +252,14 @@ START_TEST(specs_path_env_adds_gpu)
 
     /* A user copy of an id that the defaults also define is a duplicate. */
     ck_assert_int_eq(setenv("TILECAST_SPECS_PATH", src_path("tests/data/specs/user"), 1), 0);
-    specs = tc_specs_load(NULL);
-    ck_assert_ptr_nonnull(specs);
+    ck_assert_int_eq(tc_specs_load(NULL, &specs), TC_OK);
     ck_assert_int_eq(tc_specs_add_dir(specs, src_path("tests/data/specs/dup")), TC_ERR_INVALID);
     ck_assert_error_has("duplicate id 'a10'");
     tc_specs_free(specs);
 
     /* Without the variable only the shipped specs load. */
     ck_assert_int_eq(unsetenv("TILECAST_SPECS_PATH"), 0);
-    specs = tc_specs_load(NULL);
-    ck_assert_ptr_nonnull(specs);
+    ck_assert_int_eq(tc_specs_load(NULL, &specs), TC_OK);
     ck_assert_uint_eq(tc_specs_count(specs), N_SHIPPED);
     ck_assert_ptr_null(tc_specs_find(specs, "a10"));
     ck_assert_error_has("unknown GPU 'a10'");
@@ -266,7 +267,8 @@ START_TEST(specs_path_env_adds_gpu)
 
     /* A directory in the variable that does not exist is an error. */
     ck_assert_int_eq(setenv("TILECAST_SPECS_PATH", src_path("tests/data/specs/absent"), 1), 0);
-    ck_assert_ptr_null(tc_specs_load(NULL));
+    ck_assert_int_lt(tc_specs_load(NULL, &specs), 0);
+    ck_assert_ptr_null(specs);
     ck_assert_error_has("TILECAST_SPECS_PATH");
     ck_assert_error_has("absent");
     ck_assert_int_eq(unsetenv("TILECAST_SPECS_PATH"), 0);
@@ -296,11 +298,13 @@ END_TEST
 
 START_TEST(duplicate_id_across_dirs)
 {
+    struct tc_specs *specs;
     char list[8192];
 
     snprintf(list, sizeof(list), "%s:%s", src_path("tests/data/specs/user"),
              src_path("tests/data/specs/dup"));
-    ck_assert_ptr_null(tc_specs_load(list));
+    ck_assert_int_eq(tc_specs_load(list, &specs), TC_ERR_INVALID);
+    ck_assert_ptr_null(specs);
     ck_assert_error_has("dup/a10.yaml");
     ck_assert_error_has("duplicate id 'a10'");
     ck_assert_error_has("already defined in");

@@ -392,9 +392,9 @@ int cli_output_close(const char *cmd, struct cli_output *o, bool ok)
 
 struct tc_specs *cli_load_specs(const char *cmd)
 {
-    struct tc_specs *specs = tc_specs_load(NULL);
+    struct tc_specs *specs;
 
-    if (!specs) {
+    if (tc_specs_load(NULL, &specs) < 0) {
         cli_fail(cmd, TC_ERR_PARSE);
         return NULL;
     }

@@ -671,7 +671,7 @@ static int db_export(int argc, char **argv)
         return cli_fail(db_cmd, err);
     /* the GPU as --gpu takes it elsewhere; a database may also hold GPUs
      * that no spec describes, and those are matched as given */
-    if (gpu && (specs = tc_specs_load(NULL)) && (g = tc_specs_lookup(specs, gpu)))
+    if (gpu && tc_specs_load(NULL, &specs) == TC_OK && (g = tc_specs_lookup(specs, gpu)))
         gpu = g->id;
     rc = cli_output_open(db_cmd, &out, output, &path, 1);
     if (rc != CLI_EXIT_OK) {

@@ -189,10 +189,9 @@ class Specs:
     def __init__(self, specs_dir=None):
         self._h = None
         self._free = _lib.function("tc_specs_free")
-        h = _lib.function("tc_specs_load")(None)
-        if not h:
-            _raise(TC_ERR_PARSE, "loading GPU specs")
-        self._h = h
+        h = _lib._P()
+        _check(_lib.function("tc_specs_load")(None, byref(h)), "loading GPU specs")
+        h = self._h = h.value
         if specs_dir:
             _check(_lib.function("tc_specs_add_dir")(h, os.fspath(specs_dir).encode()))
         self._by_id = {}

@@ -352,7 +352,7 @@ _PROTOTYPES = {
     "tc_attn_impl_name": (c_char_p, [c_int]),
     "tc_attn_impl_parse": (c_int, [c_char_p, POINTER(c_int)]),
     "tc_data_dir": (c_char_p, []),
-    "tc_specs_load": (_P, [c_char_p]),
+    "tc_specs_load": (c_int, [c_char_p, POINTER(_P)]),
     "tc_specs_add_dir": (c_int, [_P, c_char_p]),
     "tc_specs_parse_file": (c_int, [c_char_p, POINTER(Gpu)]),
     "tc_gpu_check": (c_int, [POINTER(Gpu)]),

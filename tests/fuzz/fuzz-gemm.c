@@ -13,8 +13,7 @@ static struct tc_specs *specs;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    specs = tc_specs_load(NULL);
-    if (!specs) {
+    if (tc_specs_load(NULL, &specs) < 0) {
         fprintf(stderr, "fuzz-gemm: %s\n", tc_last_error());
         abort();
     }

@@ -28,8 +28,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     long n;
 
     fuzz_init_dir();
-    specs = tc_specs_load(NULL);
-    if (!specs) {
+    if (tc_specs_load(NULL, &specs) < 0) {
         fprintf(stderr, "fuzz-import: %s\n", tc_last_error());
         abort();
     }

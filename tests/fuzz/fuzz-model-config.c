@@ -12,8 +12,7 @@ static struct tc_predictor *predictor;
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     fuzz_init_dir();
-    specs = tc_specs_load(NULL);
-    if (!specs) {
+    if (tc_specs_load(NULL, &specs) < 0) {
         fprintf(stderr, "fuzz-model-config: %s\n", tc_last_error());
         abort();
     }

@@ -6,7 +6,7 @@
  *  - functions returning int return 0 (TC_OK) or a negative enum tc_error;
  *    a constructor that can fail for more than one reason returns int and
  *    its object through a last `**out` argument (NULL on failure), as in
- *    tc_db_open; functions returning a pointer (lookups, constructors that
+ *    tc_db_open and tc_specs_load; functions returning a pointer (lookups, constructors that
  *    fail only for want of memory) return NULL on failure;
  *  - on any failure, tc_last_error() returns a message for the calling thread,
  *    naming the file, line, column or value that was wrong;
@@ -177,9 +177,10 @@ struct tc_specs;
 /* Loads every *.yaml in the directories of `path` (colon-separated; NULL for
  * the default: $TILECAST_SPECS_PATH, then the shipped gpu_specs/). A later
  * directory may not redefine an id of an earlier one (duplicate id error).
- * Returns NULL on failure (tc_last_error names file, line, column, field).
- * The caller owns the result; free with tc_specs_free. */
-TC_API struct tc_specs *tc_specs_load(const char *path);
+ * Returns why it failed (TC_ERR_IO, TC_ERR_PARSE, TC_ERR_INVALID, ...;
+ * tc_last_error names file, line, column, field); *out is NULL on failure.
+ * The caller owns *out; free with tc_specs_free. */
+TC_API int tc_specs_load(const char *path, struct tc_specs **out);
 /* Adds the GPUs of the directories of `dir` (colon-separated) to specs. An id
  * already present is a duplicate-id error (TC_ERR_INVALID) naming both files;
  * GPUs of the files read before an error stay in specs. */
@@ -556,7 +557,10 @@ struct tc_gemm_prediction {
 /* A predictor: specs, optional databases, cached calibrations. Opaque. */
 struct tc_predictor;
 
-/* specs is borrowed and must outlive the predictor. Caller owns the result. */
+/* specs is borrowed and must outlive the predictor. Caller owns the result.
+ * NULL only when memory runs out (TC_ERR_NOMEM) or specs is NULL (a caller's
+ * bug, TC_ERR_INVALID): it reads nothing, so it keeps the pointer form; the
+ * databases it reads come with tc_predictor_add_db, which returns a code. */
 TC_API struct tc_predictor *tc_predictor_new(const struct tc_specs *specs);
 TC_API void tc_predictor_free(struct tc_predictor *p);
 /* Adds a database whose measurements calibrate predictions. */
