@@ -121,6 +121,28 @@ TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc
     return TC_OK;
 }
 
+/* The measured columns of an attention row, time_us, min_us, spread_pct,
+ * reps, scores_us, softmax_us and values_us from column c on, each checked
+ * (an untrusted file), into r. */
+static int read_times(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_attention_row *r,
+                      int64_t id)
+{
+    int64_t reps;
+    int err;
+
+    if ((err = db_column_real(db, st, c, true, &r->time_us, "time_us", id)) < 0 ||
+        (err = db_column_time(db, st, c, &r->time_us, "time_us", id)) < 0 ||
+        (err = db_column_time(db, st, c + 1, &r->min_us, "min_us", id)) < 0 ||
+        (err = db_column_real(db, st, c + 2, false, &r->spread_pct, "spread_pct", id)) < 0 ||
+        (err = db_column_int_range(db, st, c + 3, 0, 1 << 30, true, &reps, "reps", id)) < 0 ||
+        (err = db_column_real(db, st, c + 4, false, &r->scores_us, "scores_us", id)) < 0 ||
+        (err = db_column_real(db, st, c + 5, false, &r->softmax_us, "softmax_us", id)) < 0 ||
+        (err = db_column_real(db, st, c + 6, false, &r->values_us, "values_us", id)) < 0)
+        return err;
+    r->reps = (int)reps;
+    return TC_OK;
+}
+
 TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
                                   const struct tc_attention_row *key,
                                   struct tc_attention_row *out)
@@ -134,7 +156,7 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
         " ORDER BY a.time_us LIMIT 1";
     sqlite3_stmt *st = NULL;
     char idtext[32];
-    int64_t id, reps;
+    int64_t id;
     int err = TC_OK, rc;
 
     if (!db || !gpu_id || !key || !out)
@@ -168,15 +190,7 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
             goto bad;                                                                        \
     } while (0)
     TRY(db_column_int_range(db, st, 1, 1, INT64_MAX, false, &out->run_id, "run_id", id));
-    TRY(db_column_real(db, st, 2, true, &out->time_us, "time_us", id));
-    TRY(db_column_time(db, st, 2, &out->time_us, "time_us", id));
-    TRY(db_column_time(db, st, 3, &out->min_us, "min_us", id));
-    TRY(db_column_real(db, st, 4, false, &out->spread_pct, "spread_pct", id));
-    TRY(db_column_int_range(db, st, 5, 0, 1 << 30, true, &reps, "reps", id));
-    out->reps = (int)reps;
-    TRY(db_column_real(db, st, 6, false, &out->scores_us, "scores_us", id));
-    TRY(db_column_real(db, st, 7, false, &out->softmax_us, "softmax_us", id));
-    TRY(db_column_real(db, st, 8, false, &out->values_us, "values_us", id));
+    TRY(read_times(db, st, 2, out, id));
 #undef TRY
     goto out;
 bad:
@@ -253,15 +267,7 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         TRY(db_column_int_range(db, st, 7, 1, INT32_MAX, false, &r->head_dim, "head_dim", id));
         TRY(db_column_int_range(db, st, 8, 0, 1, false, &v, "causal", id));
         r->causal = v != 0;
-        TRY(db_column_real(db, st, 9, true, &r->time_us, "time_us", id));
-        TRY(db_column_time(db, st, 9, &r->time_us, "time_us", id));
-        TRY(db_column_time(db, st, 10, &r->min_us, "min_us", id));
-        TRY(db_column_real(db, st, 11, false, &r->spread_pct, "spread_pct", id));
-        TRY(db_column_int_range(db, st, 12, 0, 1 << 30, true, &v, "reps", id));
-        r->reps = (int)v;
-        TRY(db_column_real(db, st, 13, false, &r->scores_us, "scores_us", id));
-        TRY(db_column_real(db, st, 14, false, &r->softmax_us, "softmax_us", id));
-        TRY(db_column_real(db, st, 15, false, &r->values_us, "values_us", id));
+        TRY(read_times(db, st, 9, r, id));
 #undef TRY
         count++;
     }
