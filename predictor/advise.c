@@ -355,7 +355,7 @@ static void ffn_candidates(const struct tc_model_config *b, int64_t h, struct in
             set_add(out, round_near(third, mults[i]));
             set_add(out, round_up(third, mults[i]));
         }
-        for (int d = -2; d <= 2; d++)
+        for (int64_t d = -2; d <= 2; d++)
             set_add(out, round_near(scaled, 64) + 64 * d);
     }
 }

@@ -14,6 +14,7 @@
 
 #include "calibrate.h"
 #include "csv.h"
+#include "tc-internal.h"
 #include "tilecast/tilecast.h"
 
 /* ------------------------------------------------------------------------ */
@@ -73,7 +74,7 @@ static struct mset load_rows(const char *file, const char *gpu)
     }
     while (tc_csv_next(csv, &nf, &fields) == 1) {
         struct mrow r;
-        long long v[4];
+        long long v[4] = {0};
 
         memset(&r, 0, sizeof(r));
         if (gpu && strcmp(fields[col[0]], gpu) != 0)
@@ -84,15 +85,13 @@ static struct mset load_rows(const char *file, const char *gpu)
         snprintf(r.timing, sizeof(r.timing), "%s", fields[col[8]]);
         ck_assert_int_eq(tc_dtype_parse(fields[col[1]], &r.dtype), TC_OK);
         ck_assert_int_eq(tc_layout_parse(fields[col[6]], &r.layout), TC_OK);
-        v[0] = atoll(fields[col[2]]);
-        v[1] = atoll(fields[col[3]]);
-        v[2] = atoll(fields[col[4]]);
-        v[3] = atoll(fields[col[5]]);
+        for (int j = 0; j < 4; j++) /* an empty batch is 1 */
+            ck_assert(!fields[col[2 + j]][0] || tc_parse_i64(fields[col[2 + j]], &v[j]) == TC_OK);
         r.batch = v[0] > 0 ? v[0] : 1;
         r.m = v[1];
         r.n = v[2];
         r.k = v[3];
-        r.time_us = atof(fields[col[7]]);
+        ck_assert_int_eq(tc_parse_double(fields[col[7]], &r.time_us), TC_OK);
         if (set.n == cap) {
             cap = cap ? 2 * cap : 4096;
             set.rows = realloc(set.rows, cap * sizeof(*set.rows));

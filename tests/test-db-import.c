@@ -353,7 +353,7 @@ START_TEST(merge_dedups)
     /* b: the same import plus a collected run of its own */
     b = new_db("b.db", &run_b);
     ck_assert_int_eq(import1(b, "csv", "tests/data/db/vidur-small.csv", NULL, &st), TC_OK);
-    for (int i = 1; i <= 10; i++) {
+    for (int64_t i = 1; i <= 10; i++) {
         struct tc_gemm_row r = gemm_row(run_b, 256 * i, 256, 256, 10.0 + i);
 
         ck_assert_int_eq(tc_db_insert_gemm(b, &r), TC_OK);
@@ -376,7 +376,7 @@ START_TEST(merge_dedups)
                                    .shard = "0/1"};
 
         ck_assert_int_eq(tc_db_add_run(a, &info, &run_a), TC_OK);
-        for (int i = 1; i <= 10; i++) {
+        for (int64_t i = 1; i <= 10; i++) {
             struct tc_gemm_row r = gemm_row(run_a, 256 * i, 256, 256, 20.0 + i);
 
             ck_assert_int_eq(tc_db_insert_gemm(a, &r), TC_OK);

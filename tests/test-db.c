@@ -444,7 +444,7 @@ START_TEST(refuses_truncated)
     char *data;
 
     ck_assert_int_eq(tc_db_begin(db), TC_OK);
-    for (int i = 1; i <= 2000; i++) {
+    for (int64_t i = 1; i <= 2000; i++) {
         struct tc_gemm_row r = gemm_row(run_id, i, 2 * i, 3 * i, 1.0 + i);
 
         ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
@@ -483,7 +483,7 @@ START_TEST(refuses_corrupt_pages)
     tc_db_close(db);
     data = slurp(tmp_path("good.db"), &len);
     /* scribble over the header of a b-tree page in the middle */
-    memset(data + 8 * 4096, 0x5a, 64);
+    memset(data + (size_t)8 * 4096, 0x5a, 64);
     write_file(tmp_path("bad.db"), data, len);
     assert_refused(tmp_path("bad.db"), "corrupt");
     free(data);

@@ -306,7 +306,7 @@ START_TEST(tiles_and_waves_arithmetic)
 
     /* Batched: tiles multiply by the batch. */
     pr = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 1024, 1024, 1024, 16);
-    ck_assert_int_eq(pr.tiles, ((1024 + pr.tile_m - 1) / pr.tile_m) *
+    ck_assert_int_eq(pr.tiles, (long)((1024 + pr.tile_m - 1) / pr.tile_m) *
                                    ((1024 + pr.tile_n - 1) / pr.tile_n) * 16 * pr.split_k);
 }
 END_TEST
@@ -402,14 +402,14 @@ START_TEST(tile_choice_follows_shape)
     struct tc_gemm_prediction h_big = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT,
                                               8192, 8192, 8192, 1);
 
-    ck_assert_int_ge(big.tile_m * big.tile_n, 128 * 256);
+    ck_assert_int_ge((long)big.tile_m * big.tile_n, 128L * 256);
     ck_assert_int_eq(big.split_k, 1);
     /* 64x128 with a long K: one tile cannot fill 108 SMs, so the model
      * shrinks the tile and splits K. */
-    ck_assert_int_le(small.tile_m * small.tile_n, 64 * 128);
+    ck_assert_int_le((long)small.tile_m * small.tile_n, 64L * 128);
     ck_assert_int_gt(small.split_k, 1);
-    ck_assert_int_ge(h_big.tile_m * h_big.tile_n, 128 * 256);
-    ck_assert_int_eq(h_big.cluster_m * h_big.cluster_n, 2);
+    ck_assert_int_ge((long)h_big.tile_m * h_big.tile_n, 128L * 256);
+    ck_assert_int_eq((long)h_big.cluster_m * h_big.cluster_n, 2);
     /* Decode-like GEMMs are memory-bound; big square ones compute-bound. */
     ck_assert_int_eq(big.bound, TC_BOUND_COMPUTE);
     ck_assert_int_eq(predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).bound,
@@ -648,7 +648,7 @@ static void *thread_main(void *arg)
 {
     struct thread_job *job = arg;
 
-    for (int i = 1; i <= 2000; i++) {
+    for (int64_t i = 1; i <= 2000; i++) {
         struct tc_gemm_query q = {.m = i * 3, .n = 4096 + (i % 7), .k = 1024 + 64 * (i % 50),
                                   .dtype = TC_DTYPE_FP16};
         struct tc_gemm_prediction pr;
@@ -788,7 +788,7 @@ static struct acc accuracy_of(const char *file, const char *gpu_id, const char *
         long long v;
         double t, pred_us;
 
-        if (strcmp(fields[cg], gpu_id) != 0 || (sweep && cs >= 0 && strcmp(fields[cs], sweep)))
+        if (strcmp(fields[cg], gpu_id) != 0 || (sweep && cs >= 0 && strcmp(fields[cs], sweep) != 0))
             continue;
         if (row++ % stride)
             continue;

@@ -207,7 +207,7 @@ START_TEST(test_flash_attention)
     ck_assert_msg(fwd.tflops > 150 && fwd.tflops < 250, "A100 FA2 fwd %.1f TFLOP/s", fwd.tflops);
     ck_assert_double_eq_tol(fwd.flops, 4.0 * 8 * 16 * 2048.0 * 2048 * 128, 1);
     ck_assert_int_eq(fwd.block_m, 128);
-    ck_assert_int_eq(fwd.blocks, 8 * 16 * 16);
+    ck_assert_int_eq(fwd.blocks, 8L * 16 * 16);
     ck_assert_int_ge(fwd.blocks_per_sm, 1);
     ck_assert_int_eq(fwd.source, TC_SOURCE_ANALYTICAL);
     ck_assert(fwd.lo_us < fwd.time_us && fwd.time_us < fwd.hi_us);
@@ -401,7 +401,7 @@ START_TEST(test_fused_kernels)
         ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &det), TC_OK);
         /* 2 x 16 heads on 108 SMs: 4 CTAs per head, each looping over a
          * quarter of the key blocks (128 CTAs instead of 1024) */
-        ck_assert_int_eq(det.blocks, 4 * 32);
+        ck_assert_int_eq(det.blocks, 4L * 32);
         ck_assert_msg(det.time_us > 1.2 * p.time_us, "det %.1f vs %.1f", det.time_us, p.time_us);
     }
 }
@@ -830,7 +830,7 @@ START_TEST(test_decomposition)
      * MLP, forward and backward, over A100 NVLink (300 GB/s per direction). */
     op = find_op(mp, "tp_allreduce1");
     ck_assert_str_eq(op->kind, "allreduce");
-    ck_assert_int_eq(op->m, 4096 * 4096 * 2);
+    ck_assert_int_eq(op->m, 4096L * 4096 * 2);
     ck_assert_double_eq_tol(op->time_us, 2 * (8.0 + 1.0 * 4096 * 4096 * 2 / (300e3 * 0.8)), 1e-6);
     find_op(mp, "tp_allreduce2");
     for (size_t i = 0; i < mp->n_ops; i++) {
@@ -1020,7 +1020,7 @@ START_TEST(test_paper_heads_growing)
             flops += mp->ops[i].flops;
         tflops = flops / mp->layer_time_us / 1e6;
         fprintf(stderr, "paper heads A100 h/a=64: a=%lld h=%lld -> %.1f TFLOP/s\n",
-                (long long)a, (long long)(64 * a), tflops);
+                (long long)a, 64 * (long long)a, tflops);
         if (a == 8)
             first = tflops;
         ck_assert_msg(tflops > 0.97 * prev, "a=%lld: %.1f after %.1f", (long long)a, tflops,

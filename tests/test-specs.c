@@ -87,11 +87,11 @@ START_TEST(shipped_spot_values)
     ck_assert_double_eq(a100->peak_tflops[TC_DTYPE_FP8], 0); /* no fp8 on Ampere */
     ck_assert_int_eq(a100->units, 108);
     ck_assert_double_eq(a100->mem_bw_gbps, 2039);
-    ck_assert_int_eq(a100->l2_bytes, 40 * 1024 * 1024);
+    ck_assert_int_eq(a100->l2_bytes, 40L * 1024 * 1024);
     ck_assert_int_eq(a100->vendor, TC_VENDOR_NVIDIA);
     ck_assert_int_eq(a100->arch, TC_ARCH_AMPERE);
     ck_assert_str_eq(a100->compute_capability, "sm_80");
-    ck_assert_int_eq(a100->smem_per_sm_bytes, 164 * 1024);
+    ck_assert_int_eq(a100->smem_per_sm_bytes, 164L * 1024);
     ck_assert_int_eq(a100->reserved_smem_per_block_bytes, 1024);
 
     ck_assert_ptr_nonnull(h100);
@@ -102,7 +102,7 @@ START_TEST(shipped_spot_values)
     ck_assert_double_eq(h100->flops_per_clk_per_unit[TC_DTYPE_FP16], 4096);
     ck_assert_int_eq(h100->units, 132);
     ck_assert_int_eq(h100->arch, TC_ARCH_HOPPER);
-    ck_assert_int_eq(h100->smem_per_block_max_bytes, 227 * 1024);
+    ck_assert_int_eq(h100->smem_per_block_max_bytes, 227L * 1024);
     ck_assert_ptr_nonnull(h100p);
     ck_assert_double_eq(h100p->clock_tensor_mhz, 1620);
     ck_assert_double_eq(h100p->clock_vector_mhz, 1755);
@@ -116,7 +116,7 @@ START_TEST(shipped_spot_values)
     ck_assert_double_eq(mi250x->peak_tflops[TC_DTYPE_FP16], 191.5);
     ck_assert_double_eq(mi250x->mem_gb, 64);
     ck_assert_double_eq(mi250x->mem_bw_gbps, 1638.4);
-    ck_assert_int_eq(mi250x->l2_bytes, 8 * 1024 * 1024);
+    ck_assert_int_eq(mi250x->l2_bytes, 8L * 1024 * 1024);
     ck_assert_double_eq(mi250x->peak_tflops[TC_DTYPE_TF32], 0);
 
     ck_assert_ptr_nonnull(mi300x);
