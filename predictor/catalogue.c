@@ -180,7 +180,7 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
         yaml_node_t *key = tc_yaml_node(c->y, p->key);
         yaml_node_t *val = tc_yaml_node(c->y, p->value);
         const char *name = tc_yaml_scalar(key);
-        int tmp[3];
+        int tmp[3] = {0}; /* set by get_int_list, on success only */
 
         if (!name)
             return tc_yaml_error(c->y, key, TC_ERR_PARSE, "field names must be scalars");
@@ -248,7 +248,7 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
                 return err;
             seen |= F_REGS;
         } else if (strcmp(name, "smem_bytes") == 0) {
-            int v;
+            int v = 0;
 
             if ((err = get_int(c, val, "smem_bytes", 1, 1 << 20, &v)) < 0)
                 return err;
