@@ -262,10 +262,10 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
 
     if ((err = create_atomically(o->db_path)) < 0)
         goto out;
-    if (tc_db_open(o->db_path, TC_DB_READWRITE, &db) < 0) {
-        err = tc_error_prefix(TC_ERR_DB, "%s", o->db_path);
+    /* its own code and message, which names the file: a file that is not
+     * a tilecast database is the user's input (exit 2), not a runtime error */
+    if ((err = tc_db_open(o->db_path, TC_DB_READWRITE, &db)) < 0)
         goto out;
-    }
     if (o->gpu) {
         snapshot = *o->gpu;
     } else {

@@ -230,5 +230,16 @@ elif [ "$rc" -ne 2 ]; then
     fail "db merge with a trigger-carrying input: exit $rc"
 fi
 
+# collect into a file that is not a tilecast database: refused as input
+# (exit 2), the path named once, the file untouched
+printf 'not a database, a note\n' >notdb.db
+before=$(sha256sum <notdb.db)
+"$tc" collect --backend cpu --sweep quick --db notdb.db >out.txt 2>err.txt
+rc=$?
+checks=$((checks + 1))
+[ "$rc" -eq 2 ] || fail "collect into a non-tilecast file: exit $rc"
+[ "$(grep -o 'notdb.db' err.txt | wc -l)" -eq 1 ] || fail "collect into a non-tilecast file: $(cat err.txt)"
+[ "$(sha256sum <notdb.db)" = "$before" ] || fail "collect modified a non-tilecast file"
+
 echo "$checks commands run, $failures failures"
 [ "$failures" -eq 0 ]
