@@ -705,7 +705,7 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set,
     bool skv_given = tc_yaml_get(c->y, set, "seq_kv") != NULL;
     int err;
 
-    if (impl_n && (!tc_yaml_scalar(impl_n) || strcmp(tc_yaml_scalar(impl_n), "unfused")))
+    if (impl_n && (!tc_yaml_scalar(impl_n) || strcmp(tc_yaml_scalar(impl_n), "unfused") != 0))
         return tc_yaml_error(
             c->y, impl_n, TC_ERR_PARSE,
             "impl: only 'unfused' is measured by this collector (flash is planned)");
@@ -822,7 +822,7 @@ static int parse_set(struct ctx *c, const yaml_node_t *set)
         return err;
     if ((err = set_names(c, set, "dtypes", false, -1, &dtypes)) < 0)
         goto out;
-    if (strcmp(kind, "attention") &&
+    if (strcmp(kind, "attention") != 0 &&
         (err = set_names(c, set, "layouts", true,
                          !strcmp(kind, "transformer") ? TC_LAYOUT_NT : TC_LAYOUT_NN,
                          &layouts)) < 0)

@@ -366,7 +366,7 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
                         "--skip-untimed to skip rows without a time)", file, line,
                         cols[C_TIME] >= 0 ? COL(C_TIME) : COL(C_TFLOPS));
     }
-    if ((err = tc_bound_check_gemm(row.m, row.n, row.k, row.batch, row.time_us)) < 0)
+    if (tc_bound_check_gemm(row.m, row.n, row.k, row.batch, row.time_us) < 0)
         return tc_error_prefix(TC_ERR_PARSE, "%s:%ld:%d", file, line,
                                cols[C_TIME] >= 0 && field(fields, cols, C_TIME) ? COL(C_TIME)
                                                                                 : COL(C_TFLOPS));

@@ -365,7 +365,6 @@ void calib_fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
                 for (int j = 0; j < P_COUNT; j++)
                     change += fabs(trial[j] - theta[j]);
                 memcpy(theta, trial, sizeof(theta));
-                cost = trial_cost;
                 lambda = lambda > 1e-6 ? lambda / 3 : lambda;
                 if (change < 1e-7)
                     iter = 1000;

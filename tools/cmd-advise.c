@@ -109,7 +109,6 @@ int cmd_advise(int argc, char **argv)
         } else if ((code = mcli_model_opt(cmd, argc, argv, &i, &opt)) != 0) {
             if (code < 0)
                 return -code;
-            code = 0;
         } else if (mcli_opt(cmd, argc, argv, &i, "--params-tolerance", &v, &bad)) {
             if (!bad && !parse_tolerance(v, &tol)) {
                 cli_error(cmd, "--params-tolerance: '%s' is not a fraction in [0, 0.5] or a "

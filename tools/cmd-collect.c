@@ -441,7 +441,7 @@ int cmd_collect(int argc, char **argv)
                   o.harness.max_reps);
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(backend, "cuda") && strcmp(backend, "hip") && strcmp(backend, "cpu")) {
+    if (strcmp(backend, "cuda") != 0 && strcmp(backend, "hip") != 0 && strcmp(backend, "cpu") != 0) {
         cli_error("collect", "unknown backend '%s' (cuda, hip or cpu)", backend);
         return CLI_EXIT_USAGE;
     }
@@ -455,7 +455,7 @@ int cmd_collect(int argc, char **argv)
             return cli_fail("collect", err);
     }
     if (shard) {
-        if ((err = tc_shard_parse(shard, &o.shard_index, &o.shard_count)) < 0)
+        if (tc_shard_parse(shard, &o.shard_index, &o.shard_count) < 0)
             return cli_error("collect", "--shard: %s", tc_last_error()), CLI_EXIT_INPUT;
     } else if (getenv("SLURM_ARRAY_TASK_ID") && getenv("SLURM_ARRAY_TASK_COUNT")) {
         long long id, count, min = 0, step = 1;
@@ -475,7 +475,7 @@ int cmd_collect(int argc, char **argv)
          * --array=1,5,9) gets an index the shard check refuses */
         snprintf(text, sizeof(text), "%lld/%lld",
                  (id - min) % step ? count : (id - min) / step, count);
-        if ((err = tc_shard_parse(text, &o.shard_index, &o.shard_count)) < 0) {
+        if (tc_shard_parse(text, &o.shard_index, &o.shard_count) < 0) {
             cli_error("collect", "shard from SLURM_ARRAY_TASK_*: %s", tc_last_error());
             return CLI_EXIT_INPUT;
         }

@@ -339,7 +339,6 @@ int cmd_eval_attention(int argc, char **argv)
             rc = cli_fail(cmd, TC_ERR_NOMEM);
             goto cleanup;
         }
-        err = TC_OK;
         if (q.causal && c.mask >= 0 && strcmp(fields[c.mask], "top_left") == 0 &&
             q.seq_q != q.seq_kv) {
             err = TC_ERR_UNSUPPORTED;

@@ -292,7 +292,7 @@ static long measured_block(const char *cmd, const char *file, const char *gpu_id
         return -1;
     }
     csv = tc_csv_new(f, file);
-    if (!csv || (rc = tc_csv_next(csv, &nf, &fld)) <= 0) {
+    if (!csv || tc_csv_next(csv, &nf, &fld) <= 0) {
         cli_error(cmd, "%s: %s", file, csv ? "no header" : "out of memory");
         count = -1;
         goto done;

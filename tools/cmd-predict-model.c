@@ -625,13 +625,13 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
                (long long)c->ffn, c->swiglu ? " (swiglu)" : "", (long long)c->micro_batch,
                (long long)c->tp, tc_attn_impl_name(c->attention));
     else
-    printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
-           "t=%lld, %s attention\n",
-           c->training ? "training (forward + backward)" : "inference (forward)", gpu->name,
-           gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden, (long long)c->heads,
-           (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
-           c->swiglu ? " (swiglu)" : "", (long long)c->seq, (long long)c->micro_batch,
-           (long long)c->tp, tc_attn_impl_name(c->attention));
+        printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
+               "t=%lld, %s attention\n",
+               c->training ? "training (forward + backward)" : "inference (forward)", gpu->name,
+               gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden, (long long)c->heads,
+               (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
+               c->swiglu ? " (swiglu)" : "", (long long)c->seq, (long long)c->micro_batch,
+               (long long)c->tp, tc_attn_impl_name(c->attention));
     if (fmt == CLI_FORMAT_MD)
         putchar('\n');
     cli_table_print(t, stdout, fmt);
@@ -782,7 +782,6 @@ int cmd_predict_model(int argc, char **argv)
         } else if ((code = mcli_model_opt(cmd, argc, argv, &i, &o)) != 0) {
             if (code < 0)
                 return -code;
-            code = 0;
         } else if (mcli_opt(cmd, argc, argv, &i, "--attention", &v, &bad)) {
             enum tc_attn_impl impl;
 
