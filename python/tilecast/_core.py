@@ -153,7 +153,7 @@ def _int(value, what):
 def _struct_dict(s, skip=()):
     out = {}
     for name, _type in s._fields_:
-        if name in skip:
+        if name in skip or name == "reserved":  # the structs' zeroed tails
             continue
         v = getattr(s, name)
         if isinstance(v, bytes):

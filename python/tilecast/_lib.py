@@ -22,6 +22,7 @@ TC_ID_MAX = 64
 TC_NAME_MAX = 128
 TC_OP_NAME_MAX = 32
 TC_DTYPE_COUNT = 7
+TC_DTYPE_MAX = 16  # the capacity of struct tc_gpu's dtype arrays
 TC_ATTN_IMPL_COUNT = 6  # enum tc_attn_impl: unfused, flash, flash2, flash3, flash4, cudnn
 
 # enum tc_db_mode
@@ -39,8 +40,8 @@ class Gpu(Structure):
         ("clock_tensor_mhz", c_double),
         ("clock_vector_mhz", c_double),
         ("clock_base_mhz", c_double),
-        ("peak_tflops", c_double * TC_DTYPE_COUNT),
-        ("flops_per_clk_per_unit", c_double * TC_DTYPE_COUNT),
+        ("peak_tflops", c_double * TC_DTYPE_MAX),
+        ("flops_per_clk_per_unit", c_double * TC_DTYPE_MAX),
         ("mem_bw_gbps", c_double),
         ("mem_gb", c_double),
         ("l2_bytes", c_int64),
@@ -60,6 +61,7 @@ class Gpu(Structure):
         ("smem_alloc_unit_bytes", c_int),
         ("sources", c_char * 1024),
         ("flags", c_char * 2048),
+        ("reserved", c_double * 4),
     ]
 
 

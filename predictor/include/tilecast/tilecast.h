@@ -10,7 +10,14 @@
  *    fail only for want of memory) return NULL on failure;
  *  - on any failure, tc_last_error() returns a message for the calling thread,
  *    naming the file, line, column or value that was wrong;
- *  - tc_x_free(NULL) is a no-op; each function says who owns what it returns.
+ *  - tc_x_free(NULL) is a no-op; each function says who owns what it returns;
+ *  - the layout of a public struct does not depend on an enum's count: an
+ *    array indexed by an enum has a fixed capacity with headroom
+ *    (TC_DTYPE_MAX), so adding a value moves no field;
+ *  - a public struct that callers allocate and that may grow ends in
+ *    `double reserved[4]`, zeroed by the caller (= {0}, memset) and ignored
+ *    by the library: a new field takes its place from the tail, so the
+ *    struct's size and every offset stay.
  */
 #ifndef TILECAST_TILECAST_H
 #define TILECAST_TILECAST_H
@@ -80,6 +87,15 @@ enum tc_dtype {
     TC_DTYPE_INT8,
     TC_DTYPE_COUNT
 };
+/* The capacity of the arrays indexed by enum tc_dtype in public structs
+ * (struct tc_gpu): fixed, so that a new dtype moves no later field. Entries
+ * from TC_DTYPE_COUNT on are 0. */
+#define TC_DTYPE_MAX 16
+#if defined(__cplusplus)
+static_assert(TC_DTYPE_COUNT <= TC_DTYPE_MAX, "TC_DTYPE_MAX too small");
+#else
+_Static_assert(TC_DTYPE_COUNT <= TC_DTYPE_MAX, "TC_DTYPE_MAX too small");
+#endif
 
 /* "fp16" etc. Static string; "?" for out-of-range values. */
 TC_API const char *tc_dtype_name(enum tc_dtype dtype);
@@ -144,8 +160,9 @@ struct tc_gpu {
     double clock_tensor_mhz;  /* clock the tensor/matrix peaks assume */
     double clock_vector_mhz;  /* clock the fp32/fp64 vector peaks assume */
     double clock_base_mhz;    /* base clock, 0 if unknown */
-    double peak_tflops[TC_DTYPE_COUNT];           /* dense, no sparsity */
-    double flops_per_clk_per_unit[TC_DTYPE_COUNT]; /* dense, per SM/CU */
+    /* indexed by enum tc_dtype, 0 from TC_DTYPE_COUNT on */
+    double peak_tflops[TC_DTYPE_MAX];            /* dense, no sparsity */
+    double flops_per_clk_per_unit[TC_DTYPE_MAX]; /* dense, per SM/CU */
 
     double mem_bw_gbps; /* vendor peak, 1e9 bytes/s */
     double mem_gb;      /* marketing GB */
@@ -169,6 +186,7 @@ struct tc_gpu {
 
     char sources[1024]; /* source keys, comma-separated */
     char flags[2048];   /* uncertain numbers, "; "-separated */
+    double reserved[4]; /* zeroed */
 };
 
 /* A set of GPU specs. Opaque. */
