@@ -1,4 +1,6 @@
 /* Errors, names of enums, version, and where the shipped data lives. */
+/* defines the error functions: tc-internal.h's analyzer macros stay off */
+#define TC_DEFINING_ERRORS
 #include "config.h"
 
 #include <ctype.h>

@@ -1,6 +1,8 @@
 /* The shared YAML walker (yaml-walk.h): loading, look-up and the position
  * every message carries. libyaml's marks are 0-based; messages are 1-based
  * like an editor's. */
+/* defines the YAML error functions: the analyzer macros stay off */
+#define TC_DEFINING_ERRORS
 #include "config.h"
 
 #include <stdarg.h>

@@ -62,6 +62,12 @@ int tc_yaml_error(const struct tc_yaml *y, const yaml_node_t *node, int err, con
  * NULL: for readers that name the dotted path of the offending field. */
 int tc_yaml_field_error(const struct tc_yaml *y, const yaml_node_t *node, const char *field,
                         int err, const char *fmt, ...) TC_PRINTF(5, 6);
+#if defined(__clang_analyzer__) && !defined(TC_DEFINING_ERRORS)
+/* as for tc_error (tc-internal.h): for clang-tidy's analyzer only */
+#define tc_yaml_error(y, node, err, ...) (tc_yaml_error((y), (node), (err), __VA_ARGS__), (err))
+#define tc_yaml_field_error(y, node, field, err, ...)                                        \
+    (tc_yaml_field_error((y), (node), (field), (err), __VA_ARGS__), (err))
+#endif
 /* The same at a mark, for a reader that walks libyaml's events. */
 int tc_yaml_mark_error(const char *file, yaml_mark_t mark, int err, const char *fmt, ...)
     TC_PRINTF(4, 5);

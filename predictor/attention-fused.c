@@ -685,10 +685,15 @@ static int blocks_per_sm(const struct tc_gpu *gpu, const struct fused_kernel *k,
     smem += (double)gpu->reserved_smem_per_block_bytes;
     if (gpu->smem_per_sm_bytes > 0)
         bps = (int)fmin(bps, floor((double)gpu->smem_per_sm_bytes / smem));
-    if (gpu->regs_per_sm > 0)
-        bps = (int)fmin(bps, (double)(gpu->regs_per_sm / (k->threads * 255)));
-    if (gpu->max_threads_per_sm > 0)
-        bps = (int)fmin(bps, (double)(gpu->max_threads_per_sm / k->threads));
+    /* whole blocks: the integer quotients */
+    if (gpu->regs_per_sm > 0) {
+        int by_regs = gpu->regs_per_sm / (k->threads * 255);
+        bps = bps < by_regs ? bps : by_regs;
+    }
+    if (gpu->max_threads_per_sm > 0) {
+        int by_threads = gpu->max_threads_per_sm / k->threads;
+        bps = bps < by_threads ? bps : by_threads;
+    }
     return bps < 1 ? 1 : bps;
 }
 

@@ -66,6 +66,7 @@ static int index_build(struct tc_catalogue *cat)
                     n++;
             if (!n)
                 continue;
+            /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
             cat->index[a][d] = malloc(n * sizeof(*cat->index[a][d]));
             if (!cat->index[a][d])
                 return tc_error(TC_ERR_NOMEM, "out of memory");

@@ -571,7 +571,8 @@ static int decompose(struct decomp *dc)
         err = linear_ops(dc, "qkv", true, tokens, qkv_n, h);
     if (err == TC_OK && dc->decode_ctx) {
         /* append this token's K and V to the cache */
-        double kv_bytes = (double)c->micro_batch * 2.0 * (double)(c->kv_heads * d / t) * e;
+        int64_t kv_width = c->kv_heads * d / t; /* this GPU's K (or V) columns */
+        double kv_bytes = (double)c->micro_batch * 2.0 * (double)kv_width * e;
         err = memory_op(dc, "kv_cache_append", true, 2 * kv_bytes, 1);
     }
     if (err == TC_OK)

@@ -142,6 +142,7 @@ static bool run_timing(const struct pred_db *d, int64_t run_id, enum tc_timing_c
 
 int pred_push_db(struct pred_db ***list, size_t *n, struct pred_db *d)
 {
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     struct pred_db **grown = realloc(*list, (*n + 1) * sizeof(**list));
 
     if (!grown)
@@ -228,6 +229,7 @@ static struct entry *find_entry(struct tc_predictor *p, const char *gpu_id, enum
     if (!create)
         return NULL;
     e = calloc(1, sizeof(*e));
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     grown = e ? realloc(p->entries, (p->n_entries + 1) * sizeof(*grown)) : NULL;
     if (!grown) {
         free(e);

@@ -134,6 +134,7 @@ struct tc_attn_rows *tc_predictor_attention_rows(struct tc_predictor *p, const c
             return &a->set;
     }
     a = calloc(1, sizeof(*a));
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     grown = realloc(p->attn, (p->n_attn + 1) * sizeof(*p->attn));
     if (grown)
         p->attn = grown;

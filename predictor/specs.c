@@ -877,6 +877,7 @@ static int insert_gpu(struct tc_specs *specs, struct tc_gpu *gpu, const char *fi
 
     if (specs->count == specs->cap) {
         size_t cap = specs->cap ? specs->cap * 2 : 16;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
         struct tc_gpu **gpus = realloc(specs->gpus, cap * sizeof(*gpus));
 
         if (!gpus)
@@ -894,6 +895,7 @@ static int insert_gpu(struct tc_specs *specs, struct tc_gpu *gpu, const char *fi
         return TC_ERR_NOMEM;
     while (pos < specs->count && strcmp(specs->gpus[pos]->id, gpu->id) < 0)
         pos++;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     memmove(&specs->gpus[pos + 1], &specs->gpus[pos], (specs->count - pos) * sizeof(*specs->gpus));
     memmove(&specs->files[pos + 1], &specs->files[pos],
             (specs->count - pos) * sizeof(*specs->files));

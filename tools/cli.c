@@ -143,15 +143,14 @@ int cli_fail(const char *cmd, int err)
 bool cli_input_readable(const char *cmd, const char *path)
 {
     struct stat sb;
-    int e = 0;
+    int e = 0, st;
 
     /* a directory opens, and fails only at the first read */
-    if (stat(path, &sb) != 0)
-        e = errno;
-    else if (S_ISDIR(sb.st_mode))
+    st = stat(path, &sb);
+    if (st == 0 && S_ISDIR(sb.st_mode))
         e = EISDIR;
-    else if (access(path, R_OK) != 0)
-        e = errno;
+    else if (st != 0 || access(path, R_OK) != 0)
+        e = errno; /* of the call that failed */
     if (!e)
         return true;
     cli_error(cmd, "%s: cannot read: %s", path, strerror(e));

@@ -321,7 +321,7 @@ int cmd_bench_calibrated(int argc, char **argv)
     bench_queries(q, (size_t)n_pred, dtype);
 
     for (long long r = 0; r < n_open; r++) {
-        struct tc_gemm_prediction one;
+        struct tc_gemm_prediction one = {0};
         int err;
 
         tc_predictor_free(p);

@@ -418,10 +418,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         const char *a = argv[i], *v = NULL;
         int pr;
 
-        if ((pr = eval_opt(cmd, argc, argv, &i, MAX_GROUP_COLS, "columns", &o->e)) != 0) {
-            if (pr < 0)
-                return CLI_EXIT_USAGE;
-        } else if ((pr = predictor_opts_parse(cmd, argc, argv, &i, &o->po)) != 0) {
+        /* the options eval shares with eval --attention, then the predictor's */
+        if ((pr = eval_opt(cmd, argc, argv, &i, MAX_GROUP_COLS, "columns", &o->e)) != 0 ||
+            (pr = predictor_opts_parse(cmd, argc, argv, &i, &o->po)) != 0) {
             if (pr < 0)
                 return CLI_EXIT_USAGE;
         } else if (cli_flag_value(argc, argv, &i, "--min-time-us", &v)) {
@@ -536,7 +535,7 @@ static int open_run(struct run *r)
 static int eval_row(struct run *r, int nfields, char **fields)
 {
     struct tc_gemm_query q;
-    struct tc_gemm_prediction pr;
+    struct tc_gemm_prediction pr = {0};
     struct tc_timing_cost cost = {0};
     const struct tc_gpu *gpu = NULL;
     long line = tc_csv_line(r->csv);

@@ -285,7 +285,7 @@ struct cli_table *mcli_ops_table(const struct tc_model_prediction *mp)
                                           "tflops", "share_pct", "per_layer", "source"};
     static const bool numeric[] = {false, false, true, true, true, true,
                                    false, true,  true, true, false, false};
-    struct cli_table *t = cli_table_new(12, headers, numeric);
+    struct cli_table *t = mp ? cli_table_new(12, headers, numeric) : NULL;
 
     if (!t)
         return NULL;
@@ -551,6 +551,8 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
 {
     struct cli_table *t;
 
+    if (!mp)
+        return cli_fail("predict", TC_ERR_INVALID);
     if (fmt == CLI_FORMAT_JSON) {
         json_t *o = json_object();
 

@@ -600,9 +600,11 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
         fputs(",pred_error", out);
     fputc('\n', out);
 
+    /* zeroed once, outside the loop: a row's prediction overwrites it */
+    struct tc_gemm_prediction pr = {0};
+
     while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
         struct tc_gemm_query q;
-        struct tc_gemm_prediction pr;
         long line = tc_csv_line(csv);
         int e;
 
