@@ -26,13 +26,13 @@
 
 struct tc_backend {
     void *buf[NBUF];
-    size_t cap[NBUF];            /* bytes allocated */
-    int filled_dtype[NBUF];      /* dtype of the random data, -1 if none */
-    size_t used[NBUF];           /* bytes of each buffer the prepared shape touches */
+    size_t cap[NBUF];       /* bytes allocated */
+    int filled_dtype[NBUF]; /* dtype of the random data, -1 if none */
+    size_t used[NBUF];      /* bytes of each buffer the prepared shape touches */
     unsigned char *flush;
     size_t flush_bytes;
     unsigned flush_round;
-    struct tc_shape shape;       /* prepared */
+    struct tc_shape shape; /* prepared */
     uint64_t seed;
 };
 
@@ -150,8 +150,8 @@ static int ensure(struct tc_backend *b, int i, size_t bytes, enum tc_dtype dtype
         b->buf[i] = malloc(bytes);
         if (!b->buf[i]) {
             oc->status = TC_STATUS_OOM;
-            snprintf(oc->message, sizeof(oc->message),
-                     "cannot allocate %.1f MiB of host memory", (double)bytes / 1048576.0);
+            snprintf(oc->message, sizeof(oc->message), "cannot allocate %.1f MiB of host memory",
+                     (double)bytes / 1048576.0);
             return TC_OK;
         }
         b->cap[i] = bytes;
@@ -190,11 +190,11 @@ static int cpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
     }
     eb = tc_dtype_bytes(s->dtype);
     if (s->kind == TC_SHAPE_ATTENTION) {
-        sizes[0] = elems(s->batch, s->heads, s->seq_q, s->head_dim, eb);       /* Q */
-        sizes[1] = elems(s->batch, s->kv_heads, s->seq_kv, s->head_dim, eb);   /* K */
-        sizes[2] = sizes[1];                                                   /* V */
-        sizes[3] = elems(s->batch, s->heads, s->seq_q, s->seq_kv, eb);         /* P */
-        sizes[4] = sizes[0];                                                   /* O */
+        sizes[0] = elems(s->batch, s->heads, s->seq_q, s->head_dim, eb);     /* Q */
+        sizes[1] = elems(s->batch, s->kv_heads, s->seq_kv, s->head_dim, eb); /* K */
+        sizes[2] = sizes[1];                                                 /* V */
+        sizes[3] = elems(s->batch, s->heads, s->seq_q, s->seq_kv, eb);       /* P */
+        sizes[4] = sizes[0];                                                 /* O */
     } else {
         sizes[0] = elems(s->m, s->k, s->batch, 1, eb);
         sizes[1] = elems(s->k, s->n, s->batch, 1, eb);
@@ -231,8 +231,7 @@ static int cpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
             tc_strlcpy(oc->message, "operand size overflows", sizeof(oc->message));
             return TC_OK;
         }
-        if (sizes[i] && ensure(b, i, sizes[i], s->dtype, oc) == TC_OK &&
-            oc->status != TC_STATUS_OK)
+        if (sizes[i] && ensure(b, i, sizes[i], s->dtype, oc) == TC_OK && oc->status != TC_STATUS_OK)
             return TC_OK;
     }
     return TC_OK;
@@ -351,9 +350,8 @@ static void run_attention(struct tc_backend *b, double *parts_us)
         int64_t kv = (i / s->heads) * s->kv_heads + (i % s->heads) / group;
 
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->seq_q, (int)s->head_dim,
-                    (int)s->seq_kv, 1.0f, p + (size_t)i * ps, (int)s->seq_kv,
-                    v + (size_t)kv * ks, (int)s->head_dim, 0.0f, o + (size_t)i * qs,
-                    (int)s->head_dim);
+                    (int)s->seq_kv, 1.0f, p + (size_t)i * ps, (int)s->seq_kv, v + (size_t)kv * ks,
+                    (int)s->head_dim, 0.0f, o + (size_t)i * qs, (int)s->head_dim);
     }
     parts_us[0] = (t1 - t0) * 1e6;
     parts_us[1] = (t2 - t1) * 1e6;

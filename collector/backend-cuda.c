@@ -159,11 +159,10 @@ static int module_function(struct driver *d, kmodule m, const char *name, kfunct
     return hipModuleGetFunction(f, m, name) == hipSuccess ? 0 : -1;
 }
 
-static int launch(struct driver *d, kfunction f, unsigned grid, unsigned block,
-                  cudaStream_t stream, void **args)
+static int launch(struct driver *d, kfunction f, unsigned grid, unsigned block, cudaStream_t stream,
+                  void **args)
 {
-    return hipModuleLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, args, NULL) ==
-                   hipSuccess
+    return hipModuleLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream, args, NULL) == hipSuccess
                ? 0
                : -1;
 }
@@ -183,8 +182,8 @@ typedef void *kmodule;
 typedef void *kfunction;
 typedef int (*cu_module_load_fn)(kmodule *, const void *);
 typedef int (*cu_module_get_fn)(kfunction *, kmodule, const char *);
-typedef int (*cu_launch_fn)(kfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, void *, void **, void **);
+typedef int (*cu_launch_fn)(kfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, void *, void **, void **);
 typedef int (*cu_module_unload_fn)(kmodule);
 
 struct driver {
@@ -195,10 +194,10 @@ struct driver {
     cu_module_unload_fn unload;
 };
 
-#define LOAD_SYM(fn, lib, name)                                                           \
-    do {                                                                                  \
-        void *p_ = dlsym((lib), (name));                                                  \
-        memcpy(&(fn), &p_, sizeof(p_));                                                   \
+#define LOAD_SYM(fn, lib, name)                                                                    \
+    do {                                                                                           \
+        void *p_ = dlsym((lib), (name));                                                           \
+        memcpy(&(fn), &p_, sizeof(p_));                                                            \
     } while (0)
 
 static int driver_load(struct driver *d, char *msg, size_t len)
@@ -229,8 +228,8 @@ static int module_function(struct driver *d, kmodule m, const char *name, kfunct
     return d->get(f, m, name) == 0 ? 0 : -1;
 }
 
-static int launch(struct driver *d, kfunction f, unsigned grid, unsigned block,
-                  cudaStream_t stream, void **args)
+static int launch(struct driver *d, kfunction f, unsigned grid, unsigned block, cudaStream_t stream,
+                  void **args)
 {
     return d->launch(f, grid, 1, 1, block, 1, 1, 0, (void *)stream, args, NULL) == 0 ? 0 : -1;
 }
@@ -270,7 +269,7 @@ struct tc_backend {
     void *flush;
     size_t flush_bytes;
     unsigned flush_round;
-    struct tc_devbufs bufs;      /* operands, kept across shapes */
+    struct tc_devbufs bufs; /* operands, kept across shapes */
     struct tc_dev_allocator alloc;
     size_t buf_bytes, buf_limit; /* held in bufs; the test limit (0: none) */
     void *staging;
@@ -333,8 +332,7 @@ static void preload_nvrtc_builtins(void)
 /* Compiles the kernels for `arch` ("sm_90", "gfx90a"). Needs the runtime
  * compiler only, no device. On success *image (caller frees) holds the
  * binary; otherwise err says why. */
-static int compile_kernels(const char *arch, char **image, size_t *size, char *err,
-                           size_t len)
+static int compile_kernels(const char *arch, char **image, size_t *size, char *err, size_t len)
 {
     nvrtcProgram prog;
     char opt[96];
@@ -355,8 +353,7 @@ static int compile_kernels(const char *arch, char **image, size_t *size, char *e
 #if !defined(TC_GPU_HIP)
     preload_nvrtc_builtins();
 #endif
-    if (nvrtcCreateProgram(&prog, kernels_src, "tc_kernels.cu", 0, NULL, NULL) !=
-        NVRTC_SUCCESS) {
+    if (nvrtcCreateProgram(&prog, kernels_src, "tc_kernels.cu", 0, NULL, NULL) != NVRTC_SUCCESS) {
         snprintf(err, len, "runtime compiler unavailable");
         return -1;
     }
@@ -373,8 +370,8 @@ static int compile_kernels(const char *arch, char **image, size_t *size, char *e
     }
     /* a binary for this exact architecture: no driver JIT, and no mismatch
      * between the compiler's and the driver's PTX versions */
-    if (nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS || !*size ||
-        !(*image = malloc(*size)) || nvrtcGetCUBIN(prog, *image) != NVRTC_SUCCESS) {
+    if (nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS || !*size || !(*image = malloc(*size)) ||
+        nvrtcGetCUBIN(prog, *image) != NVRTC_SUCCESS) {
         snprintf(err, len, "no binary for %s", arch);
         free(*image);
         *image = NULL;
@@ -398,8 +395,8 @@ static void build_kernels(struct tc_backend *b)
     b->have_kernels = false;
     if (driver_load(&b->drv, b->kernels_error, sizeof(b->kernels_error)) < 0)
         return;
-    if (compile_kernels(b->arch_name, &image, &size, b->kernels_error,
-                        sizeof(b->kernels_error)) < 0)
+    if (compile_kernels(b->arch_name, &image, &size, b->kernels_error, sizeof(b->kernels_error)) <
+        0)
         return;
     if (module_load(&b->drv, image, &b->module) < 0) {
         snprintf(b->kernels_error, sizeof(b->kernels_error), "cannot load the kernels' module");
@@ -437,9 +434,9 @@ static int check_algo_records(char *msg, size_t len)
         return -1;
     }
     /* attribute 8 is newer than some supported libraries */
-    has_cluster = cublasLtMatmulAlgoConfigSetAttribute(
-                      &algo, (cublasLtMatmulAlgoConfigAttributes_t)8, &cluster,
-                      sizeof(cluster)) == CUBLAS_STATUS_SUCCESS;
+    has_cluster =
+        cublasLtMatmulAlgoConfigSetAttribute(&algo, (cublasLtMatmulAlgoConfigAttributes_t)8,
+                                             &cluster, sizeof(cluster)) == CUBLAS_STATUS_SUCCESS;
     ids.tile = algo_attr(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
     ids.cluster = algo_attr(&algo, 8);
     tc_cublaslt_decode(&ids, &row);
@@ -471,8 +468,7 @@ static int gpu_compile_check(const char *arch, char *msg, size_t len)
     if (check_algo_records(algo, sizeof(algo)) < 0)
         return tc_error(TC_ERR_DEVICE, "%s", algo);
 #endif
-    snprintf(msg, len, "kernels: %zu-byte binary for %s%s%s", size, arch, *algo ? "; " : "",
-             algo);
+    snprintf(msg, len, "kernels: %zu-byte binary for %s%s%s", size, arch, *algo ? "; " : "", algo);
     return TC_OK;
 }
 
@@ -656,9 +652,9 @@ static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info 
         const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
 
         snprintf(info->device_uuid, sizeof(info->device_uuid),
-                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-                 u[12], u[13], u[14], u[15]);
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
     }
 #endif
     cudaDriverGetVersion(&drv);
@@ -681,13 +677,14 @@ static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info 
                       sizeof(nvml_driver));
         snprintf(info->driver_version, sizeof(info->driver_version), "%s (CUDA %d.%d)",
                  nvml_driver[0] ? nvml_driver : "?", drv / 1000, drv % 1000 / 10);
-        snprintf(info->runtime_version, sizeof(info->runtime_version), "cudart %d.%d",
-                 rt / 1000, rt % 1000 / 10);
-        snprintf(info->blas_version, sizeof(info->blas_version), "cublasLt %zu.%zu.%zu",
-                 lt / 10000, lt / 100 % 100, lt % 100);
+        snprintf(info->runtime_version, sizeof(info->runtime_version), "cudart %d.%d", rt / 1000,
+                 rt % 1000 / 10);
+        snprintf(info->blas_version, sizeof(info->blas_version), "cublasLt %zu.%zu.%zu", lt / 10000,
+                 lt / 100 % 100, lt % 100);
     }
     tc_strlcpy(info->timing,
-               b->have_kernels ? "cudaevent-median-l2flush-read" : "cudaevent-median-l2flush-memset",
+               b->have_kernels ? "cudaevent-median-l2flush-read"
+                               : "cudaevent-median-l2flush-memset",
                sizeof(info->timing));
     /* cudaEventElapsedTime: "around 0.5 microseconds" */
     info->timer_resolution_us = 0.5;
@@ -709,13 +706,19 @@ static bool lt_types(enum tc_dtype dt, cudaDataType_t *ab, cudaDataType_t *cd,
         *ab = *cd = *scale = CUDA_R_64F;
         *compute = CUBLAS_COMPUTE_64F;
         return true;
-    case TC_DTYPE_FP32: *ab = *cd = CUDA_R_32F; return true;
+    case TC_DTYPE_FP32:
+        *ab = *cd = CUDA_R_32F;
+        return true;
     case TC_DTYPE_TF32:
         *ab = *cd = CUDA_R_32F;
         *compute = CUBLAS_COMPUTE_32F_FAST_TF32;
         return true;
-    case TC_DTYPE_FP16: *ab = *cd = CUDA_R_16F; return true;
-    case TC_DTYPE_BF16: *ab = *cd = CUDA_R_16BF; return true;
+    case TC_DTYPE_FP16:
+        *ab = *cd = CUDA_R_16F;
+        return true;
+    case TC_DTYPE_BF16:
+        *ab = *cd = CUDA_R_16BF;
+        return true;
     case TC_DTYPE_FP8:
         *ab = CUDA_R_8F_E4M3;
         *cd = CUDA_R_16BF;
@@ -725,16 +728,20 @@ static bool lt_types(enum tc_dtype dt, cudaDataType_t *ab, cudaDataType_t *cd,
         *cd = *scale = CUDA_R_32I;
         *compute = CUBLAS_COMPUTE_32I;
         return true;
-    default: return false;
+    default:
+        return false;
     }
 }
 
 static int out_bytes(enum tc_dtype dt)
 {
     switch (dt) {
-    case TC_DTYPE_FP8: return 2;  /* bf16 output */
-    case TC_DTYPE_INT8: return 4; /* int32 output */
-    default: return tc_dtype_bytes(dt);
+    case TC_DTYPE_FP8:
+        return 2; /* bf16 output */
+    case TC_DTYPE_INT8:
+        return 4; /* int32 output */
+    default:
+        return tc_dtype_bytes(dt);
     }
 }
 
@@ -778,12 +785,9 @@ static void plan_make(struct tc_backend *bk, struct plan *p, enum tc_dtype dt,
                                ta ? m : k);
     cublasLtMatrixLayoutCreate(&p->c, cd, (uint64_t)n, (uint64_t)m, n);
     if (batch > 1) {
-        cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
-                                         sizeof(nb));
-        cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
-                                         sizeof(nb));
-        cublasLtMatrixLayoutSetAttribute(p->c, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
-                                         sizeof(nb));
+        cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb, sizeof(nb));
+        cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb, sizeof(nb));
+        cublasLtMatrixLayoutSetAttribute(p->c, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb, sizeof(nb));
         cublasLtMatrixLayoutSetAttribute(p->a, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sx,
                                          sizeof(sx));
         cublasLtMatrixLayoutSetAttribute(p->b, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &sy,
@@ -802,9 +806,8 @@ static void plan_make(struct tc_backend *bk, struct plan *p, enum tc_dtype dt,
                                         &returned);
     cublasLtMatmulPreferenceDestroy(pref);
     if (st != CUBLAS_STATUS_SUCCESS || returned < 1) {
-        set_outcome(oc, TC_STATUS_UNSUPPORTED,
-                    "no %s algorithm for %s %s (heuristic status %d)", BACKEND_NAME,
-                    tc_dtype_name(dt), tc_layout_name(layout), (int)st);
+        set_outcome(oc, TC_STATUS_UNSUPPORTED, "no %s algorithm for %s %s (heuristic status %d)",
+                    BACKEND_NAME, tc_dtype_name(dt), tc_layout_name(layout), (int)st);
         return;
     }
     p->algo = res.algo;
@@ -844,8 +847,7 @@ static int ensure(struct tc_backend *b, int n, const size_t *bytes, const enum t
     cudaError_t e;
     int err;
 
-    if ((err = tc_devbufs_ensure(set, &b->alloc, bytes, n, oc)) < 0 ||
-        oc->status != TC_STATUS_OK)
+    if ((err = tc_devbufs_ensure(set, &b->alloc, bytes, n, oc)) < 0 || oc->status != TC_STATUS_OK)
         return err;
     for (int i = 0; i < n; i++) {
         enum tc_dtype dt = types[i];
@@ -932,8 +934,8 @@ static int gpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
         }
         if ((err = ensure(b, 3, bytes, types, oc)) < 0 || oc->status != TC_STATUS_OK)
             return err;
-        plan_make(b, &b->gemm, s->dtype, s->layout, s->m, s->n, s->k, s->batch,
-                  b->bufs.ptr[0], b->bufs.ptr[1], b->bufs.ptr[2], oc);
+        plan_make(b, &b->gemm, s->dtype, s->layout, s->m, s->n, s->k, s->batch, b->bufs.ptr[0],
+                  b->bufs.ptr[1], b->bufs.ptr[2], oc);
     }
     return TC_OK;
 }
@@ -961,7 +963,7 @@ static cublasStatus_t queue_work(struct tc_backend *b, int r, int group, int *le
         void *p = b->bufs.ptr[3];
         int cols = (int)s->seq_kv, sq = (int)s->seq_q, off = (int)(s->seq_kv - s->seq_q);
         float scale = 1.0f / sqrtf((float)s->head_dim);
-        int causal = s->causal, ty = s->dtype == TC_DTYPE_FP32 ? 0
+        int causal = s->causal, ty = s->dtype == TC_DTYPE_FP32   ? 0
                                      : s->dtype == TC_DTYPE_FP16 ? 1
                                                                  : 2;
         void *args[] = {&p, &cols, &sq, &off, &scale, &causal, &ty};
@@ -991,8 +993,8 @@ static int flush_l2(struct tc_backend *b)
 
         return launch(&b->drv, b->flush_kernel, (unsigned)b->sms * 4, 256, b->stream, args);
     }
-    return cudaMemsetAsync(b->flush, (int)(++b->flush_round & 0xff), b->flush_bytes,
-                           b->stream) == cudaSuccess
+    return cudaMemsetAsync(b->flush, (int)(++b->flush_round & 0xff), b->flush_bytes, b->stream) ==
+                   cudaSuccess
                ? 0
                : -1;
 }
@@ -1130,9 +1132,9 @@ static void gpu_algo(struct tc_backend *b, struct tc_gemm_row *row)
      * stay in the library's column-major one */
     tc_cublaslt_decode(&ids, row);
     snprintf(row->algo, sizeof(row->algo),
-             "cublasLt algo %" PRIu64 " tile_id %" PRIu64 " stages_id %" PRIu64
-             " splitk %" PRIu64 " reduction %" PRIu64 " swizzle %" PRIu64 " custom %" PRIu64
-             " inner %" PRIu64 " cluster_id %" PRIu64 " (column-major view)",
+             "cublasLt algo %" PRIu64 " tile_id %" PRIu64 " stages_id %" PRIu64 " splitk %" PRIu64
+             " reduction %" PRIu64 " swizzle %" PRIu64 " custom %" PRIu64 " inner %" PRIu64
+             " cluster_id %" PRIu64 " (column-major view)",
              id, ids.tile, ids.stages, ids.split_k, reduction, ids.swizzle, custom, inner,
              ids.cluster);
 #endif
@@ -1150,9 +1152,9 @@ static void gpu_clocks(struct tc_backend *b, char *json, size_t len)
         const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
 
         snprintf(uuid, sizeof(uuid),
-                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-                 u[12], u[13], u[14], u[15]);
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                 u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                 u[14], u[15]);
     }
     tc_nvml_query(uuid, b->device, json, len, NULL, 0);
 #endif

@@ -54,14 +54,21 @@ static void row_types(enum tc_dtype in, struct tc_gemm_row *row)
     row->dtype_c = in;
     row->compute = TC_DTYPE_FP32;
     switch (in) {
-    case TC_DTYPE_FP64: row->compute = TC_DTYPE_FP64; break;
+    case TC_DTYPE_FP64:
+        row->compute = TC_DTYPE_FP64;
+        break;
     case TC_DTYPE_TF32:
         row->dtype_c = TC_DTYPE_FP32;
         row->compute = TC_DTYPE_TF32;
         break;
-    case TC_DTYPE_FP8: row->dtype_c = TC_DTYPE_BF16; break;
-    case TC_DTYPE_INT8: row->compute = TC_DTYPE_INT8; break;
-    default: break;
+    case TC_DTYPE_FP8:
+        row->dtype_c = TC_DTYPE_BF16;
+        break;
+    case TC_DTYPE_INT8:
+        row->compute = TC_DTYPE_INT8;
+        break;
+    default:
+        break;
     }
 }
 
@@ -101,8 +108,10 @@ static int create_atomically(const char *path)
 
         snprintf(wal, sizeof(wal), "%s-wal", tmp);
         if (stat(wal, &sb) == 0 && sb.st_size > 0) {
-            err = tc_error(TC_ERR_IO, "creating %s: the new file could not be written "
-                           "completely (is the disk full?)", path);
+            err = tc_error(TC_ERR_IO,
+                           "creating %s: the new file could not be written "
+                           "completely (is the disk full?)",
+                           path);
             tc_remove_db_files(tmp);
             return err;
         }
@@ -179,8 +188,7 @@ static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_b
     }
 }
 
-static int already_stored(struct tc_db *db, int64_t run_id, const struct tc_shape *s,
-                          bool *found)
+static int already_stored(struct tc_db *db, int64_t run_id, const struct tc_shape *s, bool *found)
 {
     if (s->kind == TC_SHAPE_ATTENTION) {
         struct tc_attention_row key = {0};
@@ -223,8 +231,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     sum->total = tc_sweep_count(sweep);
     if (!(idx = malloc((sum->total ? sum->total : 1) * sizeof(*idx))))
         return tc_error(TC_ERR_NOMEM, "out of memory");
-    if ((err = tc_collect_select(sweep, o->costs, o->shard_index, o->shard_count, idx, &n_sel)) <
-        0)
+    if ((err = tc_collect_select(sweep, o->costs, o->shard_index, o->shard_count, idx, &n_sel)) < 0)
         goto out;
     sum->in_shard = n_sel;
     if ((err = o->backend->open(o->device, &b, &info)) < 0)
@@ -249,8 +256,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     if (o->harness.warmup_ms > 0)
         snprintf(timing, sizeof(timing), "%s-warmup%.6gms", info.timing, o->harness.warmup_ms);
     else
-        snprintf(timing, sizeof(timing), "%s-warmup%dreps", info.timing,
-                 o->harness.warmup_reps);
+        snprintf(timing, sizeof(timing), "%s-warmup%dreps", info.timing, o->harness.warmup_reps);
     /* and which kernels were timed in groups of launches */
     harness.timer_resolution_us = info.timer_resolution_us;
     harness.stop = o->stop;

@@ -50,16 +50,16 @@ struct tc_rep_times {
 /* What a backend tells about itself and its device (provenance). Strings
  * are owned by the backend. */
 struct tc_backend_info {
-    const char *name;            /* "cpu", "cuda", "hip" */
+    const char *name; /* "cpu", "cuda", "hip" */
     char device_name[TC_NAME_MAX];
     char device_uuid[64];
     char driver_version[64];
     char runtime_version[64];
     char blas_version[128];
-    char timing[64];             /* e.g. "event-median-l2flush" */
-    int64_t flush_bytes;         /* size of the cache-flush buffer */
-    double timer_resolution_us;  /* of the timer, when launches can be grouped
-                                  * (tc_rep_times.group); 0: never group */
+    char timing[64];            /* e.g. "event-median-l2flush" */
+    int64_t flush_bytes;        /* size of the cache-flush buffer */
+    double timer_resolution_us; /* of the timer, when launches can be grouped
+                                 * (tc_rep_times.group); 0: never group */
 };
 
 struct tc_backend;
@@ -74,8 +74,7 @@ struct tc_backend_ops {
     int (*prepare)(struct tc_backend *b, const struct tc_shape *s, struct tc_outcome *outcome);
     /* Runs `reps` timed repetitions of the prepared shape, each preceded by
      * an untimed cache flush, and fills t->total_us[0..reps) (and parts). */
-    int (*run)(struct tc_backend *b, int reps, struct tc_rep_times *t,
-               struct tc_outcome *outcome);
+    int (*run)(struct tc_backend *b, int reps, struct tc_rep_times *t, struct tc_outcome *outcome);
     /* The algorithm chosen for the prepared shape (gemm rows). */
     void (*algo)(struct tc_backend *b, struct tc_gemm_row *row);
     /* Clocks and temperature as a JSON object ("{}" if unknown). */
@@ -188,8 +187,8 @@ void tc_devbufs_init(struct tc_devbufs *set);
  * all that is missing; only a failure then is stored as the shape's oom.
  * Grown buffers have filled = -1. Failures are outcomes (oc), the return
  * value is TC_OK unless the arguments are wrong. */
-int tc_devbufs_ensure(struct tc_devbufs *set, const struct tc_dev_allocator *a,
-                      const size_t *bytes, int n, struct tc_outcome *oc);
+int tc_devbufs_ensure(struct tc_devbufs *set, const struct tc_dev_allocator *a, const size_t *bytes,
+                      int n, struct tc_outcome *oc);
 void tc_devbufs_release(struct tc_devbufs *set, const struct tc_dev_allocator *a);
 
 /* Fills n elements of `dtype` with uniform random values in ±[0.5, 1)

@@ -60,7 +60,8 @@ void tc_random_fill(void *buf, size_t n, enum tc_dtype dtype, uint64_t seed)
         case TC_DTYPE_INT8:
             ((int8_t *)buf)[i] = (int8_t)((sign ? -1 : 1) * (int)(1 + (r & 0x3f)));
             break;
-        default: break;
+        default:
+            break;
         }
     }
 }

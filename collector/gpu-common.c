@@ -35,12 +35,14 @@ int tc_algo_attr_read(tc_algo_attr_get_fn get, const void *algo, int attr, uint6
     if (need != 1 && need != 2 && need != 4 && need != 8)
         return tc_error(TC_ERR_RANGE, "algorithm attribute %d has %zu bytes", attr, need);
     if (get(algo, attr, buf, need, &written) != 0 || written != need)
-        return tc_error(TC_ERR_DEVICE, "algorithm attribute %d: the library refused a %zu-byte read",
-                        attr, need);
+        return tc_error(TC_ERR_DEVICE,
+                        "algorithm attribute %d: the library refused a %zu-byte read", attr, need);
     /* every attribute is an unsigned id or a non-negative count in host
      * byte order: widen by size */
     switch (need) {
-    case 1: *value = buf[0]; break;
+    case 1:
+        *value = buf[0];
+        break;
     case 2: {
         uint16_t v;
 
@@ -55,7 +57,9 @@ int tc_algo_attr_read(tc_algo_attr_get_fn get, const void *algo, int attr, uint6
         *value = v;
         break;
     }
-    default: memcpy(value, buf, sizeof(*value)); break;
+    default:
+        memcpy(value, buf, sizeof(*value));
+        break;
     }
     return TC_OK;
 }
@@ -172,8 +176,8 @@ static enum tc_status grow(struct tc_devbufs *set, const struct tc_dev_allocator
     return st;
 }
 
-int tc_devbufs_ensure(struct tc_devbufs *set, const struct tc_dev_allocator *a,
-                      const size_t *bytes, int n, struct tc_outcome *oc)
+int tc_devbufs_ensure(struct tc_devbufs *set, const struct tc_dev_allocator *a, const size_t *bytes,
+                      int n, struct tc_outcome *oc)
 {
     char msg[sizeof(oc->message) - 64] = "";
     enum tc_status st = TC_STATUS_OK;

@@ -65,8 +65,8 @@ int tc_stats_compute(double *t, int n, struct tc_stats *out)
         hi = n;
     out->ci_lo_us = t[lo - 1];
     out->ci_hi_us = t[hi - 1];
-    out->rel_ci = out->median_us > 0 ? (out->ci_hi_us - out->ci_lo_us) / 2.0 / out->median_us
-                                     : INFINITY;
+    out->rel_ci =
+        out->median_us > 0 ? (out->ci_hi_us - out->ci_lo_us) / 2.0 / out->median_us : INFINITY;
     return TC_OK;
 }
 
@@ -155,9 +155,9 @@ static int samples_reserve(struct samples *s, int cap)
  * BATCH_MAX; appends to s. *group becomes what the backend did. Returns 1,
  * with fewer repetitions done, when asked to give up (stop, a second
  * SIGINT), checked before each call. */
-static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int reps,
-                    int *group, struct samples *s, bool *has_parts,
-                    struct tc_outcome *outcome, double *flush_us, const volatile int *stop)
+static int run_reps(const struct tc_backend_ops *ops, struct tc_backend *b, int reps, int *group,
+                    struct samples *s, bool *has_parts, struct tc_outcome *outcome,
+                    double *flush_us, const volatile int *stop)
 {
     while (reps > 0) {
         int r = reps < BATCH_MAX ? reps : BATCH_MAX;
@@ -230,8 +230,8 @@ static int warm_up(const struct tc_backend_ops *ops, struct tc_backend *b,
         int one = 1;
 
         warm.n = 0;
-        if ((err = run_reps(ops, b, batch, &one, &warm, &m->has_parts, &m->outcome,
-                            flush_us, o->stop)) < 0 ||
+        if ((err = run_reps(ops, b, batch, &one, &warm, &m->has_parts, &m->outcome, flush_us,
+                            o->stop)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             break;
         if (err == 1) { /* given up: the measure loop sees it too */
@@ -291,8 +291,8 @@ int tc_harness_measure(const struct tc_backend_ops *ops, struct tc_backend *b,
             batch = o->max_reps - smp.n;
         if (batch < 1)
             batch = 1;
-        if ((err = run_reps(ops, b, batch, &m->group, &smp, &m->has_parts, &m->outcome,
-                            &flush_us, o->stop)) < 0 ||
+        if ((err = run_reps(ops, b, batch, &m->group, &smp, &m->has_parts, &m->outcome, &flush_us,
+                            o->stop)) < 0 ||
             m->outcome.status != TC_STATUS_OK)
             goto out;
         /* asked to stop now: the shape is not finished, so not stored */

@@ -44,24 +44,24 @@ static int relay(const struct module *m, int err)
 
 /* The forwarding operations of module i (the operations take no context
  * that would tell which module they belong to). */
-#define FORWARD(i)                                                                             \
-    static int open_##i(int device, struct tc_backend **out, struct tc_backend_info *info)     \
-    {                                                                                          \
-        return relay(&modules[i], modules[i].inner->open(device, out, info));                  \
-    }                                                                                          \
-    static int prepare_##i(struct tc_backend *b, const struct tc_shape *s,                     \
-                           struct tc_outcome *outcome)                                         \
-    {                                                                                          \
-        return relay(&modules[i], modules[i].inner->prepare(b, s, outcome));                   \
-    }                                                                                          \
-    static int run_##i(struct tc_backend *b, int reps, struct tc_rep_times *t,                 \
-                       struct tc_outcome *outcome)                                             \
-    {                                                                                          \
-        return relay(&modules[i], modules[i].inner->run(b, reps, t, outcome));                 \
-    }                                                                                          \
-    static int compile_check_##i(const char *arch, char *msg, size_t len)                      \
-    {                                                                                          \
-        return relay(&modules[i], modules[i].inner->compile_check(arch, msg, len));            \
+#define FORWARD(i)                                                                                 \
+    static int open_##i(int device, struct tc_backend **out, struct tc_backend_info *info)         \
+    {                                                                                              \
+        return relay(&modules[i], modules[i].inner->open(device, out, info));                      \
+    }                                                                                              \
+    static int prepare_##i(struct tc_backend *b, const struct tc_shape *s,                         \
+                           struct tc_outcome *outcome)                                             \
+    {                                                                                              \
+        return relay(&modules[i], modules[i].inner->prepare(b, s, outcome));                       \
+    }                                                                                              \
+    static int run_##i(struct tc_backend *b, int reps, struct tc_rep_times *t,                     \
+                       struct tc_outcome *outcome)                                                 \
+    {                                                                                              \
+        return relay(&modules[i], modules[i].inner->run(b, reps, t, outcome));                     \
+    }                                                                                              \
+    static int compile_check_##i(const char *arch, char *msg, size_t len)                          \
+    {                                                                                              \
+        return relay(&modules[i], modules[i].inner->compile_check(arch, msg, len));                \
     }
 
 FORWARD(0)
@@ -85,8 +85,7 @@ static bool uninstalled(void)
     size_t n;
 
     if (!realpath("/proc/self/exe", self) &&
-        !(dladdr(&self_anchor, &info) && info.dli_fname &&
-          realpath(info.dli_fname, self)))
+        !(dladdr(&self_anchor, &info) && info.dli_fname && realpath(info.dli_fname, self)))
         return false;
     if (realpath(TC_BUILD_ROOT, build))
         root = build;
@@ -97,7 +96,7 @@ static bool uninstalled(void)
 int tc_backend_module_path(const char *name, char *buf, size_t len)
 {
     const char *env = getenv("TILECAST_MODULE_DIR");
-    const char *dir = env && *env ? env
+    const char *dir = env && *env     ? env
                       : uninstalled() ? TC_BUILD_ROOT "/collector"
                                       : TC_INSTALL_MODULE_DIR;
     int n = snprintf(buf, len, "%s/tilecast-%s.so", dir, name);
@@ -142,13 +141,12 @@ int tc_backend_load(const char *name, const struct tc_backend_ops **out)
      * (what POSIX guarantees to work) */
     sym = dlsym(h, "tc_last_error");
     memcpy(&m->last_error, &sym, sizeof(sym));
-    if (!m->inner || !m->inner->open || !m->inner->prepare || !m->inner->run ||
-        !m->inner->close) {
+    if (!m->inner || !m->inner->open || !m->inner->prepare || !m->inner->run || !m->inner->close) {
         m->inner = NULL;
         m->last_error = NULL;
         dlclose(h);
-        return tc_error(TC_ERR_DEVICE, "the %s backend is not available: %s has no %s table",
-                        name, path, symbol);
+        return tc_error(TC_ERR_DEVICE, "the %s backend is not available: %s has no %s table", name,
+                        path, symbol);
     }
     m->handle = h;
     m->ops = *m->inner;

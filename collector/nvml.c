@@ -28,10 +28,10 @@ enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 
 /* dlsym returns an object pointer; ISO C has no cast to a function pointer,
  * so the bits are copied (what POSIX guarantees to work). */
-#define LOAD(fn, lib, name)                                                               \
-    do {                                                                                  \
-        void *p_ = (lib) ? dlsym((lib), (name)) : NULL;                                   \
-        memcpy(&(fn), &p_, sizeof(p_));                                                   \
+#define LOAD(fn, lib, name)                                                                        \
+    do {                                                                                           \
+        void *p_ = (lib) ? dlsym((lib), (name)) : NULL;                                            \
+        memcpy(&(fn), &p_, sizeof(p_));                                                            \
     } while (0)
 
 void tc_nvml_query(const char *uuid, int index, char *json, size_t len, char *driver,
@@ -90,8 +90,7 @@ void tc_nvml_query(const char *uuid, int index, char *json, size_t len, char *dr
         if (have_p && used < len)
             used += (size_t)snprintf(json + used, len - used, "\"power_w\":%.1f,", mw / 1000.0);
         if (have_why && used < len)
-            used += (size_t)snprintf(json + used, len - used, "\"throttle_reasons\":%llu,",
-                                     why);
+            used += (size_t)snprintf(json + used, len - used, "\"throttle_reasons\":%llu,", why);
         if (used < len && used > 1)
             json[used - 1] = '}';
         else
@@ -133,8 +132,8 @@ void tc_rocm_smi_query(int index, char *json, size_t len)
         bool have_t = temp && temp((unsigned int)index, 0, 0, &milli_c) == 0;
         bool have_p = power && power((unsigned int)index, 0, &uw) == 0;
 
-        snprintf(json, len, "{\"temp_c\":%.1f,\"power_w\":%.1f}",
-                 have_t ? milli_c / 1000.0 : 0.0, have_p ? uw / 1e6 : 0.0);
+        snprintf(json, len, "{\"temp_c\":%.1f,\"power_w\":%.1f}", have_t ? milli_c / 1000.0 : 0.0,
+                 have_p ? uw / 1e6 : 0.0);
         shutdown();
     }
     if (lib)

@@ -106,8 +106,8 @@ static int check_set_size(struct ctx *c, const yaml_node_t *set, const char *con
             count *= f;
         }
         if (len < sizeof(detail))
-            len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%zu %s",
-                                    i ? " x " : "", factors[i], names[i]);
+            len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%zu %s", i ? " x " : "",
+                                    factors[i], names[i]);
     }
     if (!saturated && count <= TC_SWEEP_MAX_SHAPES - c->sweep->n)
         return TC_OK;
@@ -126,10 +126,14 @@ static int check_set_size(struct ctx *c, const yaml_node_t *set, const char *con
 static const char *node_kind(const yaml_node_t *node)
 {
     switch (node->type) {
-    case YAML_SCALAR_NODE: return "a scalar";
-    case YAML_SEQUENCE_NODE: return "a list";
-    case YAML_MAPPING_NODE: return "a mapping";
-    default: return "empty";
+    case YAML_SCALAR_NODE:
+        return "a scalar";
+    case YAML_SEQUENCE_NODE:
+        return "a list";
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    default:
+        return "empty";
     }
 }
 
@@ -232,8 +236,7 @@ static int expand_range(struct ctx *c, const yaml_node_t *node, const char *what
     return TC_OK;
 }
 
-static int expand_pow2(struct ctx *c, const yaml_node_t *node, const char *what,
-                       struct i64vec *out)
+static int expand_pow2(struct ctx *c, const yaml_node_t *node, const char *what, struct i64vec *out)
 {
     yaml_node_item_t *it = node->data.sequence.items.start;
     int64_t from, to;
@@ -354,8 +357,8 @@ static int set_dim(struct ctx *c, const yaml_node_t *set, const char *key, bool 
     return parse_values(c, node, key, out);
 }
 
-static int parse_name_list(struct ctx *c, const yaml_node_t *node, const char *what,
-                           bool layouts, struct i64vec *out)
+static int parse_name_list(struct ctx *c, const yaml_node_t *node, const char *what, bool layouts,
+                           struct i64vec *out)
 {
     const yaml_node_item_t *start, *end;
     yaml_node_item_t one;
@@ -366,8 +369,8 @@ static int parse_name_list(struct ctx *c, const yaml_node_t *node, const char *w
         one = 0;
         start = &one;
         end = start + 1;
-    } else if (node->type == YAML_SEQUENCE_NODE && node->data.sequence.items.top !=
-                                                       node->data.sequence.items.start) {
+    } else if (node->type == YAML_SEQUENCE_NODE &&
+               node->data.sequence.items.top != node->data.sequence.items.start) {
         start = node->data.sequence.items.start;
         end = node->data.sequence.items.top;
     } else {
@@ -408,8 +411,8 @@ static int parse_name_list(struct ctx *c, const yaml_node_t *node, const char *w
 }
 
 /* dtypes/layouts of a set: its own, else the sweep's, else the default. */
-static int set_names(struct ctx *c, const yaml_node_t *set, const char *key, bool layouts,
-                     int dflt, struct i64vec *out)
+static int set_names(struct ctx *c, const yaml_node_t *set, const char *key, bool layouts, int dflt,
+                     struct i64vec *out)
 {
     const yaml_node_t *node = tc_yaml_get(c->y, set, key);
     const struct i64vec *sweep_level = layouts ? &c->layouts : &c->dtypes;
@@ -443,9 +446,8 @@ static void gemm_dims_free(struct gemm_dims *d)
     vec_free(&d->batch);
 }
 
-static int emit_gemms(struct ctx *c, const yaml_node_t *set, bool bmm,
-                      const struct i64vec *dtypes, const struct i64vec *layouts, int64_t m,
-                      int64_t n, int64_t k, int64_t batch)
+static int emit_gemms(struct ctx *c, const yaml_node_t *set, bool bmm, const struct i64vec *dtypes,
+                      const struct i64vec *layouts, int64_t m, int64_t n, int64_t k, int64_t batch)
 {
     for (size_t d = 0; d < dtypes->n; d++) {
         for (size_t l = 0; l < layouts->n; l++) {
@@ -491,9 +493,9 @@ static int parse_gemm_set(struct ctx *c, const yaml_node_t *set, bool bmm,
                                  "shapes: expected a list of [m, n, k%s]", bmm ? ", batch" : "");
         {
             static const char *const names[] = {"shapes", "dtypes", "layouts"};
-            const size_t f[] = {(size_t)(shapes->data.sequence.items.top -
-                                         shapes->data.sequence.items.start),
-                                dtypes->n, layouts->n};
+            const size_t f[] = {
+                (size_t)(shapes->data.sequence.items.top - shapes->data.sequence.items.start),
+                dtypes->n, layouts->n};
 
             if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
                 return err;
@@ -585,15 +587,15 @@ out:
 }
 
 enum tf_op { OP_QKV, OP_SCORES, OP_VALUES, OP_PROJ, OP_MLP_UP, OP_MLP_DOWN, OP_LOGITS, OP_N };
-static const char *const tf_op_names[OP_N] = {"qkv",     "scores",   "values", "proj",
+static const char *const tf_op_names[OP_N] = {"qkv",    "scores",   "values", "proj",
                                               "mlp_up", "mlp_down", "logits"};
 
 /* Transformer sets derive the GEMMs of a Megatron-style layer from h, a, s,
  * b, v, t (reference table in the paper notes); combinations where a does
  * not divide h, t does not divide h or b·a are skipped, as no such model
  * can be built. */
-static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
-                                 const struct i64vec *dtypes, const struct i64vec *layouts)
+static int parse_transformer_set(struct ctx *c, const yaml_node_t *set, const struct i64vec *dtypes,
+                                 const struct i64vec *layouts)
 {
     struct i64vec h = {0}, a = {0}, s = {0}, b = {0}, v = {0}, t = {0}, ffn = {0};
     const yaml_node_t *ops_n = tc_yaml_get(c->y, set, "ops");
@@ -637,10 +639,10 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
         n_ops += ops[i];
     {
         /* an upper bound: combinations that do not divide are skipped later */
-        static const char *const names[] = {"h",   "a",   "s",      "b",      "t",
-                                            "v",   "ffn", "ops",    "dtypes", "layouts"};
-        const size_t f[] = {h.n, a.n, s.n, b.n, t.n, v.n, ffn.n ? ffn.n : 1, n_ops,
-                            dtypes->n, layouts->n};
+        static const char *const names[] = {"h", "a",   "s",   "b",      "t",
+                                            "v", "ffn", "ops", "dtypes", "layouts"};
+        const size_t f[] = {h.n,   a.n,       s.n,       b.n, t.n, v.n, ffn.n ? ffn.n : 1,
+                            n_ops, dtypes->n, layouts->n};
 
         if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
             goto out;
@@ -658,7 +660,7 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
                                 int64_t bs = B * S, dh = H / A, bat = B * A / T;
                                 /* (m, n, k, batch) per op, from the table */
                                 int64_t dims[OP_N][4] = {
-                                    {bs, 3 * H / T, H, 1}, {S, S, dh, bat}, {S, dh, S, bat},
+                                    {bs, 3 * H / T, H, 1}, {S, S, dh, bat},   {S, dh, S, bat},
                                     {bs, H, H / T, 1},     {bs, F / T, H, 1}, {bs, H, F / T, 1},
                                     {bs, V, H, 1},
                                 };
@@ -670,9 +672,9 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set,
 
                                     if (!ops[op])
                                         continue;
-                                    if ((err = emit_gemms(c, set, bmm, dtypes, layouts,
-                                                          dims[op][0], dims[op][1], dims[op][2],
-                                                          dims[op][3])) < 0)
+                                    if ((err = emit_gemms(c, set, bmm, dtypes, layouts, dims[op][0],
+                                                          dims[op][1], dims[op][2], dims[op][3])) <
+                                        0)
                                         goto out;
                                     emitted++;
                                 }
@@ -693,8 +695,7 @@ out:
 
 /* Attention sets: product of batch, heads, head_dim, seq_q, causal; kv_heads
  * defaults to heads (MHA) and seq_kv to seq_q (self-attention). */
-static int parse_attention_set(struct ctx *c, const yaml_node_t *set,
-                               const struct i64vec *dtypes)
+static int parse_attention_set(struct ctx *c, const yaml_node_t *set, const struct i64vec *dtypes)
 {
     struct i64vec batch = {0}, heads = {0}, kvh = {0}, sq = {0}, skv = {0}, hd = {0};
     bool causal_v[2] = {false, false};
@@ -735,8 +736,8 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set,
         (err = set_dim(c, set, "head_dim", true, 0, &hd)) < 0)
         goto out;
     {
-        static const char *const names[] = {"batch",    "heads",  "kv_heads", "seq_q",
-                                            "seq_kv",   "head_dim", "causal", "dtypes"};
+        static const char *const names[] = {"batch",  "heads",    "kv_heads", "seq_q",
+                                            "seq_kv", "head_dim", "causal",   "dtypes"};
         const size_t f[] = {batch.n, heads.n, kvh.n, sq.n, skv.n, hd.n, n_causal, dtypes->n};
 
         if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
@@ -785,16 +786,15 @@ out:
 
 static int parse_set(struct ctx *c, const yaml_node_t *set)
 {
-    static const char *const gemm_keys[] = {"kind", "name", "dtypes", "layouts", "m", "n", "k",
-                                            "square", "shapes", "zip", NULL};
-    static const char *const bmm_keys[] = {"kind",   "name",   "dtypes", "layouts",
-                                           "m",      "n",      "k",      "batch",
-                                           "square", "shapes", "zip",    NULL};
-    static const char *const tf_keys[] = {"kind", "name", "dtypes", "layouts", "h", "a", "s",
+    static const char *const gemm_keys[] = {"kind", "name",   "dtypes", "layouts", "m", "n",
+                                            "k",    "square", "shapes", "zip",     NULL};
+    static const char *const bmm_keys[] = {"kind", "name",  "dtypes", "layouts", "m",   "n",
+                                           "k",    "batch", "square", "shapes",  "zip", NULL};
+    static const char *const tf_keys[] = {"kind", "name", "dtypes", "layouts", "h",   "a", "s",
                                           "b",    "v",    "t",      "ffn",     "ops", NULL};
-    static const char *const attn_keys[] = {"kind",   "name",     "dtypes", "batch",
-                                            "heads",  "kv_heads", "seq_q",  "seq_kv",
-                                            "head_dim", "causal", "impl",   NULL};
+    static const char *const attn_keys[] = {"kind",     "name",     "dtypes", "batch",
+                                            "heads",    "kv_heads", "seq_q",  "seq_kv",
+                                            "head_dim", "causal",   "impl",   NULL};
     struct i64vec dtypes = {0}, layouts = {0};
     const yaml_node_t *kind_n;
     const char *kind = "gemm";
@@ -824,8 +824,7 @@ static int parse_set(struct ctx *c, const yaml_node_t *set)
         goto out;
     if (strcmp(kind, "attention") != 0 &&
         (err = set_names(c, set, "layouts", true,
-                         !strcmp(kind, "transformer") ? TC_LAYOUT_NT : TC_LAYOUT_NN,
-                         &layouts)) < 0)
+                         !strcmp(kind, "transformer") ? TC_LAYOUT_NT : TC_LAYOUT_NN, &layouts)) < 0)
         goto out;
     if (!strcmp(kind, "gemm") || !strcmp(kind, "bmm"))
         err = parse_gemm_set(c, set, !strcmp(kind, "bmm"), &dtypes, &layouts);
@@ -841,12 +840,12 @@ out:
 
 int tc_shape_cmp(const struct tc_shape *a, const struct tc_shape *b)
 {
-    const int64_t ka[] = {a->kind,  a->dtype,    a->layout, a->m,        a->n,      a->k,
-                          a->batch, a->heads,    a->kv_heads, a->seq_q,  a->seq_kv,
-                          a->head_dim, a->causal, a->impl};
-    const int64_t kb[] = {b->kind,  b->dtype,    b->layout, b->m,        b->n,      b->k,
-                          b->batch, b->heads,    b->kv_heads, b->seq_q,  b->seq_kv,
-                          b->head_dim, b->causal, b->impl};
+    const int64_t ka[] = {a->kind,   a->dtype,    a->layout, a->m,        a->n,
+                          a->k,      a->batch,    a->heads,  a->kv_heads, a->seq_q,
+                          a->seq_kv, a->head_dim, a->causal, a->impl};
+    const int64_t kb[] = {b->kind,   b->dtype,    b->layout, b->m,        b->n,
+                          b->k,      b->batch,    b->heads,  b->kv_heads, b->seq_q,
+                          b->seq_kv, b->head_dim, b->causal, b->impl};
 
     for (size_t i = 0; i < TC_ARRAY_SIZE(ka); i++)
         if (ka[i] != kb[i])
@@ -902,8 +901,7 @@ static int dedup(struct tc_sweep *sw)
 
 static int parse_root(struct ctx *c, const yaml_node_t *root)
 {
-    static const char *const keys[] = {"name", "description", "dtypes", "layouts", "sets",
-                                       NULL};
+    static const char *const keys[] = {"name", "description", "dtypes", "layouts", "sets", NULL};
     const yaml_node_t *sets, *node;
     int err;
 
@@ -933,8 +931,8 @@ static int parse_root(struct ctx *c, const yaml_node_t *root)
     if (sets->type != YAML_SEQUENCE_NODE ||
         sets->data.sequence.items.top == sets->data.sequence.items.start)
         return tc_yaml_error(c->y, sets, TC_ERR_PARSE, "sets: expected a non-empty list of sets");
-    for (yaml_node_item_t *it = sets->data.sequence.items.start;
-         it < sets->data.sequence.items.top; it++)
+    for (yaml_node_item_t *it = sets->data.sequence.items.start; it < sets->data.sequence.items.top;
+         it++)
         if ((err = parse_set(c, tc_yaml_node(c->y, *it))) < 0)
             return err;
     return dedup(c->sweep);
@@ -999,8 +997,8 @@ struct tc_sweep *tc_sweep_load(const char *name)
     size_t len = 0, cap = 0;
 
     /* a shipped sweep by name alone: quick, paper, exhaustive */
-    if (tc_data_file_named("collector/sweeps", "sweep", name, resolved, sizeof(resolved),
-                           &path) < 0)
+    if (tc_data_file_named("collector/sweeps", "sweep", name, resolved, sizeof(resolved), &path) <
+        0)
         return NULL;
     f = fopen(path, "rb");
     if (!f) {
@@ -1082,9 +1080,8 @@ void tc_shape_format(const struct tc_shape *s, char *buf, size_t len)
                  s->kv_heads, s->seq_q, s->seq_kv, s->head_dim, s->causal ? " causal" : "");
     else if (s->kind == TC_SHAPE_BMM)
         snprintf(buf, len, "bmm %s %s %" PRId64 "x%" PRId64 "x%" PRId64 " x%" PRId64,
-                 tc_dtype_name(s->dtype), tc_layout_name(s->layout), s->m, s->n, s->k,
-                 s->batch);
+                 tc_dtype_name(s->dtype), tc_layout_name(s->layout), s->m, s->n, s->k, s->batch);
     else
-        snprintf(buf, len, "gemm %s %s %" PRId64 "x%" PRId64 "x%" PRId64,
-                 tc_dtype_name(s->dtype), tc_layout_name(s->layout), s->m, s->n, s->k);
+        snprintf(buf, len, "gemm %s %s %" PRId64 "x%" PRId64 "x%" PRId64, tc_dtype_name(s->dtype),
+                 tc_layout_name(s->layout), s->m, s->n, s->k);
 }

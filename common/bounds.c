@@ -31,8 +31,8 @@ bool tc_bound_gemm_rate_ok(int64_t m, int64_t n, int64_t k, int64_t batch, doubl
 int tc_bound_check_time(const char *what, double time_us)
 {
     if (!tc_bound_time_ok(time_us))
-        return tc_error(TC_ERR_RANGE, "%s %g is outside the plausible [%g, %g] us", what,
-                        time_us, TC_BOUND_TIME_US_MIN, TC_BOUND_TIME_US_MAX);
+        return tc_error(TC_ERR_RANGE, "%s %g is outside the plausible [%g, %g] us", what, time_us,
+                        TC_BOUND_TIME_US_MIN, TC_BOUND_TIME_US_MAX);
     return TC_OK;
 }
 
@@ -43,11 +43,11 @@ int tc_bound_check_gemm(int64_t m, int64_t n, int64_t k, int64_t batch, double t
     if (err < 0)
         return err;
     if (!tc_bound_gemm_rate_ok(m, n, k, batch, time_us))
-        return tc_error(TC_ERR_RANGE, "time_us %g gives %g TFLOP/s for %lldx%lldx%lld "
+        return tc_error(TC_ERR_RANGE,
+                        "time_us %g gives %g TFLOP/s for %lldx%lldx%lld "
                         "(batch %lld), over the plausible %g: is the time in microseconds?",
-                        time_us, gemm_tflops(m, n, k, batch, time_us), (long long)m,
-                        (long long)n, (long long)k, (long long)(batch > 0 ? batch : 1),
-                        TC_BOUND_TFLOPS_MAX);
+                        time_us, gemm_tflops(m, n, k, batch, time_us), (long long)m, (long long)n,
+                        (long long)k, (long long)(batch > 0 ? batch : 1), TC_BOUND_TFLOPS_MAX);
     return TC_OK;
 }
 
@@ -56,7 +56,9 @@ int tc_bound_check_prediction(const char *what, double time_us, double lo_us, do
     if (isfinite(time_us) && time_us > 0 && isfinite(lo_us) && isfinite(hi_us) && lo_us >= 0 &&
         hi_us >= 0)
         return TC_OK;
-    return tc_error(TC_ERR_RANGE, "%s: the prediction (%g us, interval %g .. %g) is not a "
+    return tc_error(TC_ERR_RANGE,
+                    "%s: the prediction (%g us, interval %g .. %g) is not a "
                     "finite positive time: a spec, measurement or calibration it comes from "
-                    "is out of range", what, time_us, lo_us, hi_us);
+                    "is out of range",
+                    what, time_us, lo_us, hi_us);
 }

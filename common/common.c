@@ -62,18 +62,30 @@ TC_API const char *tc_last_error(void)
 TC_API const char *tc_strerror(int err)
 {
     switch (err) {
-    case TC_OK: return "success";
-    case TC_ERR_INVALID: return "invalid argument";
-    case TC_ERR_NOMEM: return "out of memory";
-    case TC_ERR_IO: return "input/output error";
-    case TC_ERR_PARSE: return "malformed input";
-    case TC_ERR_NOT_FOUND: return "not found";
-    case TC_ERR_UNSUPPORTED: return "not supported";
-    case TC_ERR_DB: return "database error";
-    case TC_ERR_SCHEMA: return "not a usable tilecast database";
-    case TC_ERR_DEVICE: return "device error";
-    case TC_ERR_RANGE: return "value out of range";
-    default: return "unknown error";
+    case TC_OK:
+        return "success";
+    case TC_ERR_INVALID:
+        return "invalid argument";
+    case TC_ERR_NOMEM:
+        return "out of memory";
+    case TC_ERR_IO:
+        return "input/output error";
+    case TC_ERR_PARSE:
+        return "malformed input";
+    case TC_ERR_NOT_FOUND:
+        return "not found";
+    case TC_ERR_UNSUPPORTED:
+        return "not supported";
+    case TC_ERR_DB:
+        return "database error";
+    case TC_ERR_SCHEMA:
+        return "not a usable tilecast database";
+    case TC_ERR_DEVICE:
+        return "device error";
+    case TC_ERR_RANGE:
+        return "value out of range";
+    default:
+        return "unknown error";
     }
 }
 
@@ -104,9 +116,9 @@ TC_API int tc_dtype_parse(const char *name, enum tc_dtype *out)
         const char *alias;
         enum tc_dtype dtype;
     } aliases[] = {
-        {"double", TC_DTYPE_FP64},   {"float64", TC_DTYPE_FP64},  {"float", TC_DTYPE_FP32},
-        {"float32", TC_DTYPE_FP32},  {"half", TC_DTYPE_FP16},     {"float16", TC_DTYPE_FP16},
-        {"bfloat16", TC_DTYPE_BF16}, {"fp8e4m3", TC_DTYPE_FP8},   {"e4m3", TC_DTYPE_FP8},
+        {"double", TC_DTYPE_FP64},   {"float64", TC_DTYPE_FP64}, {"float", TC_DTYPE_FP32},
+        {"float32", TC_DTYPE_FP32},  {"half", TC_DTYPE_FP16},    {"float16", TC_DTYPE_FP16},
+        {"bfloat16", TC_DTYPE_BF16}, {"fp8e4m3", TC_DTYPE_FP8},  {"e4m3", TC_DTYPE_FP8},
         {"float8", TC_DTYPE_FP8},
     };
 
@@ -132,14 +144,19 @@ TC_API int tc_dtype_parse(const char *name, enum tc_dtype *out)
 TC_API int tc_dtype_bytes(enum tc_dtype dtype)
 {
     switch (dtype) {
-    case TC_DTYPE_FP64: return 8;
+    case TC_DTYPE_FP64:
+        return 8;
     case TC_DTYPE_FP32:
-    case TC_DTYPE_TF32: return 4;
+    case TC_DTYPE_TF32:
+        return 4;
     case TC_DTYPE_FP16:
-    case TC_DTYPE_BF16: return 2;
+    case TC_DTYPE_BF16:
+        return 2;
     case TC_DTYPE_FP8:
-    case TC_DTYPE_INT8: return 1;
-    default: return 0;
+    case TC_DTYPE_INT8:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -168,11 +185,16 @@ TC_API int tc_layout_parse(const char *name, enum tc_layout *out)
 TC_API const char *tc_source_name(enum tc_source source)
 {
     switch (source) {
-    case TC_SOURCE_MEASURED: return "measured";
-    case TC_SOURCE_CALIBRATED: return "calibrated";
-    case TC_SOURCE_TRANSFERRED: return "transferred";
-    case TC_SOURCE_ANALYTICAL: return "analytical";
-    default: return "?";
+    case TC_SOURCE_MEASURED:
+        return "measured";
+    case TC_SOURCE_CALIBRATED:
+        return "calibrated";
+    case TC_SOURCE_TRANSFERRED:
+        return "transferred";
+    case TC_SOURCE_ANALYTICAL:
+        return "analytical";
+    default:
+        return "?";
     }
 }
 
@@ -189,11 +211,16 @@ TC_API const char *tc_arch_name(enum tc_arch arch)
 TC_API const char *tc_status_name(enum tc_status status)
 {
     switch (status) {
-    case TC_STATUS_OK: return "ok";
-    case TC_STATUS_OOM: return "oom";
-    case TC_STATUS_UNSUPPORTED: return "unsupported";
-    case TC_STATUS_ERROR: return "error";
-    default: return "?";
+    case TC_STATUS_OK:
+        return "ok";
+    case TC_STATUS_OOM:
+        return "oom";
+    case TC_STATUS_UNSUPPORTED:
+        return "unsupported";
+    case TC_STATUS_ERROR:
+        return "error";
+    default:
+        return "?";
     }
 }
 
@@ -227,21 +254,30 @@ TC_API int tc_attn_impl_parse(const char *name, enum tc_attn_impl *out)
 TC_API const char *tc_bound_name(enum tc_bound bound)
 {
     switch (bound) {
-    case TC_BOUND_COMPUTE: return "compute";
-    case TC_BOUND_MEMORY: return "memory";
-    case TC_BOUND_LATENCY: return "latency";
-    default: return "?";
+    case TC_BOUND_COMPUTE:
+        return "compute";
+    case TC_BOUND_MEMORY:
+        return "memory";
+    case TC_BOUND_LATENCY:
+        return "latency";
+    default:
+        return "?";
     }
 }
 
 TC_API const char *tc_align_name(enum tc_align align)
 {
     switch (align) {
-    case TC_ALIGN_128B: return "128B";
-    case TC_ALIGN_16B: return "16B";
-    case TC_ALIGN_4B: return "4B";
-    case TC_ALIGN_ELEM: return "unaligned";
-    default: return "?";
+    case TC_ALIGN_128B:
+        return "128B";
+    case TC_ALIGN_16B:
+        return "16B";
+    case TC_ALIGN_4B:
+        return "4B";
+    case TC_ALIGN_ELEM:
+        return "unaligned";
+    default:
+        return "?";
     }
 }
 

@@ -11,9 +11,9 @@
 struct tc_csv {
     FILE *f;
     const char *name;
-    long line;       /* lines consumed so far */
+    long line; /* lines consumed so far */
     long record_line;
-    char *buf;       /* field bytes, NUL-separated */
+    char *buf; /* field bytes, NUL-separated */
     size_t buf_len, buf_cap;
     size_t *offsets;
     char **fields;
@@ -143,16 +143,15 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
                 if (ferror(csv->f))
                     return tc_error(TC_ERR_IO, "%s: read error", csv->name);
                 if (in_quotes)
-                    return tc_error(TC_ERR_PARSE, "%s:%ld: unterminated quoted field",
-                                    csv->name, csv->record_line);
+                    return tc_error(TC_ERR_PARSE, "%s:%ld: unterminated quoted field", csv->name,
+                                    csv->record_line);
                 if (!any)
                     return 0;
                 break;
             }
             any = true;
             if (c == '\0')
-                return tc_error(TC_ERR_PARSE, "%s:%ld: NUL byte in CSV", csv->name,
-                                csv->line + 1);
+                return tc_error(TC_ERR_PARSE, "%s:%ld: NUL byte in CSV", csv->name, csv->line + 1);
             if (in_quotes) {
                 if (c == '"') {
                     int next = csv_getc(csv);
@@ -193,8 +192,8 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
              * bytes of a batch file, and the per-byte state machine above
              * was most of the reader's time */
             if (!csv->n_pending) {
-                while ((c = getc_unlocked(csv->f)) != EOF && c != ',' && c != '"' &&
-                       c != '\n' && c != '\r' && c != '\0' && csv->buf_len < csv->buf_cap)
+                while ((c = getc_unlocked(csv->f)) != EOF && c != ',' && c != '"' && c != '\n' &&
+                       c != '\r' && c != '\0' && csv->buf_len < csv->buf_cap)
                     csv->buf[csv->buf_len++] = (char)c;
                 if (c != EOF)
                     csv_ungetc(csv, c);

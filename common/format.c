@@ -18,8 +18,8 @@
 
 #include "format.h"
 
-static const uint64_t pow10_u64[] = {1,       10,       100,       1000,      10000,
-                                     100000,  1000000,  10000000,  100000000, 1000000000};
+static const uint64_t pow10_u64[] = {1,      10,      100,      1000,      10000,
+                                     100000, 1000000, 10000000, 100000000, 1000000000};
 
 static size_t printf_fixed(char *buf, size_t len, double x, int decimals)
 {

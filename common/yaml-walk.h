@@ -65,7 +65,7 @@ int tc_yaml_field_error(const struct tc_yaml *y, const yaml_node_t *node, const 
 #if defined(__clang_analyzer__) && !defined(TC_DEFINING_ERRORS)
 /* as for tc_error (tc-internal.h): for clang-tidy's analyzer only */
 #define tc_yaml_error(y, node, err, ...) (tc_yaml_error((y), (node), (err), __VA_ARGS__), (err))
-#define tc_yaml_field_error(y, node, field, err, ...)                                        \
+#define tc_yaml_field_error(y, node, field, err, ...)                                              \
     (tc_yaml_field_error((y), (node), (field), (err), __VA_ARGS__), (err))
 #endif
 /* The same at a mark, for a reader that walks libyaml's events. */

@@ -29,14 +29,15 @@ TC_API int tc_db_put_calibration(struct tc_db *db, const struct tc_calibration_r
         !memchr(c->params_json, '\0', sizeof(c->params_json)) ||
         !memchr(c->tilecast_version, '\0', sizeof(c->tilecast_version)) ||
         !memchr(c->created_at, '\0', sizeof(c->created_at)))
-        return tc_error(TC_ERR_INVALID, "%s: calibration with a missing or unterminated "
-                        "string", db->path);
+        return tc_error(TC_ERR_INVALID,
+                        "%s: calibration with a missing or unterminated "
+                        "string",
+                        db->path);
     if ((unsigned)c->dtype >= TC_DTYPE_COUNT || c->layout >= TC_LAYOUT_COUNT || c->layout < -1)
         return tc_error(TC_ERR_INVALID, "%s: calibration with an invalid dtype or layout",
                         db->path);
     if (c->params_json[0] != '{')
-        return tc_error(TC_ERR_INVALID, "%s: calibration params must be a JSON object",
-                        db->path);
+        return tc_error(TC_ERR_INVALID, "%s: calibration params must be a JSON object", db->path);
     db_now_iso(now, sizeof(now));
     if (!db->in_tx) {
         err = tc_db_begin(db);
@@ -57,8 +58,7 @@ TC_API int tc_db_put_calibration(struct tc_db *db, const struct tc_calibration_r
         sqlite3_bind_text(st, 1, c->gpu_id, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, tc_dtype_name(c->dtype), -1, SQLITE_STATIC);
         if (c->layout >= 0)
-            sqlite3_bind_text(st, 3, tc_layout_name((enum tc_layout)c->layout), -1,
-                              SQLITE_STATIC);
+            sqlite3_bind_text(st, 3, tc_layout_name((enum tc_layout)c->layout), -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 4, c->model_version);
         db_bind_text(st, pass ? 10 : 5, c->source_gpu);
         if (pass) {
@@ -67,11 +67,9 @@ TC_API int tc_db_put_calibration(struct tc_db *db, const struct tc_calibration_r
             sqlite3_bind_double(st, 7, c->median_ape_pct);
             sqlite3_bind_double(st, 8, c->p90_ape_pct);
             sqlite3_bind_double(st, 9, c->log_resid_sd);
-            sqlite3_bind_text(st, 11, c->tilecast_version[0] ? c->tilecast_version
-                                                             : tc_version(), -1,
-                              SQLITE_TRANSIENT);
-            sqlite3_bind_text(st, 12, c->created_at[0] ? c->created_at : now, -1,
-                              SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 11, c->tilecast_version[0] ? c->tilecast_version : tc_version(),
+                              -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(st, 12, c->created_at[0] ? c->created_at : now, -1, SQLITE_TRANSIENT);
         }
         rc = sqlite3_step(st);
         if (rc != SQLITE_DONE) {
@@ -133,10 +131,10 @@ TC_API int tc_db_get_calibration(struct tc_db *db, const char *gpu_id, enum tc_d
     out->dtype = dtype;
     out->layout = layout;
     out->model_version = model_version;
-#define TRY(x)                                                                               \
-    do {                                                                                     \
-        if ((err = (x)) < 0)                                                                 \
-            goto bad;                                                                        \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((err = (x)) < 0)                                                                       \
+            goto bad;                                                                              \
     } while (0)
     TRY(db_column_text(db, st, 0, out->gpu_id, sizeof(out->gpu_id), "gpu_id"));
     TRY(db_column_text(db, st, 1, text, sizeof(text), "dtype"));
@@ -156,13 +154,12 @@ TC_API int tc_db_get_calibration(struct tc_db *db, const char *gpu_id, enum tc_d
         goto out;
     }
     goto out;
-bad:
-    {
-        char idtext[32];
+bad : {
+    char idtext[32];
 
-        snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
-        db_row_error(db, err, "calibration", idtext);
-    }
+    snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
+    db_row_error(db, err, "calibration", idtext);
+}
 out:
     sqlite3_finalize(st);
     return err;

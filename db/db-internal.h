@@ -108,9 +108,9 @@ void db_now_iso(char *buf, size_t len);
 int db_read_gemm_row(struct tc_db *db, sqlite3_stmt *st, int first_col, struct tc_gemm_row *row);
 
 /* The SELECT list db_read_gemm_row expects, for table alias g. */
-#define DB_GEMM_COLUMNS                                                                    \
-    "g.id, g.run_id, g.dtype, g.dtype_c, g.compute, g.layout, g.m, g.n, g.k, g.batch, "    \
-    "g.time_us, g.min_us, g.spread_pct, g.reps, g.tile_m, g.tile_n, g.tile_k, g.stages, "  \
+#define DB_GEMM_COLUMNS                                                                            \
+    "g.id, g.run_id, g.dtype, g.dtype_c, g.compute, g.layout, g.m, g.n, g.k, g.batch, "            \
+    "g.time_us, g.min_us, g.spread_pct, g.reps, g.tile_m, g.tile_n, g.tile_k, g.stages, "          \
     "g.split_k, g.cluster_m, g.cluster_n, g.swizzle, g.algo, g.status, g.message"
 #define DB_GEMM_NCOLUMNS 25
 

@@ -14,9 +14,9 @@
 /* Same columns as the shared measured CSVs first, so export -> import
  * round-trips; then what a tilecast row adds. */
 static const char *const csv_columns[] = {
-    "gpu",   "dtype", "op",     "batch",      "m",    "n",    "k",    "layout",
-    "time_us", "tflops", "timing", "source",  "dtype_c", "compute", "min_us",
-    "spread_pct", "reps", "algo", "kind", "licence", "flag",
+    "gpu",    "dtype",      "op",     "batch",  "m",      "n",       "k",
+    "layout", "time_us",    "tflops", "timing", "source", "dtype_c", "compute",
+    "min_us", "spread_pct", "reps",   "algo",   "kind",   "licence", "flag",
 };
 
 static const char export_sql[] =
@@ -71,8 +71,8 @@ static int export_csv(struct tc_db *db, sqlite3_stmt *st, FILE *out, int64_t *ro
                        sqlite3_column_double(st, 5) * sqlite3_column_double(st, 6);
 
         if (!(time_us > 0.0) || !isfinite(time_us))
-            return tc_error(TC_ERR_SCHEMA, "%s: run %lld holds an ok row without a time",
-                            db->path, (long long)sqlite3_column_int64(st, 19));
+            return tc_error(TC_ERR_SCHEMA, "%s: run %lld holds an ok row without a time", db->path,
+                            (long long)sqlite3_column_int64(st, 19));
         csv_field(out, col_text(st, 0), false);
         csv_field(out, col_text(st, 1), false);
         csv_field(out, col_text(st, 2), false);
@@ -239,8 +239,7 @@ int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, 
         if (err < 0)
             return err;
         if (!found)
-            return tc_error(TC_ERR_NOT_FOUND, "%s: no GPU '%s' in the database", db->path,
-                            gpu_id);
+            return tc_error(TC_ERR_NOT_FOUND, "%s: no GPU '%s' in the database", db->path, gpu_id);
     }
     if (strcmp(format, "csv") == 0) {
         rc = sqlite3_prepare_v2(db->sql, export_sql, -1, &st, NULL);
@@ -254,8 +253,7 @@ int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, 
         err = export_json(db, gpu_id, out, &count);
     }
     if (err == TC_OK && (fflush(out) != 0 || ferror(out)))
-        err = tc_error(TC_ERR_IO, "%s: write error: %s", name ? name : "<output>",
-                       strerror(errno));
+        err = tc_error(TC_ERR_IO, "%s: write error: %s", name ? name : "<output>", strerror(errno));
 out:
     sqlite3_finalize(st);
     if (rows)
@@ -263,8 +261,8 @@ out:
     return err;
 }
 
-TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id,
-                        const char *path, int64_t *rows)
+TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id, const char *path,
+                        int64_t *rows)
 {
     struct stat out_sb, db_sb;
     bool to_file = path && *path && strcmp(path, "-") != 0;
@@ -278,8 +276,7 @@ TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id
     /* opening the database's own file for writing would truncate it */
     if (to_file && stat(path, &out_sb) == 0 && stat(db->path, &db_sb) == 0 &&
         out_sb.st_dev == db_sb.st_dev && out_sb.st_ino == db_sb.st_ino)
-        return tc_error(TC_ERR_INVALID, "%s: is the database being exported (%s)", path,
-                        db->path);
+        return tc_error(TC_ERR_INVALID, "%s: is the database being exported (%s)", path, db->path);
     if (to_file) {
         out = fopen(path, "w");
         if (!out)
@@ -350,8 +347,7 @@ static int meta_value(struct tc_db *db, const char *key, char *buf, size_t len)
 {
     sqlite3_stmt *st = NULL;
     int err = TC_OK;
-    int rc = sqlite3_prepare_v2(db->sql, "SELECT value FROM meta WHERE key = ?1", -1, &st,
-                                NULL);
+    int rc = sqlite3_prepare_v2(db->sql, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
 
     buf[0] = '\0';
     if (rc != SQLITE_OK)
@@ -447,8 +443,7 @@ TC_API int tc_db_info_get(struct tc_db *db, struct tc_db_info **out)
     sqlite3_finalize(st);
 
     rc = sqlite3_prepare_v2(db->sql, counts_sql, -1, &st, NULL);
-    for (i = 0; rc == SQLITE_OK && i < n_counts && (rc = sqlite3_step(st)) == SQLITE_ROW;
-         i++) {
+    for (i = 0; rc == SQLITE_OK && i < n_counts && (rc = sqlite3_step(st)) == SQLITE_ROW; i++) {
         struct tc_db_info_count *c = &info->counts[i];
 
         rc = SQLITE_OK;

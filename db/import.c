@@ -75,11 +75,14 @@ static int ensure_gpu(struct importer *imp, const char *gpu_id, const char *file
     gpu = imp->lookup ? imp->lookup(imp->lookup_ctx, gpu_id) : NULL;
     if (!gpu) {
         if (line > 0)
-            return tc_error(TC_ERR_NOT_FOUND, "%s:%ld: unknown GPU '%s': no spec in the "
+            return tc_error(TC_ERR_NOT_FOUND,
+                            "%s:%ld: unknown GPU '%s': no spec in the "
                             "database or in gpu_specs/ (add a YAML file with --specs-dir)",
                             file, line, gpu_id);
-        return tc_error(TC_ERR_NOT_FOUND, "%s: unknown GPU '%s': no spec in the database or "
-                        "in gpu_specs/ (add a YAML file with --specs-dir)", file, gpu_id);
+        return tc_error(TC_ERR_NOT_FOUND,
+                        "%s: unknown GPU '%s': no spec in the database or "
+                        "in gpu_specs/ (add a YAML file with --specs-dir)",
+                        file, gpu_id);
     }
     return tc_db_put_gpu(imp->db, gpu);
 }
@@ -87,9 +90,9 @@ static int ensure_gpu(struct importer *imp, const char *gpu_id, const char *file
 /* One run per (format, GPU, timing method, source). Its config_hash makes
  * a second import of the same data find the same run, whose unique shape
  * key then drops the repeated rows: imports are idempotent. */
-static int get_run(struct importer *imp, const char *gpu_id, const char *timing,
-                   const char *source, const char *licence, const char *runtime,
-                   const char *file, long line, int64_t *run_id)
+static int get_run(struct importer *imp, const char *gpu_id, const char *timing, const char *source,
+                   const char *licence, const char *runtime, const char *file, long line,
+                   int64_t *run_id)
 {
     struct tc_run_info info = {0};
     char *key = NULL, hash[17], now[32];
@@ -183,8 +186,8 @@ static int parse_dim(const char *s, const char *file, long line, int col, const 
     long long v;
 
     if (tc_parse_i64(s, &v) < 0 || v < 1 || v > DIM_MAX)
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: %s '%s' is not an integer in [1, 2^40]",
-                        file, line, col, name, s);
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: %s '%s' is not an integer in [1, 2^40]", file,
+                        line, col, name, s);
     *out = v;
     return TC_OK;
 }
@@ -209,20 +212,41 @@ static int parse_dtype_arg(const char *s, enum tc_dtype *out)
 /* ------------------------------------------------------------------------ */
 
 enum csv_col {
-    C_GPU, C_DTYPE, C_OP, C_BATCH, C_M, C_N, C_K, C_LAYOUT, C_TIME, C_TFLOPS, C_TIMING,
-    C_SOURCE, C_DTYPE_C, C_COMPUTE, C_MIN, C_SPREAD, C_REPS, C_ALGO, C_KERNEL, C_LICENCE,
-    C_FLAG, C_EFFICIENCY, C_COUNT
+    C_GPU,
+    C_DTYPE,
+    C_OP,
+    C_BATCH,
+    C_M,
+    C_N,
+    C_K,
+    C_LAYOUT,
+    C_TIME,
+    C_TFLOPS,
+    C_TIMING,
+    C_SOURCE,
+    C_DTYPE_C,
+    C_COMPUTE,
+    C_MIN,
+    C_SPREAD,
+    C_REPS,
+    C_ALGO,
+    C_KERNEL,
+    C_LICENCE,
+    C_FLAG,
+    C_EFFICIENCY,
+    C_COUNT
 };
 
 static const char *const csv_names[C_COUNT] = {
-    "gpu", "dtype", "op", "batch", "m", "n", "k", "layout", "time_us", "tflops", "timing",
-    "source", "dtype_c", "compute", "min_us", "spread_pct", "reps", "algo", "kernel",
-    "licence", "flag", "efficiency_pct",
+    "gpu",     "dtype",   "op",      "batch",          "m",      "n",
+    "k",       "layout",  "time_us", "tflops",         "timing", "source",
+    "dtype_c", "compute", "min_us",  "spread_pct",     "reps",   "algo",
+    "kernel",  "licence", "flag",    "efficiency_pct",
 };
 
 /* Columns that carry a time in another unit: named in the error, never
  * guessed at. */
-static const char *const time_unit_columns[] = {"time_ms", "time_s", "time_ns", "time",
+static const char *const time_unit_columns[] = {"time_ms",    "time_s",     "time_ns",   "time",
                                                 "latency_ms", "latency_us", "elapsed_ms"};
 
 static const char *field(char **fields, const int *cols, enum csv_col c)
@@ -241,7 +265,8 @@ static int csv_header(const char *file, int nfields, char **fields, int *cols,
         cols[c] = tc_csv_find(nfields, fields, csv_names[c]);
     for (size_t i = 0; i < TC_ARRAY_SIZE(required); i++)
         if (cols[required[i]] < 0)
-            return tc_error(TC_ERR_PARSE, "%s:1: missing column '%s' (the header must name "
+            return tc_error(TC_ERR_PARSE,
+                            "%s:1: missing column '%s' (the header must name "
                             "gpu,dtype,op,batch,m,n,k,layout,time_us,tflops,timing,source)",
                             file, csv_names[required[i]]);
     if (cols[C_TIME] < 0 && cols[C_TFLOPS] < 0) {
@@ -249,36 +274,45 @@ static int csv_header(const char *file, int nfields, char **fields, int *cols,
             int c = tc_csv_find(nfields, fields, time_unit_columns[i]);
 
             if (c >= 0)
-                return tc_error(TC_ERR_PARSE, "%s:1:%d: column '%s' has no accepted unit: "
-                                "times must be in a column 'time_us' (microseconds)", file,
-                                c + 1, time_unit_columns[i]);
+                return tc_error(TC_ERR_PARSE,
+                                "%s:1:%d: column '%s' has no accepted unit: "
+                                "times must be in a column 'time_us' (microseconds)",
+                                file, c + 1, time_unit_columns[i]);
         }
-        return tc_error(TC_ERR_PARSE, "%s:1: missing column 'time_us' (or 'tflops'): "
-                        "rows need a time in microseconds", file);
+        return tc_error(TC_ERR_PARSE,
+                        "%s:1: missing column 'time_us' (or 'tflops'): "
+                        "rows need a time in microseconds",
+                        file);
     }
     if (cols[C_GPU] < 0 && !opt->gpu_id)
-        return tc_error(TC_ERR_PARSE, "%s:1: missing column 'gpu' (or give the GPU with "
-                        "--gpu)", file);
+        return tc_error(TC_ERR_PARSE,
+                        "%s:1: missing column 'gpu' (or give the GPU with "
+                        "--gpu)",
+                        file);
     if (cols[C_LAYOUT] < 0 && cols[C_OP] < 0)
-        return tc_error(TC_ERR_PARSE, "%s:1: missing column 'layout' (or 'op' to derive it "
-                        "from)", file);
+        return tc_error(TC_ERR_PARSE,
+                        "%s:1: missing column 'layout' (or 'op' to derive it "
+                        "from)",
+                        file);
     if (cols[C_TIMING] < 0 && !opt->timing)
-        return tc_error(TC_ERR_PARSE, "%s:1: missing column 'timing' (or give the timing "
-                        "method with --timing)", file);
+        return tc_error(TC_ERR_PARSE,
+                        "%s:1: missing column 'timing' (or give the timing "
+                        "method with --timing)",
+                        file);
     return TC_OK;
 }
 
-static int parse_real_field(const char *s, const char *file, long line, int col,
-                            const char *name, double *out)
+static int parse_real_field(const char *s, const char *file, long line, int col, const char *name,
+                            double *out)
 {
     if (tc_parse_double(s, out) < 0 || !(*out > 0.0))
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: %s '%s' is not a positive number", file,
-                        line, col, name, s);
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: %s '%s' is not a positive number", file, line,
+                        col, name, s);
     return TC_OK;
 }
 
-static int import_csv_record(struct importer *imp, const char *file, long line,
-                             char **fields, const int *cols)
+static int import_csv_record(struct importer *imp, const char *file, long line, char **fields,
+                             const int *cols)
 {
     const struct tc_import_options *opt = imp->opt;
     struct tc_gemm_row row = {0};
@@ -299,16 +333,18 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
     if (!gpu_id)
         return tc_error(TC_ERR_PARSE, "%s:%ld:%d: empty gpu", file, line, COL(C_GPU));
     if (strlen(gpu_id) >= TC_ID_MAX)
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: gpu id longer than %d characters", file,
-                        line, COL(C_GPU), TC_ID_MAX - 1);
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: gpu id longer than %d characters", file, line,
+                        COL(C_GPU), TC_ID_MAX - 1);
     s = field(fields, cols, C_DTYPE);
     if (!s || parse_dtype_arg(s, &row.dtype) < 0)
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: unknown dtype '%s'", file, line,
-                        COL(C_DTYPE), s ? s : "");
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: unknown dtype '%s'", file, line, COL(C_DTYPE),
+                        s ? s : "");
     op = field(fields, cols, C_OP);
     if (op && strcmp(op, "mm") != 0 && strcmp(op, "bmm") != 0 && strcmp(op, "linear") != 0)
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: unknown op '%s' (expected mm, bmm or "
-                        "linear)", file, line, COL(C_OP), op);
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: unknown op '%s' (expected mm, bmm or "
+                        "linear)",
+                        file, line, COL(C_OP), op);
     row.batch = 1;
     if ((s = field(fields, cols, C_BATCH)) &&
         (err = parse_dim(s, file, line, COL(C_BATCH), "batch", &row.batch)) < 0)
@@ -322,8 +358,10 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
         return err;
     if ((s = field(fields, cols, C_LAYOUT))) {
         if (tc_layout_parse(s, &row.layout) < 0)
-            return tc_error(TC_ERR_PARSE, "%s:%ld:%d: unknown layout '%s' (expected NN, NT, "
-                            "TN or TT)", file, line, COL(C_LAYOUT), s);
+            return tc_error(TC_ERR_PARSE,
+                            "%s:%ld:%d: unknown layout '%s' (expected NN, NT, "
+                            "TN or TT)",
+                            file, line, COL(C_LAYOUT), s);
     } else if (op) {
         /* the shared format's convention: torch mm/bmm are NN, nn.Linear NT */
         row.layout = strcmp(op, "linear") == 0 ? TC_LAYOUT_NT : TC_LAYOUT_NN;
@@ -336,8 +374,8 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
         (err = parse_real_field(s, file, line, COL(C_TFLOPS), "tflops", &tflops)) < 0)
         return err;
     if (tflops > TC_BOUND_TFLOPS_MAX)
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: tflops %g is over the plausible %g TFLOP/s",
-                        file, line, COL(C_TFLOPS), tflops, TC_BOUND_TFLOPS_MAX);
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: tflops %g is over the plausible %g TFLOP/s", file,
+                        line, COL(C_TFLOPS), tflops, TC_BOUND_TFLOPS_MAX);
     if ((s = field(fields, cols, C_TIME))) {
         if ((err = parse_real_field(s, file, line, COL(C_TIME), "time_us", &row.time_us)) < 0)
             return err;
@@ -346,7 +384,8 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
             double derived = flops / (row.time_us * 1e6);
 
             if (fabs(derived - tflops) > 0.01 * tflops + 0.0006)
-                return tc_error(TC_ERR_PARSE, "%s:%ld:%d: tflops %g disagrees with "
+                return tc_error(TC_ERR_PARSE,
+                                "%s:%ld:%d: tflops %g disagrees with "
                                 "2*batch*m*n*k/time_us = %g: is time_us in microseconds?",
                                 file, line, COL(C_TFLOPS), tflops, derived);
         }
@@ -357,14 +396,16 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
         imp->stats->skipped_untimed++;
         return TC_OK;
     } else if (field(fields, cols, C_EFFICIENCY)) {
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: no time_us: this row gives efficiency_pct "
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: no time_us: this row gives efficiency_pct "
                         "(a tuning efficiency, not a time); tilecast stores measured times "
-                        "only (use --skip-untimed to skip such rows)", file, line,
-                        COL(C_TIME));
+                        "only (use --skip-untimed to skip such rows)",
+                        file, line, COL(C_TIME));
     } else {
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: empty time_us and tflops (use "
-                        "--skip-untimed to skip rows without a time)", file, line,
-                        cols[C_TIME] >= 0 ? COL(C_TIME) : COL(C_TFLOPS));
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: empty time_us and tflops (use "
+                        "--skip-untimed to skip rows without a time)",
+                        file, line, cols[C_TIME] >= 0 ? COL(C_TIME) : COL(C_TFLOPS));
     }
     if (tc_bound_check_gemm(row.m, row.n, row.k, row.batch, row.time_us) < 0)
         return tc_error_prefix(TC_ERR_PARSE, "%s:%ld:%d", file, line,
@@ -374,8 +415,8 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
     row.dtype_c = row.dtype;
     row.compute = db_default_compute(row.dtype);
     if ((s = field(fields, cols, C_DTYPE_C)) && parse_dtype_arg(s, &row.dtype_c) < 0)
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: unknown dtype_c '%s'", file, line,
-                        COL(C_DTYPE_C), s);
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: unknown dtype_c '%s'", file, line, COL(C_DTYPE_C),
+                        s);
     if ((s = field(fields, cols, C_COMPUTE)) && parse_dtype_arg(s, &row.compute) < 0)
         return tc_error(TC_ERR_PARSE, "%s:%ld:%d: unknown compute type '%s'", file, line,
                         COL(C_COMPUTE), s);
@@ -384,8 +425,8 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
         return err;
     if ((s = field(fields, cols, C_SPREAD)) &&
         (tc_parse_double(s, &row.spread_pct) < 0 || row.spread_pct < 0))
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: spread_pct '%s' is not a number >= 0", file,
-                        line, COL(C_SPREAD), s);
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: spread_pct '%s' is not a number >= 0", file, line,
+                        COL(C_SPREAD), s);
     if ((s = field(fields, cols, C_REPS))) {
         long long reps;
 
@@ -396,8 +437,8 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
     }
     if ((s = field(fields, cols, C_ALGO)) || (s = field(fields, cols, C_KERNEL))) {
         if (strlen(s) >= sizeof(row.algo))
-            return tc_error(TC_ERR_PARSE, "%s:%ld: kernel name longer than %zu characters",
-                            file, line, sizeof(row.algo) - 1);
+            return tc_error(TC_ERR_PARSE, "%s:%ld: kernel name longer than %zu characters", file,
+                            line, sizeof(row.algo) - 1);
         tc_strlcpy(row.algo, s, sizeof(row.algo));
     }
     if ((s = field(fields, cols, C_FLAG)))
@@ -406,8 +447,10 @@ static int import_csv_record(struct importer *imp, const char *file, long line,
 
     timing = opt->timing ? opt->timing : field(fields, cols, C_TIMING);
     if (!timing)
-        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: empty timing method (give one with "
-                        "--timing)", file, line, COL(C_TIMING));
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: empty timing method (give one with "
+                        "--timing)",
+                        file, line, COL(C_TIMING));
     source = opt->source ? opt->source : field(fields, cols, C_SOURCE);
     if (!source)
         source = base_name(file);
@@ -450,8 +493,8 @@ static int import_csv(struct importer *imp, const char *file)
         long line = tc_csv_line(csv);
 
         if (nfields != header_fields) {
-            err = tc_error(TC_ERR_PARSE, "%s:%ld: %d fields, but the header has %d", file,
-                           line, nfields, header_fields);
+            err = tc_error(TC_ERR_PARSE, "%s:%ld: %d fields, but the header has %d", file, line,
+                           nfields, header_fields);
             goto out;
         }
         err = import_csv_record(imp, file, line, fields, cols);
@@ -545,9 +588,11 @@ static int import_cookbook(struct importer *imp, const char *file)
         p += strlen(marker);
         n = parse_dims(p, dims, 4, &end);
         if (n < 3 || end[0] != ':') {
-            err = tc_error(TC_ERR_PARSE, "%s:%ld:%d: expected MxNxK: or BxMxNxK: followed by "
+            err = tc_error(TC_ERR_PARSE,
+                           "%s:%ld:%d: expected MxNxK: or BxMxNxK: followed by "
                            "the TFLOP/s (other forms of newer cookbook scripts are not "
-                           "supported)", file, line, (int)(p - buf) + 1);
+                           "supported)",
+                           file, line, (int)(p - buf) + 1);
             goto out;
         }
         errno = 0;
@@ -561,14 +606,17 @@ static int import_cookbook(struct importer *imp, const char *file)
         while (*num_end == ' ' || *num_end == '\t' || *num_end == '\r')
             num_end++;
         if (num_end == p || *num_end || errno || !isfinite(tflops) || tflops <= 0) {
-            err = tc_error(TC_ERR_PARSE, "%s:%ld:%d: throughput '%s' is not a positive number "
-                           "of TFLOP/s", file, line, (int)(end + 1 - buf) + 1, end + 1);
+            err = tc_error(TC_ERR_PARSE,
+                           "%s:%ld:%d: throughput '%s' is not a positive number "
+                           "of TFLOP/s",
+                           file, line, (int)(end + 1 - buf) + 1, end + 1);
             goto out;
         }
         if (tflops > TC_BOUND_TFLOPS_MAX) {
-            err = tc_error(TC_ERR_PARSE, "%s:%ld:%d: throughput %g TFLOP/s is over the "
-                           "plausible %g", file, line, (int)(p - buf) + 1, tflops,
-                           TC_BOUND_TFLOPS_MAX);
+            err = tc_error(TC_ERR_PARSE,
+                           "%s:%ld:%d: throughput %g TFLOP/s is over the "
+                           "plausible %g",
+                           file, line, (int)(p - buf) + 1, tflops, TC_BOUND_TFLOPS_MAX);
             goto out;
         }
         row.batch = n == 4 ? dims[0] : 1;
@@ -588,9 +636,9 @@ static int import_cookbook(struct importer *imp, const char *file)
         timing = opt->timing ? opt->timing : n == 4 ? "wall-slowest" : "wall-avg-incl-launch";
         op = n == 4 ? "bmm" : "mm";
         source = opt->source ? opt->source : base_name(file);
-        err = get_run(imp, opt->gpu_id, timing, source,
-                      opt->licence ? opt->licence : known_licence(source), NULL, file, line,
-                      &run_id);
+        err =
+            get_run(imp, opt->gpu_id, timing, source,
+                    opt->licence ? opt->licence : known_licence(source), NULL, file, line, &run_id);
         if (err < 0)
             goto out;
         row.run_id = run_id;
@@ -604,8 +652,10 @@ static int import_cookbook(struct importer *imp, const char *file)
         goto out;
     }
     if (!found)
-        err = tc_error(TC_ERR_PARSE, "%s: no 'Throughput (in TFLOP/s) for ...' lines: not a "
-                       "cookbook sizing log", file);
+        err = tc_error(TC_ERR_PARSE,
+                       "%s: no 'Throughput (in TFLOP/s) for ...' lines: not a "
+                       "cookbook sizing log",
+                       file);
 out:
     free(buf);
     fclose(f);
@@ -667,8 +717,8 @@ static bool good_tflops(double v)
 static bool has_hex_number(const char *seg)
 {
     for (const char *p = seg; (p = strpbrk(p, "xX")); p++)
-        if (p > seg && p[-1] == '0' && (p - 1 == seg || !((p[-2] >= '0' && p[-2] <= '9') ||
-                                                           p[-2] == '.')))
+        if (p > seg && p[-1] == '0' &&
+            (p - 1 == seg || !((p[-2] >= '0' && p[-2] <= '9') || p[-2] == '.')))
             return true;
     return false;
 }
@@ -703,45 +753,49 @@ static int mamf_segment(struct mamf_log *log, const char *seg, const char *file,
         strncmp(seg, "hip=", 4) == 0) {
         size_t len = strlen(log->runtime);
 
-        snprintf(log->runtime + len, sizeof(log->runtime) - len, "%s%s", len ? ", " : "",
-                 seg);
+        snprintf(log->runtime + len, sizeof(log->runtime) - len, "%s%s", len ? ", " : "", seg);
         return TC_OK;
     }
     if (has_hex_number(seg))
-        return tc_error(TC_ERR_PARSE, "%s:%ld: a hexadecimal number in '%.60s': the log's "
-                        "figures are decimal", file, line, seg);
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld: a hexadecimal number in '%.60s': the log's "
+                        "figures are decimal",
+                        file, line, seg);
     if (sscanf(seg, "%lld | %lf(mean) %lf(median) %lf(max) @ %lldx%lldx%lld%n", &idx, &mean,
                &median, &max, &d[0], &d[1], &d[2], &used) == 7) {
         if (!good_tflops(median) || !good_tflops(max))
-            return tc_error(TC_ERR_PARSE, "%s:%ld: shape %lld: TFLOP/s out of range", file,
-                            line, idx);
+            return tc_error(TC_ERR_PARSE, "%s:%ld: shape %lld: TFLOP/s out of range", file, line,
+                            idx);
         r = (struct mamf_row){d[0], d[1], d[2], median, max, true, "event-median-l2flush"};
-    } else if (sscanf(seg, "%lld | %lf TFLOPS @ %lldx%lldx%lld%n", &idx, &max, &d[0], &d[1],
-                      &d[2], &used) == 5) {
+    } else if (sscanf(seg, "%lld | %lf TFLOPS @ %lldx%lldx%lld%n", &idx, &max, &d[0], &d[1], &d[2],
+                      &used) == 5) {
         if (!good_tflops(max))
-            return tc_error(TC_ERR_PARSE, "%s:%ld: shape %lld: TFLOP/s out of range", file,
-                            line, idx);
+            return tc_error(TC_ERR_PARSE, "%s:%ld: shape %lld: TFLOP/s out of range", file, line,
+                            idx);
         /* early versions: M x N(reduction) x K */
         r = (struct mamf_row){d[0], d[2], d[1], max, max, false, "event-min"};
     } else if (sscanf(seg, "%lld %c", &idx, &c) == 2 && c == '|') {
-        return tc_error(TC_ERR_PARSE, "%s:%ld: unrecognised mamf-finder result line '%.60s'",
-                        file, line, seg);
+        return tc_error(TC_ERR_PARSE, "%s:%ld: unrecognised mamf-finder result line '%.60s'", file,
+                        line, seg);
     } else {
         struct mamf_row *sum = NULL;
 
-        if (sscanf(seg, "median: %lf TFLOPS @ %lldx%lldx%lld", &median, &d[0], &d[1], &d[2]) ==
-            4)
+        if (sscanf(seg, "median: %lf TFLOPS @ %lldx%lldx%lld", &median, &d[0], &d[1], &d[2]) == 4)
             sum = &log->sum_median;
-        else if (sscanf(seg, "mean: %lf TFLOPS @ %lldx%lldx%lld", &median, &d[0], &d[1],
-                        &d[2]) == 4)
+        else if (sscanf(seg, "mean: %lf TFLOPS @ %lldx%lldx%lld", &median, &d[0], &d[1], &d[2]) ==
+                 4)
             sum = &log->sum_mean;
-        else if (sscanf(seg, "max: %lf TFLOPS @ %lldx%lldx%lld", &median, &d[0], &d[1],
-                        &d[2]) == 4)
+        else if (sscanf(seg, "max: %lf TFLOPS @ %lldx%lldx%lld", &median, &d[0], &d[1], &d[2]) == 4)
             sum = &log->sum_max;
         if (sum) {
             if (!good_tflops(median))
                 return tc_error(TC_ERR_PARSE, "%s:%ld: TFLOP/s out of range", file, line);
-            *sum = (struct mamf_row){d[0], d[1], d[2], median, median, true,
+            *sum = (struct mamf_row){d[0],
+                                     d[1],
+                                     d[2],
+                                     median,
+                                     median,
+                                     true,
                                      sum == &log->sum_mean ? "event-mean-l2flush"
                                                            : "event-median-l2flush"};
             return TC_OK;
@@ -756,8 +810,7 @@ static int mamf_segment(struct mamf_log *log, const char *seg, const char *file,
     }
     for (int i = 0; i < 3; i++)
         if (d[i] < 1 || d[i] > DIM_MAX)
-            return tc_error(TC_ERR_PARSE, "%s:%ld: dimension %lld out of range", file, line,
-                            d[i]);
+            return tc_error(TC_ERR_PARSE, "%s:%ld: dimension %lld out of range", file, line, d[i]);
     return mamf_push(log, &r);
 }
 
@@ -800,8 +853,10 @@ static int import_mamf(struct importer *imp, const char *file)
         } else if (log.sum_v1.m) {
             err = mamf_push(&log, &log.sum_v1);
         } else {
-            err = tc_error(TC_ERR_PARSE, "%s: no mamf-finder results found (expected lines "
-                           "'N | X TFLOPS @ MxNxK' or a final summary)", file);
+            err = tc_error(TC_ERR_PARSE,
+                           "%s: no mamf-finder results found (expected lines "
+                           "'N | X TFLOPS @ MxNxK' or a final summary)",
+                           file);
         }
         if (err < 0)
             goto out;
@@ -812,8 +867,7 @@ static int import_mamf(struct importer *imp, const char *file)
             goto out;
         }
     } else if (!log.dtype[0]) {
-        err = tc_error(TC_ERR_PARSE, "%s: no '** Dtype:' line: give the dtype with --dtype",
-                       file);
+        err = tc_error(TC_ERR_PARSE, "%s: no '** Dtype:' line: give the dtype with --dtype", file);
         goto out;
     } else if (parse_dtype_arg(log.dtype, &dtype) < 0) {
         err = tc_error(TC_ERR_PARSE, "%s: unknown dtype '%s' in the '** Dtype:' line", file,
@@ -882,11 +936,12 @@ int tc_db_import_lookup(struct tc_db *db, const char *format, size_t n_files,
     else if (strcmp(format, "mamf") == 0)
         fn = import_mamf;
     else
-        return tc_error(TC_ERR_INVALID, "unknown import format '%s' (expected csv, cookbook "
-                        "or mamf)", format);
-    if (fn != import_csv && (!opt->gpu_id || !*opt->gpu_id))
-        return tc_error(TC_ERR_INVALID, "%s logs do not name the GPU: give its id (--gpu)",
+        return tc_error(TC_ERR_INVALID,
+                        "unknown import format '%s' (expected csv, cookbook "
+                        "or mamf)",
                         format);
+    if (fn != import_csv && (!opt->gpu_id || !*opt->gpu_id))
+        return tc_error(TC_ERR_INVALID, "%s logs do not name the GPU: give its id (--gpu)", format);
     if (opt->gpu_id && strlen(opt->gpu_id) >= TC_ID_MAX)
         return tc_error(TC_ERR_INVALID, "GPU id '%s' is too long", opt->gpu_id);
     if (db->mode == TC_DB_READONLY)

@@ -39,18 +39,18 @@ static const char same_run_sql[] =
     "      AND m.tilecast_version IS s.tilecast_version))"
     " ORDER BY m.id LIMIT 1";
 
-#define RUN_COLUMNS                                                                          \
-    "gpu_id, kind, host, device_name, device_uuid, driver_version, runtime_version,"         \
-    " blas_version, backend, sweep_name, sweep_hash, config_hash, shard, timing, source,"    \
+#define RUN_COLUMNS                                                                                \
+    "gpu_id, kind, host, device_name, device_uuid, driver_version, runtime_version,"               \
+    " blas_version, backend, sweep_name, sweep_hash, config_hash, shard, timing, source,"          \
     " licence, clocks_json, tilecast_version, started_at, ended_at"
 
-#define GEMM_COPY_COLUMNS                                                                    \
-    "op, dtype, dtype_c, compute, layout, m, n, k, batch, time_us, min_us, spread_pct, reps," \
-    " tile_m, tile_n, tile_k, stages, split_k, cluster_m, cluster_n, swizzle, algo, status,"  \
+#define GEMM_COPY_COLUMNS                                                                          \
+    "op, dtype, dtype_c, compute, layout, m, n, k, batch, time_us, min_us, spread_pct, reps,"      \
+    " tile_m, tile_n, tile_k, stages, split_k, cluster_m, cluster_n, swizzle, algo, status,"       \
     " message"
 
-#define ATTN_COPY_COLUMNS                                                                    \
-    "impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, backward,"        \
+#define ATTN_COPY_COLUMNS                                                                          \
+    "impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, backward,"              \
     " time_us, min_us, spread_pct, reps, scores_us, softmax_us, values_us, status, message"
 
 static int step_done(struct tc_db *db, sqlite3_stmt *st, const char *what)
@@ -92,8 +92,10 @@ static int merge_runs(struct tc_db *db, struct tc_merge_stats *stats)
                                 " FROM src.run WHERE id = ?1",
                                 -1, &copy, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(db->sql, "INSERT INTO temp.merge_map (src_id, dst_id) "
-                                "VALUES (?1, ?2)", -1, &map, NULL);
+        rc = sqlite3_prepare_v2(db->sql,
+                                "INSERT INTO temp.merge_map (src_id, dst_id) "
+                                "VALUES (?1, ?2)",
+                                -1, &map, NULL);
     /* a joined run ends when the later of its copies ended */
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db->sql,
@@ -150,8 +152,7 @@ out:
 
 /* Merges input into db in one transaction; with verify, db passes
  * tc_db_integrity_check before the commit, or nothing is committed. */
-static int merge_one(struct tc_db *db, const char *input, struct tc_merge_stats *stats,
-                     bool verify)
+static int merge_one(struct tc_db *db, const char *input, struct tc_merge_stats *stats, bool verify)
 {
     sqlite3_stmt *st = NULL;
     char *uri = db_file_uri(input, "mode=ro");
@@ -209,19 +210,19 @@ static int merge_one(struct tc_db *db, const char *input, struct tc_merge_stats 
     }
     before = count_of(db, "SELECT count(*) FROM main.calibration", &err);
     if (err == TC_OK)
-        err = db_exec(
-            db, "INSERT INTO main.calibration (gpu_id, dtype, layout, model_version,"
-                " params_json, n_rows, median_ape_pct, p90_ape_pct, log_resid_sd, source_gpu,"
-                " tilecast_version, created_at) SELECT gpu_id, dtype, layout, model_version,"
-                " params_json, n_rows, median_ape_pct, p90_ape_pct, log_resid_sd, source_gpu,"
-                " tilecast_version, created_at FROM src.calibration c WHERE NOT EXISTS"
-                " (SELECT 1 FROM main.calibration d WHERE d.gpu_id IS c.gpu_id AND d.dtype IS"
-                " c.dtype AND d.layout IS c.layout AND d.model_version IS c.model_version AND"
-                " d.params_json IS c.params_json AND d.source_gpu IS c.source_gpu AND"
-                " d.created_at IS c.created_at) ORDER BY c.id");
+        err = db_exec(db,
+                      "INSERT INTO main.calibration (gpu_id, dtype, layout, model_version,"
+                      " params_json, n_rows, median_ape_pct, p90_ape_pct, log_resid_sd, source_gpu,"
+                      " tilecast_version, created_at) SELECT gpu_id, dtype, layout, model_version,"
+                      " params_json, n_rows, median_ape_pct, p90_ape_pct, log_resid_sd, source_gpu,"
+                      " tilecast_version, created_at FROM src.calibration c WHERE NOT EXISTS"
+                      " (SELECT 1 FROM main.calibration d WHERE d.gpu_id IS c.gpu_id AND d.dtype IS"
+                      " c.dtype AND d.layout IS c.layout AND d.model_version IS c.model_version AND"
+                      " d.params_json IS c.params_json AND d.source_gpu IS c.source_gpu AND"
+                      " d.created_at IS c.created_at) ORDER BY c.id");
     if (err == TC_OK)
-        stats->calibrations_added += count_of(db, "SELECT count(*) FROM main.calibration",
-                                              &err) - before;
+        stats->calibrations_added +=
+            count_of(db, "SELECT count(*) FROM main.calibration", &err) - before;
     if (err == TC_OK && verify) {
         err = tc_db_integrity_check(db);
         if (err < 0)
@@ -269,7 +270,7 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
 
     if (!out || !*out || !n_inputs || !inputs)
         return tc_error(TC_ERR_INVALID, "tc_db_merge: an output and at least one input are "
-                        "needed");
+                                        "needed");
     /* what a merge killed before it finished left (SIGKILL cannot be
      * caught): nothing else removes it */
     tc_remove_stale_temps(out, "merge");
@@ -278,16 +279,18 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
      * SQLite would open it read-only, fail at the first write, and leave a
      * -wal and -shm of this user's beside another user's file. */
     if (out_exists && access(out, W_OK) != 0)
-        return tc_error(TC_ERR_IO, "%s: not writable by this user (mode %04o, owner uid %ld): "
-                        "nothing was merged", out, (unsigned)(out_sb.st_mode & 07777),
-                        (long)out_sb.st_uid);
+        return tc_error(TC_ERR_IO,
+                        "%s: not writable by this user (mode %04o, owner uid %ld): "
+                        "nothing was merged",
+                        out, (unsigned)(out_sb.st_mode & 07777), (long)out_sb.st_uid);
     for (size_t i = 0; i < n_inputs; i++) {
         if (!inputs[i] || stat(inputs[i], &in_sb) != 0)
-            return tc_error(TC_ERR_IO, "%s: %s", inputs[i] ? inputs[i] : "(null)",
-                            strerror(errno));
+            return tc_error(TC_ERR_IO, "%s: %s", inputs[i] ? inputs[i] : "(null)", strerror(errno));
         if (out_exists && same_file(&out_sb, &in_sb))
-            return tc_error(TC_ERR_INVALID, "%s: the output is also input %zu: merge into a "
-                            "new file", out, i + 1);
+            return tc_error(TC_ERR_INVALID,
+                            "%s: the output is also input %zu: merge into a "
+                            "new file",
+                            out, i + 1);
     }
     /* every input must open as a valid tilecast database on its own; the
      * validation leaves refused files untouched */
@@ -362,8 +365,10 @@ TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inpu
             err = merge_one(db, tmp, &into, true);
         if (err < 0) {
             if (strstr(tc_last_error(), "locked") || strstr(tc_last_error(), "busy"))
-                tc_error_prefix(err, "%s is in use by another process for longer than %d s "
-                                "(nothing was merged; try again)", out, MERGE_BUSY_MS / 1000);
+                tc_error_prefix(err,
+                                "%s is in use by another process for longer than %d s "
+                                "(nothing was merged; try again)",
+                                out, MERGE_BUSY_MS / 1000);
             goto fail;
         }
         /* runs and rows joined or dropped among the inputs count as well;

@@ -19,7 +19,6 @@
 #include "bounds.h"
 #include "db-internal.h"
 
-
 /* quick_check reads every page. Before a file is opened for writing it
  * runs up to 256 MiB. A read-only opening cannot damage the file and SQLite
  * reports corrupt pages as they are read (TC_ERR_SCHEMA), so there it runs
@@ -49,8 +48,7 @@ static int check_header(const char *path, const struct stat *sb, bool wal, int *
     int32_t user_version;
 
     if (sb->st_size == 0)
-        return tc_error(TC_ERR_SCHEMA, "%s: empty file (0 bytes): not a tilecast database",
-                        path);
+        return tc_error(TC_ERR_SCHEMA, "%s: empty file (0 bytes): not a tilecast database", path);
     f = fopen(path, "rb");
     if (!f)
         return tc_error(TC_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
@@ -61,37 +59,43 @@ static int check_header(const char *path, const struct stat *sb, bool wal, int *
                         "%s: not an SQLite database (no SQLite header): not a tilecast database",
                         path);
     if (got < sizeof(h))
-        return tc_error(TC_ERR_SCHEMA, "%s: truncated: %zu bytes, shorter than the 100-byte "
-                        "SQLite header", path, got);
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: truncated: %zu bytes, shorter than the 100-byte "
+                        "SQLite header",
+                        path, got);
     page_size = (uint32_t)h[16] << 8 | h[17];
     if (page_size == 1)
         page_size = 65536;
     if (page_size < 512 || (page_size & (page_size - 1)) != 0)
-        return tc_error(TC_ERR_SCHEMA, "%s: corrupt SQLite header (page size %u)", path,
-                        page_size);
+        return tc_error(TC_ERR_SCHEMA, "%s: corrupt SQLite header (page size %u)", path, page_size);
     /* with a write-ahead log beside it (a writer was killed), the main file
      * may be mid-checkpoint: its size is checked once SQLite has read the log */
     if (!wal && (uint64_t)sb->st_size % page_size != 0)
-        return tc_error(TC_ERR_SCHEMA, "%s: truncated or damaged: %lld bytes is not a whole "
-                        "number of %u-byte pages", path, (long long)sb->st_size, page_size);
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: truncated or damaged: %lld bytes is not a whole "
+                        "number of %u-byte pages",
+                        path, (long long)sb->st_size, page_size);
     pages = be32(h + 28);
     /* the in-header size is valid only when its version matches the change
      * counter (written by SQLite >= 3.7.0) */
     if (!wal && pages && be32(h + 92) == be32(h + 24) &&
         (uint64_t)pages * page_size > (uint64_t)sb->st_size)
-        return tc_error(TC_ERR_SCHEMA, "%s: truncated: the header says %u pages (%llu bytes) "
-                        "but the file has %lld bytes", path, pages,
-                        (unsigned long long)pages * page_size, (long long)sb->st_size);
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: truncated: the header says %u pages (%llu bytes) "
+                        "but the file has %lld bytes",
+                        path, pages, (unsigned long long)pages * page_size, (long long)sb->st_size);
     app_id = be32(h + 68);
     user_version = (int32_t)be32(h + 60);
     if (app_id != TC_DB_APPLICATION_ID)
-        return tc_error(TC_ERR_SCHEMA, "%s: an SQLite database but not a tilecast one "
-                        "(application_id 0x%08x, expected 0x%08x)", path, app_id,
-                        TC_DB_APPLICATION_ID);
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: an SQLite database but not a tilecast one "
+                        "(application_id 0x%08x, expected 0x%08x)",
+                        path, app_id, TC_DB_APPLICATION_ID);
     if (user_version > TC_DB_SCHEMA_VERSION)
-        return tc_error(TC_ERR_SCHEMA, "%s: schema version %d is newer than this tilecast (%s) "
-                        "understands (%d): use a newer tilecast", path, user_version,
-                        tc_version(), TC_DB_SCHEMA_VERSION);
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: schema version %d is newer than this tilecast (%s) "
+                        "understands (%d): use a newer tilecast",
+                        path, user_version, tc_version(), TC_DB_SCHEMA_VERSION);
     if (user_version < 0)
         return tc_error(TC_ERR_SCHEMA, "%s: corrupt: negative schema version %d", path,
                         user_version);
@@ -123,8 +127,7 @@ char *db_file_uri(const char *path, const char *query)
 
 /* Opens path read-only and immutable (no locks, no -wal/-shm created),
  * runs quick_check and checks the schema. */
-static int validate(const char *path, const struct stat *sb, int version, bool readonly,
-                    bool wal)
+static int validate(const char *path, const struct stat *sb, int version, bool readonly, bool wal)
 {
     sqlite3 *sql = NULL;
     sqlite3_stmt *st = NULL;
@@ -164,11 +167,13 @@ static int validate(const char *path, const struct stat *sb, int version, bool r
     }
     if (version >= 1) {
         for (size_t i = 0; i < db_v1_table_count; i++) {
-            rc = sqlite3_prepare_v2(sql, "SELECT 1 FROM sqlite_schema WHERE type = 'table' "
-                                    "AND name = ?1", -1, &st, NULL);
+            rc = sqlite3_prepare_v2(sql,
+                                    "SELECT 1 FROM sqlite_schema WHERE type = 'table' "
+                                    "AND name = ?1",
+                                    -1, &st, NULL);
             if (rc != SQLITE_OK) {
-                err = tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path,
-                               sqlite3_errmsg(sql));
+                err =
+                    tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path, sqlite3_errmsg(sql));
                 goto out;
             }
             sqlite3_bind_text(st, 1, db_v1_tables[i], -1, SQLITE_STATIC);
@@ -176,21 +181,24 @@ static int validate(const char *path, const struct stat *sb, int version, bool r
             sqlite3_finalize(st);
             st = NULL;
             if (rc != SQLITE_ROW) {
-                err = tc_error(TC_ERR_SCHEMA, "%s: not a valid tilecast database (schema v%d "
-                               "without table '%s')", path, version, db_v1_tables[i]);
+                err = tc_error(TC_ERR_SCHEMA,
+                               "%s: not a valid tilecast database (schema v%d "
+                               "without table '%s')",
+                               path, version, db_v1_tables[i]);
                 goto out;
             }
         }
         err = db_check_schema_objects(sql, path, version);
         if (err < 0)
             goto out;
-        rc = sqlite3_prepare_v2(sql, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
-                                &st, NULL);
+        rc = sqlite3_prepare_v2(sql, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+                                NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);
         if (rc != SQLITE_ROW || sqlite3_column_type(st, 0) != SQLITE_TEXT ||
             atoi((const char *)sqlite3_column_text(st, 0)) != version) {
-            err = tc_error(TC_ERR_SCHEMA, "%s: not a valid tilecast database (meta."
+            err = tc_error(TC_ERR_SCHEMA,
+                           "%s: not a valid tilecast database (meta."
                            "schema_version disagrees with the file's schema version %d)",
                            path, version);
             goto out;
@@ -201,8 +209,10 @@ static int validate(const char *path, const struct stat *sb, int version, bool r
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);
         if (rc == SQLITE_ROW) {
-            err = tc_error(TC_ERR_SCHEMA, "%s: not a valid tilecast database (schema v0 with "
-                           "table '%s')", path, (const char *)sqlite3_column_text(st, 0));
+            err = tc_error(TC_ERR_SCHEMA,
+                           "%s: not a valid tilecast database (schema v0 with "
+                           "table '%s')",
+                           path, (const char *)sqlite3_column_text(st, 0));
             goto out;
         }
         if (rc != SQLITE_DONE) {
@@ -277,9 +287,10 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
         if (err < 0)
             return err;
         if (mode == TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION)
-            return tc_error(TC_ERR_SCHEMA, "%s: schema version %d is older than %d: open it "
-                            "for writing once to migrate (tilecast db migrate %s)", path,
-                            version, TC_DB_SCHEMA_VERSION, path);
+            return tc_error(TC_ERR_SCHEMA,
+                            "%s: schema version %d is older than %d: open it "
+                            "for writing once to migrate (tilecast db migrate %s)",
+                            path, version, TC_DB_SCHEMA_VERSION, path);
     }
 
     db = calloc(1, sizeof(*db));
@@ -299,7 +310,8 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
     /* read-only without a log beside it: immutable, so that a file in WAL
      * mode gets no -wal/-shm files created (and left) in its directory */
     uri = db_file_uri(path, mode == TC_DB_READONLY ? (wal ? "mode=ro" : "mode=ro&immutable=1")
-                            : created ? "mode=rwc" : "mode=rw");
+                            : created              ? "mode=rwc"
+                                                   : "mode=rw");
     if (!uri)
         goto fail;
     rc = sqlite3_open_v2(uri, &db->sql, flags, NULL);
@@ -311,8 +323,10 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
     if ((err = configure(db)) < 0 || (err = db_read_user_version(db, &version)) < 0)
         goto fail;
     if (version > TC_DB_SCHEMA_VERSION) {
-        err = tc_error(TC_ERR_SCHEMA, "%s: schema version %d is newer than this tilecast "
-                       "understands (%d)", path, version, TC_DB_SCHEMA_VERSION);
+        err = tc_error(TC_ERR_SCHEMA,
+                       "%s: schema version %d is newer than this tilecast "
+                       "understands (%d)",
+                       path, version, TC_DB_SCHEMA_VERSION);
         goto fail;
     }
     db->schema_version = version;
@@ -363,6 +377,8 @@ TC_API int tc_db_schema_version(struct tc_db *db)
  * (a file edited by hand, or with ignore_check_constraints, may break them),
  * or a plausibility bound (bounds.h) the CHECK constraints of schema v1 do
  * not. */
+/* not formatted: the SQL as written, a clause a line */
+/* clang-format off */
 #define ZERO_OR_IN(col, lo, hi)                                                              \
     "(" col " = 0 OR " col " BETWEEN " TC_BOUND_SQL(lo) " AND " TC_BOUND_SQL(hi) ")"
 #define PEAK_OK(dt)                                                                          \
@@ -457,6 +473,7 @@ static const struct {
     {"runs without rows or GPU", "SELECT count(*), min(id) FROM run WHERE gpu_id NOT IN "
                                  "(SELECT id FROM gpu)"},
 };
+/* clang-format on */
 
 TC_API int tc_db_integrity_check(struct tc_db *db)
 {
@@ -482,8 +499,10 @@ TC_API int tc_db_integrity_check(struct tc_db *db)
     if (rc == SQLITE_OK)
         rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        err = tc_error(TC_ERR_SCHEMA, "%s: foreign_key_check: row %lld of table %s refers to "
-                       "a missing row of %s", db->path, (long long)sqlite3_column_int64(st, 1),
+        err = tc_error(TC_ERR_SCHEMA,
+                       "%s: foreign_key_check: row %lld of table %s refers to "
+                       "a missing row of %s",
+                       db->path, (long long)sqlite3_column_int64(st, 1),
                        (const char *)sqlite3_column_text(st, 0),
                        (const char *)sqlite3_column_text(st, 2));
         goto out;
@@ -535,8 +554,7 @@ TC_API int tc_db_begin(struct tc_db *db)
     if (!db)
         return tc_error(TC_ERR_INVALID, "tc_db_begin: no database");
     if (db->in_tx)
-        return tc_error(TC_ERR_INVALID, "%s: a transaction is already open (no nesting)",
-                        db->path);
+        return tc_error(TC_ERR_INVALID, "%s: a transaction is already open (no nesting)", db->path);
     err = db_exec(db, db->mode == TC_DB_READONLY ? "BEGIN" : "BEGIN IMMEDIATE");
     if (err == TC_OK)
         db->in_tx = true;

@@ -40,19 +40,19 @@ static int check_attention_row(struct tc_db *db, const struct tc_attention_row *
                         db->path, tc_attn_impl_name(r->impl));
     if (r->batch <= 0 || r->heads <= 0 || r->kv_heads < 0 || r->seq_q <= 0 || r->seq_kv < 0 ||
         r->head_dim <= 0)
-        return tc_error(TC_ERR_RANGE, "%s: attention b=%lld h=%lld s=%lld d=%lld: dimensions "
-                        "must be positive", db->path, (long long)r->batch,
-                        (long long)r->heads, (long long)r->seq_q, (long long)r->head_dim);
+        return tc_error(TC_ERR_RANGE,
+                        "%s: attention b=%lld h=%lld s=%lld d=%lld: dimensions "
+                        "must be positive",
+                        db->path, (long long)r->batch, (long long)r->heads, (long long)r->seq_q,
+                        (long long)r->head_dim);
     if ((unsigned)r->status > TC_STATUS_ERROR)
         return tc_error(TC_ERR_INVALID, "%s: attention row with an invalid status", db->path);
     if (r->status == TC_STATUS_OK && (!isfinite(r->time_us) || r->time_us <= 0))
-        return tc_error(TC_ERR_RANGE, "%s: attention: an ok row needs a positive time",
-                        db->path);
+        return tc_error(TC_ERR_RANGE, "%s: attention: an ok row needs a positive time", db->path);
     if (r->status == TC_STATUS_OK && tc_bound_check_time("time_us", r->time_us) < 0)
         return tc_error_prefix(TC_ERR_RANGE, "%s: attention", db->path);
     if (!memchr(r->message, '\0', sizeof(r->message)))
-        return tc_error(TC_ERR_INVALID, "%s: attention row with an unterminated message",
-                        db->path);
+        return tc_error(TC_ERR_INVALID, "%s: attention row with an unterminated message", db->path);
     return TC_OK;
 }
 
@@ -144,8 +144,7 @@ static int read_times(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_atten
 }
 
 TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
-                                  const struct tc_attention_row *key,
-                                  struct tc_attention_row *out)
+                                  const struct tc_attention_row *key, struct tc_attention_row *out)
 {
     static const char sql[] =
         "SELECT a.id, a.run_id, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us,"
@@ -184,10 +183,10 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
     out->status = TC_STATUS_OK;
     out->message[0] = '\0';
     id = sqlite3_column_int64(st, 0);
-#define TRY(x)                                                                               \
-    do {                                                                                     \
-        if ((err = (x)) < 0)                                                                 \
-            goto bad;                                                                        \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((err = (x)) < 0)                                                                       \
+            goto bad;                                                                              \
     } while (0)
     TRY(db_column_int_range(db, st, 1, 1, INT64_MAX, false, &out->run_id, "run_id", id));
     TRY(read_times(db, st, 2, out, id));
@@ -253,10 +252,10 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         r->status = TC_STATUS_OK;
         id = sqlite3_column_int64(st, 0);
         /* an untrusted file: every value is checked before it is used */
-#define TRY(x)                                                                               \
-    do {                                                                                     \
-        if ((err = (x)) < 0)                                                                 \
-            goto bad;                                                                        \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((err = (x)) < 0)                                                                       \
+            goto bad;                                                                              \
     } while (0)
         TRY(db_column_int_range(db, st, 1, 1, INT64_MAX, false, &r->run_id, "run_id", id));
         TRY(db_column_int_range(db, st, 2, 1, INT32_MAX, false, &r->batch, "batch", id));

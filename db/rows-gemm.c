@@ -22,25 +22,27 @@ static int check_gemm_row(struct tc_db *db, const struct tc_gemm_row *r)
         return tc_error(TC_ERR_INVALID, "%s: GEMM row with an invalid status %d", db->path,
                         (int)r->status);
     if (r->m <= 0 || r->n <= 0 || r->k <= 0 || r->batch <= 0)
-        return tc_error(TC_ERR_RANGE, "%s: GEMM %lldx%lldx%lld batch %lld: dimensions must "
-                        "be positive", db->path, (long long)r->m, (long long)r->n,
-                        (long long)r->k, (long long)r->batch);
+        return tc_error(TC_ERR_RANGE,
+                        "%s: GEMM %lldx%lldx%lld batch %lld: dimensions must "
+                        "be positive",
+                        db->path, (long long)r->m, (long long)r->n, (long long)r->k,
+                        (long long)r->batch);
     if (r->status == TC_STATUS_OK && (!isfinite(r->time_us) || r->time_us <= 0))
-        return tc_error(TC_ERR_RANGE, "%s: GEMM %lldx%lldx%lld: an ok row needs a positive "
-                        "time (got %g us)", db->path, (long long)r->m, (long long)r->n,
-                        (long long)r->k, r->time_us);
+        return tc_error(TC_ERR_RANGE,
+                        "%s: GEMM %lldx%lldx%lld: an ok row needs a positive "
+                        "time (got %g us)",
+                        db->path, (long long)r->m, (long long)r->n, (long long)r->k, r->time_us);
     if (r->status == TC_STATUS_OK &&
         (tc_bound_check_gemm(r->m, r->n, r->k, r->batch, r->time_us) < 0 ||
          (r->min_us != 0 && tc_bound_check_time("min_us", r->min_us) < 0)))
-        return tc_error_prefix(TC_ERR_RANGE, "%s: GEMM %lldx%lldx%lld", db->path,
-                               (long long)r->m, (long long)r->n, (long long)r->k);
+        return tc_error_prefix(TC_ERR_RANGE, "%s: GEMM %lldx%lldx%lld", db->path, (long long)r->m,
+                               (long long)r->n, (long long)r->k);
     if (!memchr(r->algo, '\0', sizeof(r->algo)) || !memchr(r->message, '\0', sizeof(r->message)))
         return tc_error(TC_ERR_INVALID, "%s: GEMM row with an unterminated string", db->path);
     return TC_OK;
 }
 
-int db_insert_gemm_op(struct tc_db *db, const struct tc_gemm_row *r, const char *op,
-                      bool *inserted)
+int db_insert_gemm_op(struct tc_db *db, const struct tc_gemm_row *r, const char *op, bool *inserted)
 {
     sqlite3_stmt *st;
     int err = check_gemm_row(db, r), rc;
@@ -79,9 +81,9 @@ int db_insert_gemm_op(struct tc_db *db, const struct tc_gemm_row *r, const char 
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
         if ((rc & 0xff) == SQLITE_CONSTRAINT)
-            return tc_error(TC_ERR_INVALID, "%s: GEMM %lldx%lldx%lld of run %lld: %s",
-                            db->path, (long long)r->m, (long long)r->n, (long long)r->k,
-                            (long long)r->run_id, sqlite3_errmsg(db->sql));
+            return tc_error(TC_ERR_INVALID, "%s: GEMM %lldx%lldx%lld of run %lld: %s", db->path,
+                            (long long)r->m, (long long)r->n, (long long)r->k, (long long)r->run_id,
+                            sqlite3_errmsg(db->sql));
         return db_fail(db, rc, "inserting a GEMM row");
     }
     if (inserted)
@@ -103,10 +105,10 @@ int db_read_gemm_row(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_gemm_r
     int err;
 
     memset(r, 0, sizeof(*r));
-#define TRY(x)                                                                               \
-    do {                                                                                     \
-        if ((err = (x)) < 0)                                                                 \
-            goto fail;                                                                       \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((err = (x)) < 0)                                                                       \
+            goto fail;                                                                             \
     } while (0)
     TRY(db_column_int_range(db, st, c + 1, 1, INT64_MAX, false, &r->run_id, "run_id", id));
     TRY(db_column_text(db, st, c + 2, text, sizeof(text), "dtype"));
@@ -125,8 +127,8 @@ int db_read_gemm_row(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_gemm_r
     TRY(db_column_time(db, st, c + 10, &r->time_us, "time_us", id));
     TRY(db_column_time(db, st, c + 11, &r->min_us, "min_us", id));
     TRY(db_column_real(db, st, c + 12, false, &r->spread_pct, "spread_pct", id));
-#define INTCOL(col, field, name)                                                             \
-    TRY(db_column_int_range(db, st, c + (col), 0, 1 << 30, true, &v, name, id));                \
+#define INTCOL(col, field, name)                                                                   \
+    TRY(db_column_int_range(db, st, c + (col), 0, 1 << 30, true, &v, name, id));                   \
     r->field = (int)v
     INTCOL(13, reps, "reps");
     INTCOL(14, tile_m, "tile_m");
@@ -146,24 +148,23 @@ int db_read_gemm_row(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_gemm_r
     if (r->status == TC_STATUS_OK && !(r->time_us > 0.0))
         return tc_error(TC_ERR_SCHEMA, "%s: gemm row %lld: status ok without a time", db->path,
                         (long long)id);
-    if (r->status == TC_STATUS_OK && !tc_bound_gemm_rate_ok(r->m, r->n, r->k, r->batch,
-                                                            r->time_us)) {
+    if (r->status == TC_STATUS_OK &&
+        !tc_bound_gemm_rate_ok(r->m, r->n, r->k, r->batch, r->time_us)) {
         tc_bound_check_gemm(r->m, r->n, r->k, r->batch, r->time_us);
         return tc_error_prefix(TC_ERR_SCHEMA, "%s: gemm row %lld", db->path, (long long)id);
     }
     return TC_OK;
-fail:
-    {
-        char idtext[32];
+fail : {
+    char idtext[32];
 
-        snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
-        return db_row_error(db, err, "gemm row", idtext);
-    }
+    snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
+    return db_row_error(db, err, "gemm row", idtext);
+}
 }
 
 TC_API int tc_db_lookup_gemm(struct tc_db *db, const char *gpu_id, enum tc_dtype dtype,
-                             enum tc_layout layout, int64_t m, int64_t n, int64_t k,
-                             int64_t batch, struct tc_gemm_row *out)
+                             enum tc_layout layout, int64_t m, int64_t n, int64_t k, int64_t batch,
+                             struct tc_gemm_row *out)
 {
     sqlite3_stmt *st;
     int err, rc;
@@ -191,14 +192,16 @@ TC_API int tc_db_lookup_gemm(struct tc_db *db, const char *gpu_id, enum tc_dtype
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return db_fail(db, rc, "looking up a GEMM");
-    return tc_error(TC_ERR_NOT_FOUND, "%s: no measurement of %s %s %lldx%lldx%lld batch %lld "
-                    "on %s", db->path, tc_dtype_name(dtype), tc_layout_name(layout),
-                    (long long)m, (long long)n, (long long)k, (long long)batch, gpu_id);
+    return tc_error(TC_ERR_NOT_FOUND,
+                    "%s: no measurement of %s %s %lldx%lldx%lld batch %lld "
+                    "on %s",
+                    db->path, tc_dtype_name(dtype), tc_layout_name(layout), (long long)m,
+                    (long long)n, (long long)k, (long long)batch, gpu_id);
 }
 
 TC_API int tc_db_has_gemm(struct tc_db *db, int64_t run_id, enum tc_dtype dtype,
-                          enum tc_layout layout, int64_t m, int64_t n, int64_t k,
-                          int64_t batch, bool *found)
+                          enum tc_layout layout, int64_t m, int64_t n, int64_t k, int64_t batch,
+                          bool *found)
 {
     sqlite3_stmt *st;
     int err, rc;
@@ -230,15 +233,15 @@ struct tc_db_iter {
     sqlite3_stmt *st;
 };
 
-static int prepare_filtered(struct tc_db *db, const char *select, const char *gpu_id,
-                            int dtype, int layout, sqlite3_stmt **out)
+static int prepare_filtered(struct tc_db *db, const char *select, const char *gpu_id, int dtype,
+                            int layout, sqlite3_stmt **out)
 {
     char sql[1024];
     int rc;
 
     if (dtype >= TC_DTYPE_COUNT || layout >= TC_LAYOUT_COUNT)
-        return tc_error(TC_ERR_INVALID, "%s: invalid dtype %d or layout %d filter", db->path,
-                        dtype, layout);
+        return tc_error(TC_ERR_INVALID, "%s: invalid dtype %d or layout %d filter", db->path, dtype,
+                        layout);
     /* each filter is "?N IS NULL OR column = ?N", so one statement serves
      * every combination */
     snprintf(sql, sizeof(sql),

@@ -17,9 +17,14 @@ struct gpu_col {
     size_t size;
 };
 
-#define GCOL(name, type, field) {name, type, offsetof(struct tc_gpu, field), sizeof(((struct tc_gpu *)0)->field)}
-#define GPEAK(name, arr, i)                                                                 \
-    {name, COL_DBL, offsetof(struct tc_gpu, arr) + (i) * sizeof(double), sizeof(double)}
+#define GCOL(name, type, field)                                                                    \
+    {                                                                                              \
+        name, type, offsetof(struct tc_gpu, field), sizeof(((struct tc_gpu *)0)->field)            \
+    }
+#define GPEAK(name, arr, i)                                                                        \
+    {                                                                                              \
+        name, COL_DBL, offsetof(struct tc_gpu, arr) + (i) * sizeof(double), sizeof(double)         \
+    }
 
 /* One entry per column of table gpu (spec_json comes last, built by SQLite). */
 static const struct gpu_col gpu_cols[] = {
@@ -133,9 +138,15 @@ TC_API int tc_db_put_gpu(struct tc_db *db, const struct tc_gpu *gpu)
         int idx = (int)i + 1;
 
         switch (gpu_cols[i].type) {
-        case COL_INT: rc = sqlite3_bind_int(st, idx, *(const int *)p); break;
-        case COL_I64: rc = sqlite3_bind_int64(st, idx, *(const int64_t *)p); break;
-        case COL_DBL: rc = sqlite3_bind_double(st, idx, *(const double *)p); break;
+        case COL_INT:
+            rc = sqlite3_bind_int(st, idx, *(const int *)p);
+            break;
+        case COL_I64:
+            rc = sqlite3_bind_int64(st, idx, *(const int64_t *)p);
+            break;
+        case COL_DBL:
+            rc = sqlite3_bind_double(st, idx, *(const double *)p);
+            break;
         case COL_STR: {
             size_t n = strnlen(p, gpu_cols[i].size);
             rc = sqlite3_bind_text(st, idx, p, (int)n, SQLITE_TRANSIENT);
@@ -149,7 +160,9 @@ TC_API int tc_db_put_gpu(struct tc_db *db, const struct tc_gpu *gpu)
             rc = sqlite3_bind_text(st, idx, tc_arch_name(*(const enum tc_arch *)p), -1,
                                    SQLITE_STATIC);
             break;
-        default: rc = SQLITE_MISUSE; break;
+        default:
+            rc = SQLITE_MISUSE;
+            break;
         }
         if (rc != SQLITE_OK)
             return db_fail(db, rc, "binding a GPU spec");
@@ -233,8 +246,7 @@ TC_API int tc_db_get_gpu(struct tc_db *db, const char *gpu_id, struct tc_gpu *ou
         case COL_VENDOR:
             err = db_column_text(db, st, c, text, sizeof(text), "vendor");
             if (err == TC_OK)
-                *(enum tc_vendor *)p = strcmp(text, "amd") == 0 ? TC_VENDOR_AMD
-                                                                : TC_VENDOR_NVIDIA;
+                *(enum tc_vendor *)p = strcmp(text, "amd") == 0 ? TC_VENDOR_AMD : TC_VENDOR_NVIDIA;
             break;
         case COL_ARCH: {
             int a;

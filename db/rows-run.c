@@ -6,10 +6,9 @@
 #include "db-internal.h"
 
 static const char *const run_field_names[TC_DB_RUN_FIELDS] = {
-    "host",       "device_name", "device_uuid", "driver_version", "runtime_version",
-    "blas_version", "backend",   "sweep_name",  "sweep_hash",     "config_hash",
-    "shard",      "timing",      "source",      "licence",        "clocks_json",
-    "tilecast_version", "started_at", "ended_at",
+    "host",    "device_name", "device_uuid", "driver_version",   "runtime_version", "blas_version",
+    "backend", "sweep_name",  "sweep_hash",  "config_hash",      "shard",           "timing",
+    "source",  "licence",     "clocks_json", "tilecast_version", "started_at",      "ended_at",
 };
 
 TC_API const char *tc_db_run_field_name(int i)
@@ -27,15 +26,24 @@ static bool valid_text(const char *s, size_t max)
 TC_API int tc_db_add_run(struct tc_db *db, const struct tc_run_info *info, int64_t *run_id)
 {
     const char *fields[] = {
-        info ? info->host : NULL,          info ? info->device_name : NULL,
-        info ? info->device_uuid : NULL,   info ? info->driver_version : NULL,
-        info ? info->runtime_version : NULL, info ? info->blas_version : NULL,
-        info ? info->backend : NULL,       info ? info->sweep_name : NULL,
-        info ? info->sweep_hash : NULL,    info ? info->config_hash : NULL,
-        info ? info->shard : NULL,         info ? info->timing : NULL,
-        info ? info->source : NULL,        info ? info->licence : NULL,
-        info ? info->clocks_json : NULL,   info ? info->tilecast_version : NULL,
-        info ? info->started_at : NULL,    info ? info->ended_at : NULL,
+        info ? info->host : NULL,
+        info ? info->device_name : NULL,
+        info ? info->device_uuid : NULL,
+        info ? info->driver_version : NULL,
+        info ? info->runtime_version : NULL,
+        info ? info->blas_version : NULL,
+        info ? info->backend : NULL,
+        info ? info->sweep_name : NULL,
+        info ? info->sweep_hash : NULL,
+        info ? info->config_hash : NULL,
+        info ? info->shard : NULL,
+        info ? info->timing : NULL,
+        info ? info->source : NULL,
+        info ? info->licence : NULL,
+        info ? info->clocks_json : NULL,
+        info ? info->tilecast_version : NULL,
+        info ? info->started_at : NULL,
+        info ? info->ended_at : NULL,
     };
     sqlite3_stmt *st;
     bool found;
@@ -45,8 +53,8 @@ TC_API int tc_db_add_run(struct tc_db *db, const struct tc_run_info *info, int64
         return tc_error(TC_ERR_INVALID, "tc_db_add_run: missing argument");
     if (!info->gpu_id || !*info->gpu_id)
         return tc_error(TC_ERR_INVALID, "%s: a run needs a GPU id", db->path);
-    if (!info->kind || (strcmp(info->kind, "collected") != 0 &&
-                        strcmp(info->kind, "imported") != 0))
+    if (!info->kind ||
+        (strcmp(info->kind, "collected") != 0 && strcmp(info->kind, "imported") != 0))
         return tc_error(TC_ERR_INVALID, "%s: run kind '%s' (expected collected or imported)",
                         db->path, info->kind ? info->kind : "(none)");
     for (size_t i = 0; i < TC_ARRAY_SIZE(fields); i++)
@@ -57,8 +65,10 @@ TC_API int tc_db_add_run(struct tc_db *db, const struct tc_run_info *info, int64
     if (err < 0)
         return err;
     if (!found)
-        return tc_error(TC_ERR_NOT_FOUND, "%s: GPU '%s' has no spec snapshot in the database "
-                        "(store it with tc_db_put_gpu first)", db->path, info->gpu_id);
+        return tc_error(TC_ERR_NOT_FOUND,
+                        "%s: GPU '%s' has no spec snapshot in the database "
+                        "(store it with tc_db_put_gpu first)",
+                        db->path, info->gpu_id);
     err = db_stmt(db, DB_ST_ADD_RUN, &st);
     if (err < 0)
         return err;
@@ -98,8 +108,8 @@ TC_API int tc_db_find_run(struct tc_db *db, const char *gpu_id, const char *conf
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return db_fail(db, rc, "finding a run");
-    return tc_error(TC_ERR_NOT_FOUND, "%s: no run of %s with configuration %s", db->path,
-                    gpu_id, config_hash);
+    return tc_error(TC_ERR_NOT_FOUND, "%s: no run of %s with configuration %s", db->path, gpu_id,
+                    config_hash);
 }
 
 TC_API int tc_db_end_run(struct tc_db *db, int64_t run_id, const char *ended_at)

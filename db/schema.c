@@ -11,6 +11,8 @@
 /* CHECK constraints spell lists out as OR chains: SQLite evaluates a
  * constant IN list through a temporary b-tree built per row, which made
  * batched inserts five times slower. */
+/* not formatted: the SQL as written, a clause a line */
+/* clang-format off */
 #define DTYPE_OK(c)                                                                           \
     "(" c " = 'fp64' OR " c " = 'fp32' OR " c " = 'tf32' OR " c " = 'fp16' OR " c          \
     " = 'bf16' OR " c " = 'fp8' OR " c " = 'int8')"
@@ -138,6 +140,7 @@ static const char *const schema_v1[] = {
     "           a.seq_kv, a.head_dim, a.causal, a.backward;\n",
     NULL,
 };
+/* clang-format on */
 
 struct migration {
     int from;
@@ -149,8 +152,7 @@ static const struct migration migrations[] = {
 };
 
 /* Tables every v1 file has; a file missing one is refused. */
-const char *const db_v1_tables[] = {"meta", "gpu", "run", "gemm", "attention",
-                                    "calibration"};
+const char *const db_v1_tables[] = {"meta", "gpu", "run", "gemm", "attention", "calibration"};
 const size_t db_v1_table_count = TC_ARRAY_SIZE(db_v1_tables);
 
 /* The name in "CREATE TABLE name (", "CREATE INDEX name ON", "CREATE VIEW
@@ -182,8 +184,10 @@ int db_check_schema_objects(sqlite3 *sql, const char *path, int version)
     sqlite3_stmt *st = NULL;
     int err = TC_OK, rc;
 
-    rc = sqlite3_prepare_v2(sql, "SELECT type, name, sql FROM sqlite_schema WHERE name NOT "
-                            "LIKE 'sqlite\\_%' ESCAPE '\\'", -1, &st, NULL);
+    rc = sqlite3_prepare_v2(sql,
+                            "SELECT type, name, sql FROM sqlite_schema WHERE name NOT "
+                            "LIKE 'sqlite\\_%' ESCAPE '\\'",
+                            -1, &st, NULL);
     if (rc != SQLITE_OK)
         return tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path, sqlite3_errmsg(sql));
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -214,10 +218,11 @@ int db_check_schema_objects(sqlite3 *sql, const char *path, int version)
             }
         }
         if (!same) {
-            err = tc_error(TC_ERR_SCHEMA, known_name
-                           ? "%s: not a valid tilecast database (%s '%s' differs from schema v%d)"
+            err = tc_error(
+                TC_ERR_SCHEMA,
+                known_name ? "%s: not a valid tilecast database (%s '%s' differs from schema v%d)"
                            : "%s: not a valid tilecast database (unexpected %s '%s' in schema v%d)",
-                           path, type, name, version);
+                path, type, name, version);
             break;
         }
     }

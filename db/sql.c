@@ -19,8 +19,8 @@ int db_fail(struct tc_db *db, int rc, const char *what)
     int prim = rc & 0xff;
 
     if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB)
-        return tc_error(TC_ERR_SCHEMA, "%s: %s: database is corrupt (%s)",
-                        db ? db->path : "?", what, msg);
+        return tc_error(TC_ERR_SCHEMA, "%s: %s: database is corrupt (%s)", db ? db->path : "?",
+                        what, msg);
     return tc_error(TC_ERR_DB, "%s: %s: %s", db ? db->path : "?", what, msg);
 }
 
@@ -30,8 +30,8 @@ int db_exec(struct tc_db *db, const char *sql)
     int rc = sqlite3_exec(db->sql, sql, NULL, NULL, &err);
 
     if (rc != SQLITE_OK) {
-        int ret = tc_error((rc & 0xff) == SQLITE_CORRUPT ? TC_ERR_SCHEMA : TC_ERR_DB,
-                           "%s: %s", db->path, err ? err : sqlite3_errstr(rc));
+        int ret = tc_error((rc & 0xff) == SQLITE_CORRUPT ? TC_ERR_SCHEMA : TC_ERR_DB, "%s: %s",
+                           db->path, err ? err : sqlite3_errstr(rc));
         sqlite3_free(err);
         return ret;
     }
@@ -78,8 +78,8 @@ int db_column_text(struct tc_db *db, sqlite3_stmt *st, int col, char *buf, size_
     if (!text)
         return tc_error(TC_ERR_NOMEM, "out of memory");
     if ((size_t)n >= len)
-        return tc_error(TC_ERR_SCHEMA, "%s: %s is %d bytes long (at most %zu allowed)",
-                        db->path, what, n, len - 1);
+        return tc_error(TC_ERR_SCHEMA, "%s: %s is %d bytes long (at most %zu allowed)", db->path,
+                        what, n, len - 1);
     if (memchr(text, '\0', (size_t)n))
         return tc_error(TC_ERR_SCHEMA, "%s: %s contains a NUL byte", db->path, what);
     memcpy(buf, text, (size_t)n);
@@ -88,9 +88,8 @@ int db_column_text(struct tc_db *db, sqlite3_stmt *st, int col, char *buf, size_
 }
 
 /* An integer column that must lie in [lo, hi]; NULL reads as 0 when allowed. */
-int db_column_int_range(struct tc_db *db, sqlite3_stmt *st, int col, int64_t lo,
-                        int64_t hi, bool null_ok, int64_t *out, const char *what,
-                        int64_t row_id)
+int db_column_int_range(struct tc_db *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,
+                        bool null_ok, int64_t *out, const char *what, int64_t row_id)
 {
     int type = sqlite3_column_type(st, col);
     int64_t v;
@@ -111,8 +110,8 @@ int db_column_int_range(struct tc_db *db, sqlite3_stmt *st, int col, int64_t lo,
     return TC_OK;
 }
 
-int db_column_real(struct tc_db *db, sqlite3_stmt *st, int col, bool positive,
-                   double *out, const char *what, int64_t row_id)
+int db_column_real(struct tc_db *db, sqlite3_stmt *st, int col, bool positive, double *out,
+                   const char *what, int64_t row_id)
 {
     int type = sqlite3_column_type(st, col);
     double v;
@@ -135,15 +134,17 @@ int db_column_real(struct tc_db *db, sqlite3_stmt *st, int col, bool positive,
 /* A time column (time_us, min_us): NULL reads as 0, anything else must be
  * a plausible time (bounds.h), or it would come back as an infinite
  * throughput. */
-int db_column_time(struct tc_db *db, sqlite3_stmt *st, int col, double *out,
-                   const char *what, int64_t row_id)
+int db_column_time(struct tc_db *db, sqlite3_stmt *st, int col, double *out, const char *what,
+                   int64_t row_id)
 {
     int err = db_column_real(db, st, col, false, out, what, row_id);
 
     if (err == TC_OK && *out != 0 && !tc_bound_time_ok(*out))
-        return tc_error(TC_ERR_SCHEMA, "%s: row %lld: %s = %g is outside the plausible "
-                        "[%g, %g] us", db->path, (long long)row_id, what, *out,
-                        TC_BOUND_TIME_US_MIN, TC_BOUND_TIME_US_MAX);
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: row %lld: %s = %g is outside the plausible "
+                        "[%g, %g] us",
+                        db->path, (long long)row_id, what, *out, TC_BOUND_TIME_US_MIN,
+                        TC_BOUND_TIME_US_MAX);
     return err;
 }
 
@@ -204,17 +205,20 @@ int db_parse_status(struct tc_db *db, const char *text, enum tc_status *out)
 enum tc_dtype db_default_compute(enum tc_dtype dtype)
 {
     switch (dtype) {
-    case TC_DTYPE_FP64: return TC_DTYPE_FP64;
-    case TC_DTYPE_TF32: return TC_DTYPE_TF32;
-    case TC_DTYPE_INT8: return TC_DTYPE_INT8;
-    default: return TC_DTYPE_FP32; /* fp16/bf16/fp8 accumulate in fp32 */
+    case TC_DTYPE_FP64:
+        return TC_DTYPE_FP64;
+    case TC_DTYPE_TF32:
+        return TC_DTYPE_TF32;
+    case TC_DTYPE_INT8:
+        return TC_DTYPE_INT8;
+    default:
+        return TC_DTYPE_FP32; /* fp16/bf16/fp8 accumulate in fp32 */
     }
 }
 
 void db_hash_hex(const char *s, char *buf)
 {
-    snprintf(buf, 17, "%016llx",
-             (unsigned long long)tc_fnv1a64(s, strlen(s), TC_FNV1A64_SEED));
+    snprintf(buf, 17, "%016llx", (unsigned long long)tc_fnv1a64(s, strlen(s), TC_FNV1A64_SEED));
 }
 
 void db_now_iso(char *buf, size_t len)
@@ -277,8 +281,8 @@ int db_stmt(struct tc_db *db, enum db_stmt which, sqlite3_stmt **out)
     if (!db->stmts[which]) {
         if (which == DB_ST_PUT_GPU)
             text = db_put_gpu_statement(put_gpu_sql, sizeof(put_gpu_sql));
-        rc = sqlite3_prepare_v3(db->sql, text, -1, SQLITE_PREPARE_PERSISTENT,
-                                &db->stmts[which], NULL);
+        rc = sqlite3_prepare_v3(db->sql, text, -1, SQLITE_PREPARE_PERSISTENT, &db->stmts[which],
+                                NULL);
         if (rc != SQLITE_OK)
             return db_fail(db, rc, "preparing a statement");
     } else {

@@ -86,10 +86,14 @@ static bool same_shape(const struct tc_model_config *a, const struct tc_model_co
 static const char *align_text(enum tc_align a)
 {
     switch (a) {
-    case TC_ALIGN_128B: return "128-byte";
-    case TC_ALIGN_16B: return "16-byte";
-    case TC_ALIGN_4B: return "4-byte";
-    default: return "element";
+    case TC_ALIGN_128B:
+        return "128-byte";
+    case TC_ALIGN_16B:
+        return "16-byte";
+    case TC_ALIGN_4B:
+        return "4-byte";
+    default:
+        return "element";
     }
 }
 
@@ -132,9 +136,9 @@ static size_t explain_mechanism(const struct search *s, const struct tc_model_co
         return (size_t)snprintf(buf, len, "mechanism: less work per token");
     if (strcmp(best->kind, "gemm") == 0 || strcmp(best->kind, "bmm") == 0) {
         if (best->align < best_base->align)
-            return (size_t)snprintf(buf, len,
-                                    "mechanism: %s GEMM tensor-core alignment %s -> %s", best->name,
-                                    align_text(best_base->align), align_text(best->align));
+            return (size_t)snprintf(buf, len, "mechanism: %s GEMM tensor-core alignment %s -> %s",
+                                    best->name, align_text(best_base->align),
+                                    align_text(best->align));
         if (best->tile_eff > best_base->tile_eff + 0.01)
             return (size_t)snprintf(buf, len,
                                     "mechanism: %s GEMM tile quantization, useful tile area "
@@ -148,14 +152,14 @@ static size_t explain_mechanism(const struct search *s, const struct tc_model_co
                                     best_base->waves, best->waves);
         if (best->occupancy > best_base->occupancy + 0.01)
             return (size_t)snprintf(buf, len, "mechanism: %s GEMM occupancy %.0f%% -> %.0f%%",
-                                    best->name, 100 * best_base->occupancy,
-                                    100 * best->occupancy);
+                                    best->name, 100 * best_base->occupancy, 100 * best->occupancy);
         return (size_t)snprintf(buf, len, "mechanism: %s GEMM %.0f -> %.0f TFLOP/s", best->name,
                                 best_base->tflops, best->tflops);
     }
     if (strcmp(best->kind, "attention") == 0)
-        return (size_t)snprintf(buf, len, "mechanism: attention %.0f -> %.0f TFLOP/s (head dim "
-                                          "%lld -> %lld)",
+        return (size_t)snprintf(buf, len,
+                                "mechanism: attention %.0f -> %.0f TFLOP/s (head dim "
+                                "%lld -> %lld)",
                                 best_base->tflops, best->tflops, (long long)s->base.head_dim,
                                 (long long)c->head_dim);
     return (size_t)snprintf(buf, len, "mechanism: %s moves fewer bytes per token", best->name);
@@ -168,17 +172,16 @@ static size_t explain_guidelines(const struct tc_model_config *b, const struct t
 {
     size_t used = 0;
 
-#define ADD(...)                                                                           \
-    do {                                                                                   \
-        if (used < len)                                                                    \
-            used += (size_t)snprintf(buf + used, len - used, __VA_ARGS__);                 \
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (used < len)                                                                            \
+            used += (size_t)snprintf(buf + used, len - used, __VA_ARGS__);                         \
     } while (0)
 
     if (c->vocab != b->vocab && c->vocab % 64 == 0 && b->vocab % 64 != 0)
         ADD("; guideline 1: vocabulary %lld divisible by 64", (long long)c->vocab);
     if (c->micro_batch > b->micro_batch)
-        ADD("; guideline 2: larger micro-batch %lld (if memory allows)",
-            (long long)c->micro_batch);
+        ADD("; guideline 2: larger micro-batch %lld (if memory allows)", (long long)c->micro_batch);
     if (pow2_of(c->head_dim) > pow2_of(b->head_dim) && pow2_of(b->head_dim) < 64)
         ADD("; guideline 3: h/a = %lld divisible by %lld", (long long)c->head_dim,
             (long long)(pow2_of(c->head_dim) > 64 ? 64 : pow2_of(c->head_dim)));
@@ -200,12 +203,11 @@ static void describe(const struct search *s, const struct tc_model_config *c,
     const struct tc_model_config *b = &s->base;
     size_t used = 0;
 
-#define CHANGE(field, label)                                                               \
-    do {                                                                                   \
-        if (c->field != b->field && used < len)                                            \
-            used += (size_t)snprintf(buf + used, len - used, "%s%s %lld->%lld",            \
-                                     used ? ", " : "", label, (long long)b->field,         \
-                                     (long long)c->field);                                 \
+#define CHANGE(field, label)                                                                       \
+    do {                                                                                           \
+        if (c->field != b->field && used < len)                                                    \
+            used += (size_t)snprintf(buf + used, len - used, "%s%s %lld->%lld", used ? ", " : "",  \
+                                     label, (long long)b->field, (long long)c->field);             \
     } while (0)
     CHANGE(hidden, "h");
     CHANGE(heads, "a");
@@ -367,7 +369,8 @@ static int search_all(struct search *s)
     /* Parameters grow about with h², so h moves at most ~tol/2 relative;
      * search a bit wider and let the parameter filter decide. */
     double span = fmin(0.5, s->tol + 0.02);
-    int64_t lo = (int64_t)((double)b->hidden * (1 - span)), hi = (int64_t)((double)b->hidden * (1 + span));
+    int64_t lo = (int64_t)((double)b->hidden * (1 - span)),
+            hi = (int64_t)((double)b->hidden * (1 + span));
     int err;
 
     /* Multiples of 8 (the 16-byte alignment of fp16) and not only of 64, so

@@ -80,8 +80,8 @@ static uint64_t query_hash(const struct tc_gpu *gpu, const struct tc_gemm_query 
 static bool query_equal(const struct tc_gemm_query *a, const struct tc_gemm_query *b)
 {
     return a->m == b->m && a->n == b->n && a->k == b->k && a->batch == b->batch &&
-           a->dtype == b->dtype && a->layout == b->layout && a->lda == b->lda &&
-           a->ldb == b->ldb && a->ldc == b->ldc;
+           a->dtype == b->dtype && a->layout == b->layout && a->lda == b->lda && a->ldb == b->ldb &&
+           a->ldc == b->ldc;
 }
 
 static struct memo_entry *memo_slot(struct tc_gemm_memo *memo, const struct tc_gpu *gpu,
@@ -90,8 +90,7 @@ static struct memo_entry *memo_slot(struct tc_gemm_memo *memo, const struct tc_g
     size_t mask = memo->cap - 1;
     size_t i = (size_t)query_hash(gpu, q) & mask;
 
-    while (memo->slots[i].used &&
-           !(memo->slots[i].gpu == gpu && query_equal(&memo->slots[i].q, q)))
+    while (memo->slots[i].used && !(memo->slots[i].gpu == gpu && query_equal(&memo->slots[i].q, q)))
         i = (i + 1) & mask;
     return &memo->slots[i];
 }
@@ -114,9 +113,8 @@ static int memo_grow(struct tc_gemm_memo *memo)
     return TC_OK;
 }
 
-int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu,
-                        struct tc_gemm_memo *memo, const struct tc_gemm_query *q,
-                        struct tc_gemm_prediction *out)
+int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu, struct tc_gemm_memo *memo,
+                        const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
 {
     struct memo_entry *slot;
     int err;
@@ -169,8 +167,9 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_attention_query
                         (long long)q->batch, (long long)q->heads, (long long)q->seq_q,
                         (long long)q->head_dim);
     if (q->kv_heads < 0 || q->seq_kv < 0)
-        return tc_error(TC_ERR_RANGE, "attention: kv heads (%lld) and kv seq (%lld) must not be "
-                                      "negative",
+        return tc_error(TC_ERR_RANGE,
+                        "attention: kv heads (%lld) and kv seq (%lld) must not be "
+                        "negative",
                         (long long)q->kv_heads, (long long)q->seq_kv);
     if (q->kv_heads > q->heads || (q->kv_heads && q->heads % q->kv_heads))
         return tc_error(TC_ERR_INVALID,
@@ -230,7 +229,11 @@ static int add_gemm(struct tc_predictor *p, const struct tc_gpu *gpu, struct tc_
                     enum tc_layout layout, double *time_us, enum tc_source *source)
 {
     struct tc_gemm_query q = {
-        .m = m, .n = n, .k = k, .batch = aq->batch * aq->heads, .dtype = aq->dtype,
+        .m = m,
+        .n = n,
+        .k = k,
+        .batch = aq->batch * aq->heads,
+        .dtype = aq->dtype,
         .layout = layout,
     };
     struct tc_gemm_prediction pred;
@@ -253,7 +256,8 @@ static int predict_unfused(struct tc_predictor *p, const struct tc_gpu *gpu,
                            int64_t seq_kv, struct tc_attention_prediction *out)
 {
     double e = tc_dtype_bytes(q->dtype);
-    double scores_bytes = (double)q->batch * (double)q->heads * (double)q->seq_q * (double)seq_kv * e;
+    double scores_bytes =
+        (double)q->batch * (double)q->heads * (double)q->seq_q * (double)seq_kv * e;
     enum tc_source source = TC_SOURCE_MEASURED;
     int64_t s = q->seq_q, d = q->head_dim, dv = q->head_dim_vo ? q->head_dim_vo : d;
     int err;
@@ -286,8 +290,8 @@ static int predict_unfused(struct tc_predictor *p, const struct tc_gpu *gpu,
     }
     out->time_us = out->scores_us + out->softmax_us + out->values_us + out->expand_us;
     out->source = source;
-    out->bound = out->softmax_us > out->scores_us + out->values_us ? TC_BOUND_MEMORY
-                                                                    : TC_BOUND_COMPUTE;
+    out->bound =
+        out->softmax_us > out->scores_us + out->values_us ? TC_BOUND_MEMORY : TC_BOUND_COMPUTE;
     return TC_OK;
 }
 
@@ -345,9 +349,16 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
     for (size_t i = 0; i < set->n; i++) {
         const struct tc_attention_row *row = &set->rows[i];
         struct tc_attention_query rq = {
-            .impl = row->impl, .dtype = row->dtype, .batch = row->batch, .heads = row->heads,
-            .kv_heads = row->kv_heads, .seq_q = row->seq_q, .seq_kv = row->seq_kv,
-            .head_dim = row->head_dim, .causal = row->causal, .backward = row->backward,
+            .impl = row->impl,
+            .dtype = row->dtype,
+            .batch = row->batch,
+            .heads = row->heads,
+            .kv_heads = row->kv_heads,
+            .seq_q = row->seq_q,
+            .seq_kv = row->seq_kv,
+            .head_dim = row->head_dim,
+            .causal = row->causal,
+            .backward = row->backward,
         };
         struct tc_attention_prediction pred;
 
@@ -512,8 +523,7 @@ TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
     if (err < 0)
         return err;
     if (!(row.time_us > 0) || !isfinite(row.time_us))
-        return tc_error(TC_ERR_INVALID,
-                        "attention: the measured row of run %lld has time_us %g",
+        return tc_error(TC_ERR_INVALID, "attention: the measured row of run %lld has time_us %g",
                         (long long)row.run_id, row.time_us);
     fill_measured(q, key.seq_kv, &row, out);
     return TC_OK;

@@ -138,8 +138,7 @@ TC_API size_t tc_calib_report_count(const struct tc_calib_report *r)
     return r ? r->n : 0;
 }
 
-TC_API const struct tc_calib_summary *tc_calib_report_at(const struct tc_calib_report *r,
-                                                         size_t i)
+TC_API const struct tc_calib_summary *tc_calib_report_at(const struct tc_calib_report *r, size_t i)
 {
     return r && i < r->n ? &r->fits[i] : NULL;
 }

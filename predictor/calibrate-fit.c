@@ -17,8 +17,8 @@
 /* The parametric model                                                      */
 /* ------------------------------------------------------------------------ */
 
-void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us,
-                    double *memory_us, double *overhead_us)
+void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us, double *memory_us,
+                    double *overhead_us)
 {
     double overhead = pred->overhead_us > 0 ? pred->overhead_us : 0;
     double compute = pred->compute_us > 0 ? pred->compute_us : 0;
@@ -68,7 +68,7 @@ int calib_kernel_slot(const struct tc_calib_params *cp, uint32_t hash)
 double calib_kernel_factor(const struct tc_calib_params *cp, const struct tc_calib_sample *s)
 {
     return s->kernel_slot >= 0 && s->kernel_slot < cp->n_kernels ? cp->kernel_scale[s->kernel_slot]
-                                                                  : 1.0;
+                                                                 : 1.0;
 }
 
 static double body_us(const struct tc_calib_params *cp, const struct tc_calib_sample *s)
@@ -131,11 +131,31 @@ static const double prior_mean[P_COUNT] = {0, 0, 0, 0, 0, 0, 15, 30, 30};
  * efficiency, so their prior is narrow and they only move with many rows. */
 #define KERNEL_PRIOR_WIDTH 0.15
 static const double prior_width[P_COUNT] = {
-    0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 15, 10, 15,
-    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
-    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
-    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
-    KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH, KERNEL_PRIOR_WIDTH,
+    0.7,
+    0.7,
+    0.7,
+    0.7,
+    0.7,
+    0.7,
+    15,
+    10,
+    15,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
+    KERNEL_PRIOR_WIDTH,
 };
 
 static void theta_to_params(const double *theta, struct tc_calib_params *cp)
@@ -241,8 +261,8 @@ static double objective(struct fit_work *w, const double *theta, double scale)
     return cost;
 }
 
-void calib_fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
-                      double *scratch, struct tc_calib_params *cp)
+void calib_fit_params(const struct tc_calib_sample *s, size_t n, double *resid, double *scratch,
+                      struct tc_calib_params *cp)
 {
     struct fit_work w = {cp, s, n, {false}, resid, scratch};
     double theta[P_COUNT], scale, cost, lambda = 1e-3;
@@ -395,7 +415,7 @@ static int cmp_count_desc(const void *a, const void *b)
  * most used first. Returns TC_OK or NOMEM. */
 int calib_kernel_table(const struct tc_calib_sample *s, size_t n, struct tc_calib_params *cp)
 {
-    size_t (*pairs)[2] = calloc(n, sizeof(*pairs));
+    size_t(*pairs)[2] = calloc(n, sizeof(*pairs));
     size_t used = 0;
 
     if (!pairs)

@@ -20,12 +20,12 @@
 #define KD_GROUPS (TC_LAYOUT_COUNT * TC_CALIB_ALIGN_CLASSES)
 
 struct kd_group {
-    size_t lo, hi;     /* range in the state's permuted arrays */
+    size_t lo, hi; /* range in the state's permuted arrays */
 };
 
 struct nb_heap {
     int k, count;
-    double max_d2;     /* farther points weigh nothing: never looked at */
+    double max_d2; /* farther points weigh nothing: never looked at */
     double d2[TC_CALIB_MAX_K];
     size_t at[TC_CALIB_MAX_K];
 };
@@ -36,14 +36,14 @@ struct tc_calib {
     struct tc_calib_params params;
     struct tc_calib_sample *samples; /* n, in tree order */
     size_t n;
-    double (*pts)[KD_DIMS];          /* n, log m, log n, log k, log batch */
-    unsigned char *split_dim;        /* n, split dimension at a node's mid */
-    double *resid;                   /* n, log residual of the parametric fit */
+    double (*pts)[KD_DIMS];   /* n, log m, log n, log k, log batch */
+    unsigned char *split_dim; /* n, split dimension at a node's mid */
+    double *resid;            /* n, log residual of the parametric fit */
     struct kd_group groups[KD_GROUPS];
     /* exact lookup: open addressing over representative sample indices */
-    size_t *hash;                    /* hash_size slots, SIZE_MAX = empty */
+    size_t *hash; /* hash_size slots, SIZE_MAX = empty */
     size_t hash_size;
-    unsigned timing_mask;            /* bit t: some row has timing class t */
+    unsigned timing_mask; /* bit t: some row has timing class t */
     /* rows sorted by line (layout, timing, n, k, batch), then m: the
      * measured times that bracket a query along m */
     struct line_row *lines;
@@ -74,8 +74,8 @@ double calib_kernel_factor(const struct tc_calib_params *cp, const struct tc_cal
 double calib_overhead_scale(const struct tc_calib_params *cp, unsigned timing);
 /* Fits the scales of cp (its kernel table set) to n samples; resid and
  * scratch hold n values each. */
-void calib_fit_params(const struct tc_calib_sample *s, size_t n, double *resid,
-                      double *scratch, struct tc_calib_params *cp);
+void calib_fit_params(const struct tc_calib_sample *s, size_t n, double *resid, double *scratch,
+                      struct tc_calib_params *cp);
 /* Fills the kernel table of cp from the samples. TC_OK or NOMEM. */
 int calib_kernel_table(const struct tc_calib_sample *s, size_t n, struct tc_calib_params *cp);
 

@@ -170,8 +170,8 @@ static bool kd_skipped(const double *q, const double *p, double d2, int skip)
     return false;
 }
 
-void calib_kd_query(const struct tc_calib *c, size_t lo, size_t hi, const double *q,
-                    int skip, struct nb_heap *h)
+void calib_kd_query(const struct tc_calib *c, size_t lo, size_t hi, const double *q, int skip,
+                    struct nb_heap *h)
 {
     while (hi > lo) {
         size_t mid;
@@ -245,19 +245,19 @@ static double nb_correction(const struct nb_heap *h, const double *resid, double
 /* Exact lookup                                                              */
 /* ------------------------------------------------------------------------ */
 
-static uint64_t shape_hash(enum tc_layout layout, int64_t m, int64_t n, int64_t k,
-                           int64_t batch, enum tc_timing_class timing)
+static uint64_t shape_hash(enum tc_layout layout, int64_t m, int64_t n, int64_t k, int64_t batch,
+                           enum tc_timing_class timing)
 {
-    const uint64_t v[6] = {(uint64_t)layout, (uint64_t)m, (uint64_t)n, (uint64_t)k,
-                           (uint64_t)batch, (uint64_t)timing};
+    const uint64_t v[6] = {(uint64_t)layout, (uint64_t)m,     (uint64_t)n,
+                           (uint64_t)k,      (uint64_t)batch, (uint64_t)timing};
     uint64_t h = tc_fnv1a64(v, sizeof(v), TC_FNV1A64_SEED);
 
     /* the table takes the low bits: fold the better-mixed high ones in */
     return h ^ (h >> 29);
 }
 
-static bool same_shape(const struct tc_calib_sample *s, enum tc_layout layout, int64_t m,
-                       int64_t n, int64_t k, int64_t batch, enum tc_timing_class timing)
+static bool same_shape(const struct tc_calib_sample *s, enum tc_layout layout, int64_t m, int64_t n,
+                       int64_t k, int64_t batch, enum tc_timing_class timing)
 {
     return s->layout == layout && s->m == m && s->n == n && s->k == k && s->batch == batch &&
            s->timing == timing;
@@ -330,8 +330,8 @@ int calib_build_hash(struct tc_calib *c)
     for (size_t i = 0; i < c->n; i++) {
         const struct tc_calib_sample *s = &c->samples[i];
 
-        rows[i] = (struct shape_row){s->m, s->n, s->k, s->batch, (int)s->layout,
-                                     (int)s->timing, s->time_us, i};
+        rows[i] = (struct shape_row){s->m,           s->n,           s->k,       s->batch,
+                                     (int)s->layout, (int)s->timing, s->time_us, i};
         if ((unsigned)s->timing < TC_TIMING_COUNT)
             c->timing_mask |= 1u << s->timing;
     }
@@ -382,8 +382,8 @@ int calib_build_lines(struct tc_calib *c)
     for (size_t i = 0; i < c->n; i++) {
         const struct tc_calib_sample *s = &c->samples[i];
 
-        c->lines[i] = (struct line_row){s->n, s->k, s->batch, s->m, (int)s->layout,
-                                        (int)s->timing, s->time_us};
+        c->lines[i] = (struct line_row){s->n,           s->k,           s->batch,  s->m,
+                                        (int)s->layout, (int)s->timing, s->time_us};
     }
     qsort(c->lines, c->n, sizeof(*c->lines), cmp_line_qsort);
     return TC_OK;

@@ -48,32 +48,38 @@ int calib_params_in_bounds(const struct tc_calib_params *cp)
         const char *name;
         double v;
     } scales[] = {
-        {"c_compute", cp->c_compute},       {"c_compute_avg", cp->c_compute_avg},
-        {"c_memory", cp->c_memory},         {"c_overhead", cp->c_overhead},
-        {"align1", cp->align_factor[1]},    {"align2", cp->align_factor[2]},
+        {"c_compute", cp->c_compute},    {"c_compute_avg", cp->c_compute_avg},
+        {"c_memory", cp->c_memory},      {"c_overhead", cp->c_overhead},
+        {"align1", cp->align_factor[1]}, {"align2", cp->align_factor[2]},
         {"align3", cp->align_factor[3]},
     };
 
     for (size_t i = 0; i < TC_ARRAY_SIZE(scales); i++)
         if (!tc_bound_in(scales[i].v, TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX))
-            return tc_error(TC_ERR_RANGE, "calibration parameter '%s' %g is outside the "
-                            "plausible [%g, %g]", scales[i].name, scales[i].v,
-                            TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX);
+            return tc_error(TC_ERR_RANGE,
+                            "calibration parameter '%s' %g is outside the "
+                            "plausible [%g, %g]",
+                            scales[i].name, scales[i].v, TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX);
     for (int j = 0; j < cp->n_kernels; j++)
         if (!tc_bound_in(cp->kernel_scale[j], TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX))
-            return tc_error(TC_ERR_RANGE, "calibration kernel factor %g is outside the "
-                            "plausible [%g, %g]", cp->kernel_scale[j], TC_BOUND_SCALE_MIN,
-                            TC_BOUND_SCALE_MAX);
+            return tc_error(TC_ERR_RANGE,
+                            "calibration kernel factor %g is outside the "
+                            "plausible [%g, %g]",
+                            cp->kernel_scale[j], TC_BOUND_SCALE_MIN, TC_BOUND_SCALE_MAX);
     for (int t = 0; t < TC_TIMING_COUNT; t++)
         if (!tc_bound_in(cp->host_us[t], 0, TC_BOUND_HOST_US_MAX))
-            return tc_error(TC_ERR_RANGE, "calibration host cost %g us is outside the "
-                            "plausible [0, %g]", cp->host_us[t], TC_BOUND_HOST_US_MAX);
+            return tc_error(TC_ERR_RANGE,
+                            "calibration host cost %g us is outside the "
+                            "plausible [0, %g]",
+                            cp->host_us[t], TC_BOUND_HOST_US_MAX);
     for (int b = 0; b < TC_CALIB_TIME_BINS; b++)
         if (!tc_bound_in(cp->q_lo[b], -TC_BOUND_LOG_RATIO_MAX, TC_BOUND_LOG_RATIO_MAX) ||
             !tc_bound_in(cp->q_hi[b], -TC_BOUND_LOG_RATIO_MAX, TC_BOUND_LOG_RATIO_MAX))
-            return tc_error(TC_ERR_RANGE, "calibration interval q_lo%d/q_hi%d (%g, %g) is "
-                            "outside the plausible [-%d, %d]", b, b, cp->q_lo[b], cp->q_hi[b],
-                            TC_BOUND_LOG_RATIO_MAX, TC_BOUND_LOG_RATIO_MAX);
+            return tc_error(TC_ERR_RANGE,
+                            "calibration interval q_lo%d/q_hi%d (%g, %g) is "
+                            "outside the plausible [-%d, %d]",
+                            b, b, cp->q_lo[b], cp->q_hi[b], TC_BOUND_LOG_RATIO_MAX,
+                            TC_BOUND_LOG_RATIO_MAX);
     return TC_OK;
 }
 
@@ -110,9 +116,14 @@ struct param_key {
 
 #define FIELD(name) offsetof(struct tc_calib_params, name)
 #define ELEM(name, i) (FIELD(name) + (i) * sizeof(((struct tc_calib_params *)0)->name[0]))
-#define NUM(key, kind, offset) {key, kind, NEED_CURRENT, offset, 0}
-#define TEXT(key, need, name)                                                                \
-    {key, PARAM_TEXT, need, FIELD(name), sizeof(((struct tc_calib_params *)0)->name)}
+#define NUM(key, kind, offset)                                                                     \
+    {                                                                                              \
+        key, kind, NEED_CURRENT, offset, 0                                                         \
+    }
+#define TEXT(key, need, name)                                                                      \
+    {                                                                                              \
+        key, PARAM_TEXT, need, FIELD(name), sizeof(((struct tc_calib_params *)0)->name)            \
+    }
 
 /* Every key of the text, in the order written. The prebuilt databases
  * store this text and tests/cli-db.sh compares them byte for byte: a key
@@ -204,18 +215,24 @@ int tc_calib_params_format(const struct tc_calib_params *cp, char *buf, size_t l
 
         switch (k->kind) {
         case PARAM_FORMAT:
-        case PARAM_K: snprintf(value, sizeof(value), "%d", *(const int *)field); break;
+        case PARAM_K:
+            snprintf(value, sizeof(value), "%d", *(const int *)field);
+            break;
         case PARAM_TEXT:
             snprintf(value, sizeof(value), "\"%.*s\"", (int)strnlen(field, k->size), field);
             break;
-        case PARAM_DOUBLE: snprintf(value, sizeof(value), "%.17g", *(const double *)field); break;
+        case PARAM_DOUBLE:
+            snprintf(value, sizeof(value), "%.17g", *(const double *)field);
+            break;
         case PARAM_I64:
             snprintf(value, sizeof(value), "%lld", (long long)*(const int64_t *)field);
             break;
         case PARAM_U32:
             snprintf(value, sizeof(value), "%lu", (unsigned long)*(const uint32_t *)field);
             break;
-        case PARAM_KERNELS: snprintf(value, sizeof(value), "\"%s\"", kernels); break;
+        case PARAM_KERNELS:
+            snprintf(value, sizeof(value), "\"%s\"", kernels);
+            break;
         }
         if (!append(buf, len, &out, i ? ", \"" : "{\"") || !append(buf, len, &out, k->key) ||
             !append(buf, len, &out, "\": ") || !append(buf, len, &out, value))
@@ -297,8 +314,8 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
     calib_params_default(cp);
     p = skip_ws(text);
     if (*p != '{')
-        return tc_error(TC_ERR_PARSE, "calibration parameters: expected a JSON object at offset %td",
-                        p - text);
+        return tc_error(TC_ERR_PARSE,
+                        "calibration parameters: expected a JSON object at offset %td", p - text);
     p = skip_ws(p + 1);
     while (*p != '}') {
         char key[64], value[sizeof(cp->runs)];
@@ -366,8 +383,7 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
                 return tc_error_prefix(err, "calibration parameter '%s'", key);
             *(int64_t *)field = v;
         } else {
-            int err = tc_parse_double(value, k->kind == PARAM_DOUBLE ? (double *)field
-                                                                     : &whole[f]);
+            int err = tc_parse_double(value, k->kind == PARAM_DOUBLE ? (double *)field : &whole[f]);
 
             if (err < 0)
                 return tc_error_prefix(err, "calibration parameter '%s'", key);
@@ -406,10 +422,12 @@ int tc_calib_params_parse(const char *text, struct tc_calib_params *cp)
             return tc_error(TC_ERR_PARSE, "calibration parameters: missing \"%s\"",
                             param_keys[f].key);
     if (!(cp->c_compute > 0) || !(cp->c_memory > 0) || !(cp->c_overhead > 0) ||
-        !(cp->nb_length > 0) || cp->nb_prior < 0 || !(cp->nb_scale_nk > 0) || cp->nb_beta < 0 || !(cp->nb2_length >= 0) || !(cp->nb2_prior > 0) || cp->nb_k < 1 || cp->nb_k > TC_CALIB_MAX_K ||
-        !(cp->interval_level > 0 && cp->interval_level < 1))
-        return tc_error(TC_ERR_RANGE,
-                        "calibration parameters: a scale, neighbour setting or level is out of range");
+        !(cp->nb_length > 0) || cp->nb_prior < 0 || !(cp->nb_scale_nk > 0) || cp->nb_beta < 0 ||
+        !(cp->nb2_length >= 0) || !(cp->nb2_prior > 0) || cp->nb_k < 1 ||
+        cp->nb_k > TC_CALIB_MAX_K || !(cp->interval_level > 0 && cp->interval_level < 1))
+        return tc_error(
+            TC_ERR_RANGE,
+            "calibration parameters: a scale, neighbour setting or level is out of range");
     for (int j = 1; j < TC_CALIB_ALIGN_CLASSES; j++)
         if (!(cp->align_factor[j] > 0))
             return tc_error(TC_ERR_RANGE, "calibration parameters: align%d is not positive", j);

@@ -41,11 +41,16 @@ enum tc_timing_class tc_timing_classify(const char *timing)
 const char *tc_timing_class_name(enum tc_timing_class c)
 {
     switch (c) {
-    case TC_TIMING_KERNEL: return "kernel";
-    case TC_TIMING_EVENT: return "event";
-    case TC_TIMING_WALL: return "wall";
-    case TC_TIMING_WALL_MAX: return "wall-max";
-    default: return "?";
+    case TC_TIMING_KERNEL:
+        return "kernel";
+    case TC_TIMING_EVENT:
+        return "event";
+    case TC_TIMING_WALL:
+        return "wall";
+    case TC_TIMING_WALL_MAX:
+        return "wall-max";
+    default:
+        return "?";
     }
 }
 

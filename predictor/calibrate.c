@@ -211,18 +211,25 @@ uint32_t tc_calib_model_fingerprint(const struct tc_gpu *gpu, enum tc_dtype dtyp
     /* shapes across the regimes: latency, memory, compute, misaligned,
      * batched, and every layout */
     static const int64_t shapes[][5] = {
-        {1, 4096, 4096, 1, TC_LAYOUT_NT},       {64, 11008, 4096, 1, TC_LAYOUT_NT},
-        {4096, 4096, 4096, 1, TC_LAYOUT_NN},    {8192, 10240, 8192, 1, TC_LAYOUT_TN},
-        {4001, 4093, 4099, 1, TC_LAYOUT_TT},    {1024, 1024, 128, 64, TC_LAYOUT_NN},
-        {2048, 50257, 2048, 1, TC_LAYOUT_NT},   {333, 777, 1555, 3, TC_LAYOUT_NT},
+        {1, 4096, 4096, 1, TC_LAYOUT_NT},     {64, 11008, 4096, 1, TC_LAYOUT_NT},
+        {4096, 4096, 4096, 1, TC_LAYOUT_NN},  {8192, 10240, 8192, 1, TC_LAYOUT_TN},
+        {4001, 4093, 4099, 1, TC_LAYOUT_TT},  {1024, 1024, 128, 64, TC_LAYOUT_NN},
+        {2048, 50257, 2048, 1, TC_LAYOUT_NT}, {333, 777, 1555, 3, TC_LAYOUT_NT},
     };
     uint32_t h = TC_FNV1A32_SEED;
 
     if (!gpu)
         return 0;
     for (size_t i = 0; i < TC_ARRAY_SIZE(shapes); i++) {
-        struct tc_gemm_query q = {shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], dtype,
-                                  (enum tc_layout)shapes[i][4], 0, 0, 0};
+        struct tc_gemm_query q = {shapes[i][0],
+                                  shapes[i][1],
+                                  shapes[i][2],
+                                  shapes[i][3],
+                                  dtype,
+                                  (enum tc_layout)shapes[i][4],
+                                  0,
+                                  0,
+                                  0};
         struct tc_gemm_prediction pred;
         char text[64];
 
@@ -292,8 +299,11 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
     if (how->neighbours) {
         const struct kd_group *g = &c->groups[calib_group_of(s.layout, s.align)];
         double radius = NB_RADIUS_LENGTHS * NB_MAX_WIDEN * cp->nb_length;
-        struct nb_heap h = {cp->nb_k > 0 && cp->nb_k <= TC_CALIB_MAX_K ? cp->nb_k : 8, 0,
-                            radius * radius, {0}, {0}};
+        struct nb_heap h = {cp->nb_k > 0 && cp->nb_k <= TC_CALIB_MAX_K ? cp->nb_k : 8,
+                            0,
+                            radius * radius,
+                            {0},
+                            {0}};
         double pt[KD_DIMS];
 
         /* the tree's own scale, whatever parameters are applied */
@@ -329,8 +339,8 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
     pred->hi_us = t * exp(cp->q_hi[bin]);
 }
 
-void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
-                              enum tc_arch to, bool same_gpu, bool same_dtype, bool tensor,
+void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from, enum tc_arch to,
+                              bool same_gpu, bool same_dtype, bool tensor,
                               struct tc_calib_params *out)
 {
     /* The scales are ratios to the analytical model, which a transferred

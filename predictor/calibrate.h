@@ -77,8 +77,8 @@ struct tc_calib_sample {
     enum tc_layout layout;
     enum tc_align align;
     enum tc_timing_class timing;
-    double time_us;    /* measured */
-    double spread_pct; /* 0 if unknown */
+    double time_us;                            /* measured */
+    double spread_pct;                         /* 0 if unknown */
     double compute_us, memory_us, overhead_us; /* analytical parts, rescaled */
     uint32_t kernel_hash; /* tc_calib_kernel_hash of the model's kernel; 0 unknown */
     int kernel_slot;      /* its index in the params' kernel table, -1 if none (set by
@@ -94,8 +94,8 @@ uint32_t tc_calib_kernel_hash(const char *name);
 /* Fitted parameters and their residual statistics: what the database's
  * calibration table stores. Plain data. */
 struct tc_calib_params {
-    int format;                 /* TC_CALIB_FORMAT when fitted */
-    char model_version[32];     /* the tilecast version that fitted it (information) */
+    int format;             /* TC_CALIB_FORMAT when fitted */
+    char model_version[32]; /* the tilecast version that fitted it (information) */
     double c_compute, c_memory, c_overhead;
     double align_factor[TC_CALIB_ALIGN_CLASSES];
     double host_us[TC_TIMING_COUNT];
@@ -111,8 +111,8 @@ struct tc_calib_params {
      * the prior weight that shrinks the correction towards 0 */
     double nb_length, nb_prior;
     int nb_k;
-    double nb_scale_nk;  /* weight of log n and log k against log m, log batch */
-    double nb_beta;      /* kernel widening with the nearest distance (sparse data) */
+    double nb_scale_nk; /* weight of log n and log k against log m, log batch */
+    double nb_beta;     /* kernel widening with the nearest distance (sparse data) */
     /* broad tier: a Gaussian kernel over (log m, log n, log k, log batch) at
      * equal scales, chosen by leaving out every row of the held-out row's
      * (n, k), i.e. its layer: what the residuals of other layers at similar
@@ -121,11 +121,11 @@ struct tc_calib_params {
     double nb2_length, nb2_prior;
     /* statistics of the fit (log residuals of the parametric fit) */
     int64_t n_rows;
-    double fit_mad;      /* median |log residual| of the parametric fit */
-    double fit_mape;     /* mean |relative error| of the parametric fit, % */
+    double fit_mad;                  /* median |log residual| of the parametric fit */
+    double fit_mape;                 /* mean |relative error| of the parametric fit, % */
     double fit_p50_ape, fit_p90_ape; /* its median and 90th percentile, % */
-    double fit_log_sd;   /* standard deviation of its log residuals */
-    double loo_mape;     /* held-out (leave-one-shape-out) with neighbours, % */
+    double fit_log_sd;               /* standard deviation of its log residuals */
+    double loo_mape;                 /* held-out (leave-one-shape-out) with neighbours, % */
     /* held-out log-residual quantiles for the interval, per predicted-time
      * bin (< 20 µs, < 200 µs, else); level in interval_level */
     double interval_level;
@@ -172,10 +172,10 @@ const struct tc_calib_sample *tc_calib_find(const struct tc_calib *c, enum tc_la
 /* How a state is applied to a query. */
 struct tc_calib_apply {
     const struct tc_calib_params *params; /* NULL: the state's own */
-    bool neighbours;          /* apply the neighbour correction */
-    double neighbour_weight;  /* scales the correction (transfer: < 1) */
-    bool same_gpu;            /* the state's rows were measured on the queried GPU:
-                               * its measured times bracket the prediction */
+    bool neighbours;                      /* apply the neighbour correction */
+    double neighbour_weight;              /* scales the correction (transfer: < 1) */
+    bool same_gpu;                        /* the state's rows were measured on the queried GPU:
+                                           * its measured times bracket the prediction */
     enum tc_timing_class timing;
 };
 
@@ -203,8 +203,8 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
 /* Whether any fitted row was timed by a method of this class. */
 bool tc_calib_has_timing(const struct tc_calib *c, enum tc_timing_class timing);
 
-void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from,
-                              enum tc_arch to, bool same_gpu, bool same_dtype, bool tensor,
+void tc_calib_transfer_params(const struct tc_calib_params *src, enum tc_arch from, enum tc_arch to,
+                              bool same_gpu, bool same_dtype, bool tensor,
                               struct tc_calib_params *out);
 
 /* The parametric model alone (no neighbours), for tests and reports. */
@@ -212,8 +212,8 @@ double tc_calib_model_us(const struct tc_calib_params *cp, const struct tc_calib
                          enum tc_timing_class timing);
 
 /* Splits an analytical prediction into the rescaled parts a sample holds. */
-void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us,
-                    double *memory_us, double *overhead_us);
+void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us, double *memory_us,
+                    double *overhead_us);
 
 /* Interval of the pure analytical model, documented in calibrate.c. */
 void tc_calib_analytical_interval(struct tc_gemm_prediction *pred);
@@ -255,8 +255,8 @@ struct tc_attn_rows {
     struct tc_attention_row *rows;
     size_t n;
     bool fitted;
-    size_t n_fit;   /* rows the model could predict (the fit's sample) */
-    double scale;   /* measured / model, shrunk towards 1 */
+    size_t n_fit;          /* rows the model could predict (the fit's sample) */
+    double scale;          /* measured / model, shrunk towards 1 */
     double lo_log, hi_log; /* the interval around a scaled prediction, in log time */
 };
 

@@ -61,8 +61,7 @@ static int index_build(struct tc_catalogue *cat)
             size_t n = 0;
 
             for (size_t i = 0; i < cat->n; i++)
-                if ((cat->kernels[i].arch_mask >> a & 1u) &&
-                    (cat->kernels[i].dtype_mask >> d & 1u))
+                if ((cat->kernels[i].arch_mask >> a & 1u) && (cat->kernels[i].dtype_mask >> d & 1u))
                     n++;
             if (!n)
                 continue;
@@ -72,8 +71,7 @@ static int index_build(struct tc_catalogue *cat)
                 return tc_error(TC_ERR_NOMEM, "out of memory");
             n = 0;
             for (size_t i = 0; i < cat->n; i++)
-                if ((cat->kernels[i].arch_mask >> a & 1u) &&
-                    (cat->kernels[i].dtype_mask >> d & 1u))
+                if ((cat->kernels[i].arch_mask >> a & 1u) && (cat->kernels[i].dtype_mask >> d & 1u))
                     cat->index[a][d][n++] = &cat->kernels[i];
             cat->index_n[a][d] = n;
         }
@@ -160,12 +158,21 @@ static bool power_of_two_or_zero(int v)
 static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mask,
                         struct tc_kernel *k)
 {
-    enum { F_NAME = 1, F_DTYPES = 2, F_TILE = 4, F_WARP = 8, F_STAGES = 16, F_THREADS = 32,
-           F_REGS = 64, F_INSTR = 128, F_SOURCE = 256 };
+    enum {
+        F_NAME = 1,
+        F_DTYPES = 2,
+        F_TILE = 4,
+        F_WARP = 8,
+        F_STAGES = 16,
+        F_THREADS = 32,
+        F_REGS = 64,
+        F_INSTR = 128,
+        F_SOURCE = 256
+    };
     const unsigned required = 511;
-    static const char *const required_names[] = {"name",    "dtypes",          "tile",
-                                                 "warp_tile", "stages",        "threads",
-                                                 "regs_per_thread", "instr",   "source"};
+    static const char *const required_names[] = {
+        "name",    "dtypes",          "tile",  "warp_tile", "stages",
+        "threads", "regs_per_thread", "instr", "source"};
     unsigned seen = 0;
     int err;
 
@@ -177,7 +184,8 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
     k->batched = true;
     if (map->type != YAML_MAPPING_NODE)
         return tc_yaml_error(c->y, map, TC_ERR_PARSE, "a kernel must be a mapping of fields");
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
         yaml_node_t *key = tc_yaml_node(c->y, p->key);
         yaml_node_t *val = tc_yaml_node(c->y, p->value);
         const char *name = tc_yaml_scalar(key);
@@ -195,10 +203,12 @@ static int parse_kernel(const struct ctx *c, yaml_node_t *map, unsigned arch_mas
             tc_strlcpy(k->name, s, sizeof(k->name));
             seen |= F_NAME;
         } else if (strcmp(name, "dtypes") == 0) {
-            if (val->type != YAML_SEQUENCE_NODE || val->data.sequence.items.top == val->data.sequence.items.start)
+            if (val->type != YAML_SEQUENCE_NODE ||
+                val->data.sequence.items.top == val->data.sequence.items.start)
                 return tc_yaml_error(c->y, val, TC_ERR_PARSE,
                                      "dtypes: expected a non-empty list such as [fp16, bf16]");
-            for (yaml_node_item_t *it = val->data.sequence.items.start; it < val->data.sequence.items.top; it++) {
+            for (yaml_node_item_t *it = val->data.sequence.items.start;
+                 it < val->data.sequence.items.top; it++) {
                 yaml_node_t *d = tc_yaml_node(c->y, *it);
                 const char *s = tc_yaml_scalar(d);
                 enum tc_dtype dt;
@@ -323,7 +333,8 @@ static int parse_document(struct tc_catalogue *cat, const struct ctx *c)
     if (root->type != YAML_MAPPING_NODE)
         return tc_yaml_error(c->y, root, TC_ERR_PARSE,
                              "expected a mapping with 'architectures' and 'kernels'");
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
         yaml_node_t *key = tc_yaml_node(c->y, p->key);
         const char *name = tc_yaml_scalar(key);
 
@@ -340,10 +351,12 @@ static int parse_document(struct tc_catalogue *cat, const struct ctx *c)
         return tc_yaml_error(c->y, root, TC_ERR_PARSE, "missing 'architectures' list");
     if (!kernels)
         return tc_yaml_error(c->y, root, TC_ERR_PARSE, "missing 'kernels' list");
-    if (archs->type != YAML_SEQUENCE_NODE || archs->data.sequence.items.start == archs->data.sequence.items.top)
+    if (archs->type != YAML_SEQUENCE_NODE ||
+        archs->data.sequence.items.start == archs->data.sequence.items.top)
         return tc_yaml_error(c->y, archs, TC_ERR_PARSE,
                              "architectures: expected a non-empty list such as [ampere, ada]");
-    for (yaml_node_item_t *it = archs->data.sequence.items.start; it < archs->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = archs->data.sequence.items.start;
+         it < archs->data.sequence.items.top; it++) {
         yaml_node_t *a = tc_yaml_node(c->y, *it);
         const char *s = tc_yaml_scalar(a);
         enum tc_arch arch;
@@ -358,9 +371,11 @@ static int parse_document(struct tc_catalogue *cat, const struct ctx *c)
                                  "architectures: '%s' is already covered by another file", s);
         arch_mask |= 1u << arch;
     }
-    if (kernels->type != YAML_SEQUENCE_NODE || kernels->data.sequence.items.start == kernels->data.sequence.items.top)
+    if (kernels->type != YAML_SEQUENCE_NODE ||
+        kernels->data.sequence.items.start == kernels->data.sequence.items.top)
         return tc_yaml_error(c->y, kernels, TC_ERR_PARSE, "kernels: expected a non-empty list");
-    for (yaml_node_item_t *it = kernels->data.sequence.items.start; it < kernels->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = kernels->data.sequence.items.start;
+         it < kernels->data.sequence.items.top; it++) {
         yaml_node_t *kn = tc_yaml_node(c->y, *it);
         struct tc_kernel k;
 
@@ -436,7 +451,8 @@ int tc_catalogue_load_dir(const char *dir, struct tc_catalogue **out)
     *out = NULL;
     d = opendir(dir);
     if (!d)
-        return tc_error(TC_ERR_IO, "%s: cannot open the kernel catalogue: %s", dir, strerror(errno));
+        return tc_error(TC_ERR_IO, "%s: cannot open the kernel catalogue: %s", dir,
+                        strerror(errno));
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
 
@@ -530,8 +546,8 @@ const struct tc_kernel *tc_catalogue_at(const struct tc_catalogue *cat, size_t i
     return cat && i < cat->n ? &cat->kernels[i] : NULL;
 }
 
-size_t tc_catalogue_kernels(const struct tc_catalogue *cat, enum tc_arch arch,
-                            enum tc_dtype dtype, const struct tc_kernel *const **out)
+size_t tc_catalogue_kernels(const struct tc_catalogue *cat, enum tc_arch arch, enum tc_dtype dtype,
+                            const struct tc_kernel *const **out)
 {
     if (!cat || (unsigned)arch >= TC_ARCH_COUNT || (unsigned)dtype >= TC_DTYPE_COUNT) {
         *out = NULL;

@@ -5,8 +5,8 @@
 
 #include "db.h"
 
-TC_API int tc_db_export_stream(struct tc_db *db, const char *format, const char *gpu_id,
-                               FILE *out, const char *name, int64_t *rows)
+TC_API int tc_db_export_stream(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,
+                               const char *name, int64_t *rows)
 {
     if (!name)
         return tc_error(TC_ERR_INVALID, "tc_db_export_stream: missing argument");

@@ -106,14 +106,14 @@ TC_API int tc_eval_stats(const struct tc_eval_point *points, size_t n, size_t st
         return tc_error(TC_ERR_INVALID, "tc_eval_stats: stride %zu is smaller than a point",
                         stride);
     memset(out, 0, sizeof(*out));
-    out->mape_pct = out->median_ape_pct = out->p90_ape_pct = out->bias_pct =
-        out->spearman_tflops = NAN;
+    out->mape_pct = out->median_ape_pct = out->p90_ape_pct = out->bias_pct = out->spearman_tflops =
+        NAN;
     if (!n)
         return TC_OK;
     if (!(x = malloc(n * 2 * sizeof(double))))
         return tc_error(TC_ERR_NOMEM, "out of memory for the statistics of %zu points", n);
     y = x + n;
-#define POINT(i) ((const struct tc_eval_point *)((const char *)points + (i) * stride))
+#define POINT(i) ((const struct tc_eval_point *)((const char *)points + (i)*stride))
     for (size_t j = 0; j < n; j++) {
         sum += POINT(j)->ape_pct;
         x[j] = POINT(j)->signed_pct;

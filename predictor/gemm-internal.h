@@ -14,20 +14,20 @@
 /* One kernel configuration the vendor library runs. */
 struct tc_kernel {
     char name[TC_KERNEL_NAME_MAX];
-    unsigned dtype_mask;       /* bit (1u << enum tc_dtype) per input type */
-    unsigned arch_mask;        /* bit (1u << enum tc_arch) per family */
+    unsigned dtype_mask; /* bit (1u << enum tc_dtype) per input type */
+    unsigned arch_mask;  /* bit (1u << enum tc_arch) per family */
     int tile_m, tile_n, tile_k;
-    int warp_m, warp_n;        /* warp / warpgroup / wave tile */
+    int warp_m, warp_n; /* warp / warpgroup / wave tile */
     int stages;
     int threads;
     int regs_per_thread;
-    int64_t smem_bytes;        /* 0: stages x (BM + BN) x BK x element size */
+    int64_t smem_bytes; /* 0: stages x (BM + BN) x BK x element size */
     int instr_m, instr_n, instr_k;
     bool split_k, stream_k, tma;
-    bool batched;              /* used for strided-batched calls */
+    bool batched; /* used for strided-batched calls */
     int cluster_m, cluster_n;
-    int align_bytes;           /* 0: no requirement */
-    double mma_rate;           /* fraction of the tensor peak it can issue */
+    int align_bytes; /* 0: no requirement */
+    double mma_rate; /* fraction of the tensor peak it can issue */
     char source[192];
 };
 
@@ -49,8 +49,8 @@ int tc_catalogue_default(const struct tc_catalogue **out);
 size_t tc_catalogue_count(const struct tc_catalogue *cat);
 const struct tc_kernel *tc_catalogue_at(const struct tc_catalogue *cat, size_t i);
 /* Kernels of arch that run dtype; *out is borrowed. Returns the count. */
-size_t tc_catalogue_kernels(const struct tc_catalogue *cat, enum tc_arch arch,
-                            enum tc_dtype dtype, const struct tc_kernel *const **out);
+size_t tc_catalogue_kernels(const struct tc_catalogue *cat, enum tc_arch arch, enum tc_dtype dtype,
+                            const struct tc_kernel *const **out);
 
 /* Shared memory one block of k uses for dtype, in bytes. */
 int64_t tc_kernel_smem_bytes(const struct tc_kernel *k, enum tc_dtype dtype);

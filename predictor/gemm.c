@@ -115,9 +115,9 @@ struct arch_model {
      * earlier assumption (HGEMM on the FP16 SIMT pipe, 1/4 of the tensor
      * rate) predicted those shapes 3-4x too slow. Volta's loads cost less
      * than Ampere's because its tensor rate per SM is half as high (1024
-     * against 2048 FP16 FLOP per clock) for the same load path. Hopper: TMA kernels cannot run; the mma.sync fallback
-     * pays its own mma_rate and the element-class loads. CDNA: flat (the
-     * paper's MI250X sweep). */
+     * against 2048 FP16 FLOP per clock) for the same load path. Hopper: TMA kernels cannot run; the
+     * mma.sync fallback pays its own mma_rate and the element-class loads. CDNA: flat (the paper's
+     * MI250X sweep). */
     double align_eff[4];
 };
 
@@ -175,8 +175,6 @@ static double overlap(double c, double d, double l, double loss, double load_fra
 /* Bytes of one partial-sum element (fp32 accumulators). */
 #define PARTIAL_BYTES 4
 
-
-
 /* ------------------------------------------------------------------------ */
 /* Occupancy and alignment                                                  */
 /* ------------------------------------------------------------------------ */
@@ -219,7 +217,8 @@ int tc_kernel_blocks_per_sm(const struct tc_gpu *gpu, const struct tc_kernel *k,
          * the SIMDs. */
         const int simds = 4;
         int64_t per_lane = gpu->regs_per_sm / ((int64_t)warp * simds);
-        int64_t alloc = round_up(k->regs_per_thread, gpu->reg_alloc_unit > 0 ? gpu->reg_alloc_unit : 8);
+        int64_t alloc =
+            round_up(k->regs_per_thread, gpu->reg_alloc_unit > 0 ? gpu->reg_alloc_unit : 8);
         int64_t waves_per_simd = per_lane / alloc;
         int64_t waves = waves_per_simd * simds;
 
@@ -324,8 +323,8 @@ static enum tc_align required_class(int align_bytes)
 
 struct shape {
     int64_t m, n, k, batch;
-    int elem_bytes;     /* inputs */
-    int out_bytes;      /* C */
+    int elem_bytes; /* inputs */
+    int out_bytes;  /* C */
     enum tc_align align;
 };
 
@@ -336,14 +335,14 @@ struct rates {
     double sm_flops_per_us; /* dense peak per SM, FLOP per us */
     double clock_per_us;    /* cycles per us */
     double dram_bytes_per_us;
-    double l2_bytes_per_us; /* all SMs together */
+    double l2_bytes_per_us;                  /* all SMs together */
     double us_per_dram_byte, us_per_l2_byte; /* their inverses (no division in the loop) */
     double l2_bytes;
     int units;
     int warp;
     int max_warps;
-    bool k_tail_loop;       /* K residue at instruction depth (Tensile) */
-    bool batch_split;       /* batched calls may split K */
+    bool k_tail_loop; /* K residue at instruction depth (Tensile) */
+    bool batch_split; /* batched calls may split K */
 };
 
 struct result {
@@ -352,7 +351,7 @@ struct result {
     int split;
     int blocks_per_sm;
     int64_t tiles;
-    int64_t whole_waves;     /* 0 for stream-K */
+    int64_t whole_waves; /* 0 for stream-K */
     double waves;
     double wave_eff;
     double tile_eff;
@@ -363,12 +362,12 @@ struct result {
  * once per (GPU, dtype) and cached. */
 struct cand {
     const struct tc_kernel *k;
-    int bps;                   /* resident blocks per SM, > 0 */
+    int bps; /* resident blocks per SM, > 0 */
     int warps;
-    double mma_us_per_iter;    /* at the family's efficiency, fast path */
+    double mma_us_per_iter; /* at the family's efficiency, fast path */
     double smem_us_per_iter;
-    double l2_bytes_per_iter;  /* per tile, after cluster multicast */
-    double loss;               /* overlap loss */
+    double l2_bytes_per_iter; /* per tile, after cluster multicast */
+    double loss;              /* overlap loss */
 };
 
 static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const struct tc_kernel *kr,
@@ -384,10 +383,11 @@ static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const str
     c->mma_us_per_iter = 2.0 * kr->tile_m * kr->tile_n * kr->tile_k / (r->sm_flops_per_us * eff);
     /* Shared memory: the tile written once per step, and read by every warp
      * tile (A rows once per warp column, B columns once per warp row). */
-    c->smem_us_per_iter = (double)kr->tile_k * e *
-                          ((double)kr->tile_m + kr->tile_n +
-                           (double)kr->tile_m * kr->tile_n * (1.0 / kr->warp_m + 1.0 / kr->warp_n)) /
-                          (am->smem_bytes_per_clk * r->clock_per_us);
+    c->smem_us_per_iter =
+        (double)kr->tile_k * e *
+        ((double)kr->tile_m + kr->tile_n +
+         (double)kr->tile_m * kr->tile_n * (1.0 / kr->warp_m + 1.0 / kr->warp_n)) /
+        (am->smem_bytes_per_clk * r->clock_per_us);
     if (!r->tensor) {
         /* SIMT FFMA: every lane loads its own fragment (tm + tn values for
          * its tm x tn outputs, at best 2 sqrt(tm tn)) and shared memory
@@ -404,8 +404,8 @@ static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const str
     /* A cluster of cluster_m x cluster_n blocks multicasts (TMA) the panels
      * its blocks share: B to the cluster_m blocks of a column, A to the
      * cluster_n blocks of a row. */
-    c->l2_bytes_per_iter = ((double)kr->tile_m / kr->cluster_n + (double)kr->tile_n / kr->cluster_m) *
-                           kr->tile_k * e;
+    c->l2_bytes_per_iter =
+        ((double)kr->tile_m / kr->cluster_n + (double)kr->tile_n / kr->cluster_m) * kr->tile_k * e;
     c->loss = kr->tma ? OVERLAP_LOSS_WARP_SPECIALISED : OVERLAP_LOSS;
 }
 
@@ -470,8 +470,8 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         double rows_a = s->m < kr->tile_m ? (double)s->m : kr->tile_m;
         double cols_b = s->n < kr->tile_n ? (double)s->n : kr->tile_n;
 
-        l2_tile_bytes = iters * kr->tile_k * s->elem_bytes *
-                        (rows_a / kr->cluster_n + cols_b / kr->cluster_m);
+        l2_tile_bytes =
+            iters * kr->tile_k * s->elem_bytes * (rows_a / kr->cluster_n + cols_b / kr->cluster_m);
     }
     {
         double a_bytes = (double)s->m * s->k * s->elem_bytes;
@@ -575,8 +575,9 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         res->compute_us = (double)full_waves * full_compute + last_compute;
         res->memory_us = (double)full_waves * (full_mem > full_l2 ? full_mem : full_l2) +
                          (last_mem > last_l2 ? last_mem : last_l2);
-        res->time_us = (double)full_waves * overlap(full_compute, full_mem, full_l2, loss, load_frac) +
-                       overlap(last_compute, last_mem, last_l2, loss, load_frac);
+        res->time_us =
+            (double)full_waves * overlap(full_compute, full_mem, full_l2, loss, load_frac) +
+            overlap(last_compute, last_mem, last_l2, loss, load_frac);
         res->whole_waves = full_waves + (last_tiles > 0);
         /* The pipeline fill is in each wave's compute path (added above):
          * an SM waits for its first loads while DRAM serves the others. */
@@ -657,11 +658,15 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_gemm_query *q, 
         return tc_error(TC_ERR_UNSUPPORTED, "GPU '%s': unknown architecture %d", gpu->id,
                         (int)gpu->arch);
     if (!(gpu->peak_tflops[q->dtype] > 0))
-        return tc_error(TC_ERR_UNSUPPORTED, "dtype %s is not supported by %s (no dense %s peak in "
-                        "its spec)", tc_dtype_name(q->dtype), gpu->id, tc_dtype_name(q->dtype));
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "dtype %s is not supported by %s (no dense %s peak in "
+                        "its spec)",
+                        tc_dtype_name(q->dtype), gpu->id, tc_dtype_name(q->dtype));
     if (gpu->units <= 0 || !(gpu->clock_tensor_mhz > 0) || !(gpu->mem_bw_gbps > 0))
-        return tc_error(TC_ERR_INVALID, "GPU '%s': units, clock and memory bandwidth must be "
-                        "positive", gpu->id);
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': units, clock and memory bandwidth must be "
+                        "positive",
+                        gpu->id);
     return TC_OK;
 }
 
@@ -746,8 +751,8 @@ static const struct cand_table *cand_table_get(const struct tc_catalogue *cat,
 
 /* Considers candidate c for shape s; keeps the fastest in *best (valid
  * when *have). Returns whether c became the best. */
-static bool consider(const struct rates *r, const struct cand *c, const struct shape *s,
-                     bool *have, struct result *best)
+static bool consider(const struct rates *r, const struct cand *c, const struct shape *s, bool *have,
+                     struct result *best)
 {
     bool improved = false;
     const struct tc_kernel *kr = c->k;
@@ -765,10 +770,10 @@ static bool consider(const struct rates *r, const struct cand *c, const struct s
         /* A lower bound for every split of this kernel: its tiles' main
          * loops spread perfectly over the SMs, each SM finishing at most one
          * tile per block time, plus the launch. Skip it if that cannot win. */
-        double per_iter = c->mma_us_per_iter > c->smem_us_per_iter ? c->mma_us_per_iter
-                                                                   : c->smem_us_per_iter;
-        double bound = r->am->launch_us +
-                       (double)tiles_mn * ((double)s->k / kr->tile_k) * per_iter / r->units;
+        double per_iter =
+            c->mma_us_per_iter > c->smem_us_per_iter ? c->mma_us_per_iter : c->smem_us_per_iter;
+        double bound =
+            r->am->launch_us + (double)tiles_mn * ((double)s->k / kr->tile_k) * per_iter / r->units;
 
         if (bound >= best->time_us)
             return false;
@@ -816,9 +821,10 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
         return err;
     nk = tc_catalogue_kernels(cat, gpu->arch, q->dtype, &kernels);
     if (!nk)
-        return tc_error(TC_ERR_UNSUPPORTED, "no %s GEMM kernel for the %s family of %s in the "
-                        "kernel catalogue", tc_dtype_name(q->dtype), tc_arch_name(gpu->arch),
-                        gpu->id);
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "no %s GEMM kernel for the %s family of %s in the "
+                        "kernel catalogue",
+                        tc_dtype_name(q->dtype), tc_arch_name(gpu->arch), gpu->id);
 
     s.m = q->m;
     s.n = q->n;
@@ -850,14 +856,16 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
         describe(&r, &best_c, &s, &best);
     }
     if (!best_k)
-        return tc_error(TC_ERR_UNSUPPORTED, "no %s kernel of the %s catalogue fits %s (%s "
-                        "leading dimensions)", tc_dtype_name(q->dtype), tc_arch_name(gpu->arch),
-                        gpu->id, tc_align_name(s.align));
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "no %s kernel of the %s catalogue fits %s (%s "
+                        "leading dimensions)",
+                        tc_dtype_name(q->dtype), tc_arch_name(gpu->arch), gpu->id,
+                        tc_align_name(s.align));
 
     memset(out, 0, sizeof(*out));
     out->time_us = best.time_us;
-    out->tflops = 2.0 * (double)s.m * (double)s.n * (double)s.k * (double)s.batch /
-                  (best.time_us * 1e6);
+    out->tflops =
+        2.0 * (double)s.m * (double)s.n * (double)s.k * (double)s.batch / (best.time_us * 1e6);
     out->frac_peak = out->tflops / gpu->peak_tflops[q->dtype];
     out->source = TC_SOURCE_ANALYTICAL;
     /* An 80% band from how far measurements fall from the analytical model:

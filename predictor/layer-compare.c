@@ -16,8 +16,8 @@
 #include "tc-internal.h"
 
 #define VIDUR_OPS 4
-static const char *const vidur_ops[VIDUR_OPS] = {"attn_pre_proj", "attn_post_proj",
-                                                 "mlp_up_proj", "mlp_down_proj"};
+static const char *const vidur_ops[VIDUR_OPS] = {"attn_pre_proj", "attn_post_proj", "mlp_up_proj",
+                                                 "mlp_down_proj"};
 
 /* The GEMMs of one layer: one (gpu, model, tp, tokens). */
 struct layer {
@@ -81,8 +81,8 @@ static struct layer *find_layer(struct layer_list *l, const char *gpu, const cha
 
 /* One group's figures from the relative errors of its layers (sorted here:
  * the sum runs in that order, as it always has). */
-static void group_stats(struct tc_layer_group *out, const char *gpu, const char *model,
-                        double *ape, size_t n, enum tc_source source)
+static void group_stats(struct tc_layer_group *out, const char *gpu, const char *model, double *ape,
+                        size_t n, enum tc_source source)
 {
     double sum = 0;
 
@@ -256,8 +256,7 @@ static int summarise(const struct layer_list *layers, double min_time_us, const 
 }
 
 TC_API int tc_layer_compare(struct tc_predictor *p, const struct tc_specs *specs,
-                            const char *csv_path, double min_time_us,
-                            struct tc_layer_report **out)
+                            const char *csv_path, double min_time_us, struct tc_layer_report **out)
 {
     struct layer_list layers = {0};
     struct tc_layer_report *r = NULL;
@@ -293,8 +292,7 @@ TC_API size_t tc_layer_report_count(const struct tc_layer_report *r)
     return r ? r->n : 0;
 }
 
-TC_API const struct tc_layer_group *tc_layer_report_at(const struct tc_layer_report *r,
-                                                       size_t i)
+TC_API const struct tc_layer_group *tc_layer_report_at(const struct tc_layer_report *r, size_t i)
 {
     return r && i < r->n ? &r->groups[i] : NULL;
 }

@@ -71,12 +71,9 @@ static const struct model_key {
 static const struct {
     const char *alias, *key;
 } model_aliases[] = {
-    {"hidden_size", "hidden"},
-    {"num_attention_heads", "heads"},
-    {"num_key_value_heads", "kv_heads"},
-    {"intermediate_size", "ffn"},
-    {"num_hidden_layers", "layers"},
-    {"vocab_size", "vocab"},
+    {"hidden_size", "hidden"},           {"num_attention_heads", "heads"},
+    {"num_key_value_heads", "kv_heads"}, {"intermediate_size", "ffn"},
+    {"num_hidden_layers", "layers"},     {"vocab_size", "vocab"},
 };
 
 /* Names the Python binding once took and the other routes never did,
@@ -87,12 +84,10 @@ static const struct {
 static const struct {
     const char *name, *key;
 } model_refused[] = {
-    {"num_heads", "heads"},       {"num_layers", "layers"},
-    {"seq_len", "seq"},           {"sequence", "seq"},
-    {"seq_length", "seq"},        {"micro_batch_size", "micro_batch"},
-    {"batch", "micro_batch"},     {"tensor_parallel", "tp"},
-    {"impl", "attention"},        {"train", "mode"},
-    {"mlp", "activation"},
+    {"num_heads", "heads"},   {"num_layers", "layers"},  {"seq_len", "seq"},
+    {"sequence", "seq"},      {"seq_length", "seq"},     {"micro_batch_size", "micro_batch"},
+    {"batch", "micro_batch"}, {"tensor_parallel", "tp"}, {"impl", "attention"},
+    {"train", "mode"},        {"mlp", "activation"},
 };
 
 static int unknown_key(const char *key)
@@ -145,8 +140,7 @@ static bool parse_bool(const char *s, bool *out)
 }
 
 /* One of two words into a bool. */
-static int set_word(const char *key, const char *v, const char *no, const char *yes,
-                    bool *out)
+static int set_word(const char *key, const char *v, const char *no, const char *yes, bool *out)
 {
     if (strcasecmp(v, yes) == 0)
         *out = true;
@@ -194,20 +188,23 @@ TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, con
         if (tc_parse_i64(value, &x) < 0)
             return tc_error(TC_ERR_PARSE, "%s: '%s' is not an integer", key, value);
         if (x < k->min || x > k->max)
-            return tc_error(TC_ERR_RANGE, "%s: %lld is out of range [%lld, %lld]", key, x,
-                            k->min, k->max);
+            return tc_error(TC_ERR_RANGE, "%s: %lld is out of range [%lld, %lld]", key, x, k->min,
+                            k->max);
         *(int64_t *)(void *)field = x;
         return TC_OK;
     }
     case KEY_BOOL:
         if (!parse_bool(value, &b))
-            return tc_error(TC_ERR_PARSE, "%s: '%s' is not a boolean (true or false)", key,
-                            value);
+            return tc_error(TC_ERR_PARSE, "%s: '%s' is not a boolean (true or false)", key, value);
         *(bool *)(void *)field = b;
         return TC_OK;
-    case KEY_NAME: tc_strlcpy(cfg->name, value, sizeof(cfg->name)); return TC_OK;
-    case KEY_ACTIVATION: return set_word(key, value, "gelu", "swiglu", &cfg->swiglu);
-    case KEY_NORM: return set_word(key, value, "layernorm", "rmsnorm", &cfg->rmsnorm);
+    case KEY_NAME:
+        tc_strlcpy(cfg->name, value, sizeof(cfg->name));
+        return TC_OK;
+    case KEY_ACTIVATION:
+        return set_word(key, value, "gelu", "swiglu", &cfg->swiglu);
+    case KEY_NORM:
+        return set_word(key, value, "layernorm", "rmsnorm", &cfg->rmsnorm);
     case KEY_MODE:
         if (strcasecmp(value, "training") == 0 || strcasecmp(value, "train") == 0)
             cfg->training = true;

@@ -26,9 +26,8 @@ size_t tc_gemm_memo_size(const struct tc_gemm_memo *memo);
 
 /* One GEMM through the predictor (p may be NULL: the analytical model),
  * through memo when given (may be NULL). */
-int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu,
-                        struct tc_gemm_memo *memo, const struct tc_gemm_query *q,
-                        struct tc_gemm_prediction *out);
+int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu, struct tc_gemm_memo *memo,
+                        const struct tc_gemm_query *q, struct tc_gemm_prediction *out);
 
 /* Time of a memory-bound kernel moving `bytes` through DRAM. */
 double tc_elementwise_time_us(const struct tc_gpu *gpu, double bytes);

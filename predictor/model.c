@@ -41,8 +41,9 @@ TC_API int tc_model_config_resolve(struct tc_model_config *c)
     if (!c)
         return tc_error(TC_ERR_INVALID, "model config: none given");
     if (c->hidden <= 0 || c->heads <= 0)
-        return tc_error(TC_ERR_RANGE, "model config: hidden (%lld) and heads (%lld) must be "
-                                      "positive",
+        return tc_error(TC_ERR_RANGE,
+                        "model config: hidden (%lld) and heads (%lld) must be "
+                        "positive",
                         (long long)c->hidden, (long long)c->heads);
     if (c->seq <= 0 || c->micro_batch <= 0 || c->tp <= 0 || c->layers <= 0)
         return tc_error(TC_ERR_RANGE,
@@ -137,8 +138,7 @@ TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_confi
     if (!gpu || !cfg || !out)
         return tc_error(TC_ERR_INVALID, "tc_model_memory: no GPU, config or output");
     if (decode_context < 0)
-        return tc_error(TC_ERR_RANGE, "decode context %lld is negative",
-                        (long long)decode_context);
+        return tc_error(TC_ERR_RANGE, "decode context %lld is negative", (long long)decode_context);
     c = *cfg;
     if ((err = tc_model_config_resolve(&c)) < 0)
         return err;
@@ -162,8 +162,8 @@ TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_confi
         double wide = 3.0 * h > 2.0 * (double)c.ffn ? 3.0 * h : 2.0 * (double)c.ffn;
 
         tokens = decode_context ? (double)decode_context + 1 : s;
-        out->kv_cache_bytes = 2.0 * (double)c.layers * (double)c.kv_heads / t *
-                              (double)c.head_dim * tokens * b * e;
+        out->kv_cache_bytes =
+            2.0 * (double)c.layers * (double)c.kv_heads / t * (double)c.head_dim * tokens * b * e;
         out->activations_bytes = 2.0 * b * (decode_context ? 1 : s) * wide / t * e;
     }
     out->total_bytes = out->weights_bytes + out->grads_bytes + out->optimizer_bytes +
@@ -225,8 +225,8 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
     if (!file || !out)
         return tc_error(TC_ERR_INVALID, "tc_model_config_load: no file or output");
     /* a shipped config by name alone: llama-2-7b */
-    err = tc_data_file_named("predictor/models", "model config", name, resolved,
-                             sizeof(resolved), &file);
+    err = tc_data_file_named("predictor/models", "model config", name, resolved, sizeof(resolved),
+                             &file);
     if (err < 0)
         return err;
     y.file = file;
@@ -246,14 +246,18 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
         if (err < 0)
             goto cleanup;
         switch (ev.type) {
-        case YAML_STREAM_END_EVENT: done = true; break;
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
         case YAML_MAPPING_START_EVENT:
             if (in_map)
                 err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
                                          "nested mappings are not allowed here");
             in_map = true;
             break;
-        case YAML_MAPPING_END_EVENT: in_map = false; break;
+        case YAML_MAPPING_END_EVENT:
+            in_map = false;
+            break;
         case YAML_SCALAR_EVENT:
             if (!in_map) {
                 err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
@@ -302,7 +306,8 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
             err = tc_yaml_mark_error(y.file, ev.start_mark, TC_ERR_PARSE,
                                      "lists are not allowed in a model config");
             break;
-        default: break;
+        default:
+            break;
         }
         yaml_event_delete(&ev);
         if (err < 0)
@@ -371,7 +376,12 @@ static int gemm_op(struct decomp *dc, const char *name, bool in_layer, int64_t m
                    int64_t k, int64_t batch, enum tc_layout layout)
 {
     struct tc_gemm_query q = {
-        .m = m, .n = n, .k = k, .batch = batch, .dtype = dc->c->dtype, .layout = layout,
+        .m = m,
+        .n = n,
+        .k = k,
+        .batch = batch,
+        .dtype = dc->c->dtype,
+        .layout = layout,
     };
     struct tc_gemm_prediction pred;
     struct tc_op_prediction *op;
@@ -415,8 +425,7 @@ static int linear_ops(struct decomp *dc, const char *name, bool in_layer, int64_
 }
 
 /* A memory-bound op of `kernels` kernels moving `bytes` in all. */
-static int memory_op(struct decomp *dc, const char *name, bool in_layer, double bytes,
-                     int kernels)
+static int memory_op(struct decomp *dc, const char *name, bool in_layer, double bytes, int kernels)
 {
     struct tc_op_prediction *op = op_new(&dc->list, name, "elementwise", in_layer);
 
@@ -447,15 +456,24 @@ static double peer_bw_gbps(const struct tc_gpu *gpu)
     bool pcie = strstr(gpu->id, "pcie") != NULL || strstr(gpu->name, "PCIe") != NULL;
 
     switch (gpu->arch) {
-    case TC_ARCH_VOLTA: return pcie ? 16 : 150;
-    case TC_ARCH_TURING: return 16;
-    case TC_ARCH_AMPERE: return pcie ? 32 : 300;
-    case TC_ARCH_ADA: return 32;
-    case TC_ARCH_HOPPER: return pcie ? 64 : 450;
-    case TC_ARCH_BLACKWELL: return pcie ? 64 : 900;
-    case TC_ARCH_CDNA2: return 100;
-    case TC_ARCH_CDNA3: return 448;
-    default: return 32;
+    case TC_ARCH_VOLTA:
+        return pcie ? 16 : 150;
+    case TC_ARCH_TURING:
+        return 16;
+    case TC_ARCH_AMPERE:
+        return pcie ? 32 : 300;
+    case TC_ARCH_ADA:
+        return 32;
+    case TC_ARCH_HOPPER:
+        return pcie ? 64 : 450;
+    case TC_ARCH_BLACKWELL:
+        return pcie ? 64 : 900;
+    case TC_ARCH_CDNA2:
+        return 100;
+    case TC_ARCH_CDNA3:
+        return 448;
+    default:
+        return 32;
     }
 }
 
@@ -511,8 +529,14 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
     int64_t heads = c->heads / c->tp;
     int64_t kv_heads = c->kv_heads >= c->tp ? c->kv_heads / c->tp : 1;
     struct tc_attention_query q = {
-        .impl = c->attention, .dtype = c->dtype, .batch = b, .heads = heads,
-        .kv_heads = kv_heads, .seq_q = sq, .seq_kv = skv, .head_dim = c->head_dim,
+        .impl = c->attention,
+        .dtype = c->dtype,
+        .batch = b,
+        .heads = heads,
+        .kv_heads = kv_heads,
+        .seq_q = sq,
+        .seq_kv = skv,
+        .head_dim = c->head_dim,
         .causal = c->causal && sq > 1,
     };
     int err;
@@ -523,8 +547,8 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
         int64_t bh = b * heads, s = sq;
 
         if (kv_heads < heads) {
-            double kv_bytes = (double)b * (double)skv * (double)c->head_dim * e *
-                              (double)(heads + kv_heads) * 2;
+            double kv_bytes =
+                (double)b * (double)skv * (double)c->head_dim * e * (double)(heads + kv_heads) * 2;
             err = elementwise_op(dc, "kv_expand", true, kv_bytes);
             if (err < 0)
                 return err;
@@ -692,9 +716,8 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
             else
                 head_ops++;
         }
-        mp->host_time_us = c.graphs ? per_op
-                                    : ((double)c.layers * (double)layer_ops + (double)head_ops) *
-                                          per_op;
+        mp->host_time_us =
+            c.graphs ? per_op : ((double)c.layers * (double)layer_ops + (double)head_ops) * per_op;
     }
     mp->step_time_us = mp->gpu_time_us > mp->host_time_us ? mp->gpu_time_us : mp->host_time_us;
     /* never an infinite or NaN answer, whatever the inputs let through */
@@ -712,8 +735,8 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
     }
     /* Each of the t GPUs does 1/t of a layer but the whole logits GEMM. */
     mp->step_flops = (double)c.tp * (double)c.layers * layer_flops + head_flops;
-    mp->tokens_per_s = (double)(c.micro_batch * (decode_ctx ? 1 : c.seq)) /
-                       (mp->step_time_us * 1e-6);
+    mp->tokens_per_s =
+        (double)(c.micro_batch * (decode_ctx ? 1 : c.seq)) / (mp->step_time_us * 1e-6);
     mp->model_tflops = mp->step_flops / (double)c.tp / mp->step_time_us / 1e6;
     mp->mfu = mp->model_tflops / gpu->peak_tflops[c.dtype];
     mp->params = tc_model_params(&c);

@@ -18,8 +18,8 @@ struct pred_db {
     char *path;
     struct tc_db *db;
     bool prebuilt;
-    bool failed;            /* a prebuilt file that could not be opened */
-    bool scanned;           /* runs and (gpu, dtype) pairs read */
+    bool failed;  /* a prebuilt file that could not be opened */
+    bool scanned; /* runs and (gpu, dtype) pairs read */
     /* run id -> timing class, from the runs' provenance */
     int64_t *run_ids;
     enum tc_timing_class *run_timing;
@@ -29,7 +29,7 @@ struct pred_db {
         char gpu_id[TC_ID_MAX];
         enum tc_dtype dtype;
         int64_t rows;
-    } *pairs;
+    } * pairs;
     size_t n_pairs;
 };
 
@@ -37,16 +37,16 @@ struct pred_db {
 struct entry {
     char gpu_id[TC_ID_MAX];
     enum tc_dtype dtype;
-    bool own_built;             /* own calibration looked for */
-    int build_err;              /* why that failed (a damaged database), 0 if not */
+    bool own_built; /* own calibration looked for */
+    int build_err;  /* why that failed (a damaged database), 0 if not */
     char build_msg[NOTE_MAX];
-    struct tc_calib *calib;     /* fitted on this GPU and dtype's rows, or NULL */
+    struct tc_calib *calib; /* fitted on this GPU and dtype's rows, or NULL */
     enum tc_arch arch;
     bool resolved;
-    enum tc_source source;      /* CALIBRATED, TRANSFERRED or ANALYTICAL */
-    const struct entry *from;   /* transferred: the source */
+    enum tc_source source;       /* CALIBRATED, TRANSFERRED or ANALYTICAL */
+    const struct entry *from;    /* transferred: the source */
     struct tc_calib_params xfer; /* transferred: moved parameters */
-    double nb_weight;           /* transferred: neighbour correction weight */
+    double nb_weight;            /* transferred: neighbour correction weight */
     bool same_family;
     char note[NOTE_MAX];
     /* calibrated: the parameters for a timing class none of the rows has */
@@ -70,15 +70,15 @@ struct tc_predictor {
     bool use_prebuilt;
     bool allow_transfer;
     enum tc_timing_class timing;
-    struct pred_db **dbs;       /* added by the user */
+    struct pred_db **dbs; /* added by the user */
     size_t n_dbs;
-    struct pred_db **prebuilt;  /* opened lazily, one per GPU file */
+    struct pred_db **prebuilt; /* opened lazily, one per GPU file */
     size_t n_prebuilt;
-    bool prebuilt_scanned;      /* every prebuilt file opened (transfer search) */
+    bool prebuilt_scanned; /* every prebuilt file opened (transfer search) */
     struct entry **entries;
     size_t n_entries;
-    struct entry *last;         /* the entry of the previous query */
-    struct attn_set **attn;     /* measured attention rows, read on first use */
+    struct entry *last;     /* the entry of the previous query */
+    struct attn_set **attn; /* measured attention rows, read on first use */
     size_t n_attn;
     const char *note;
     char note_buf[NOTE_MAX];
@@ -98,8 +98,7 @@ int pred_push_db(struct pred_db ***list, size_t *n, struct pred_db *d);
 void pred_prebuilt_scan_all(struct tc_predictor *p);
 /* The databases whose rows describe gpu_id: the user's, else the GPU's
  * prebuilt file. At most max; returns the count. */
-size_t pred_dbs_for(struct tc_predictor *p, const char *gpu_id, struct pred_db **out,
-                    size_t max);
+size_t pred_dbs_for(struct tc_predictor *p, const char *gpu_id, struct pred_db **out, size_t max);
 /* The GPU from the specs, else a database's spec snapshot (into buf). */
 const struct tc_gpu *pred_gpu_of(struct tc_predictor *p, const char *gpu_id,
                                  struct pred_db *const *dbs, size_t n_dbs, struct tc_gpu *buf);

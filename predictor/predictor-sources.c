@@ -310,10 +310,9 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
     for (size_t i = 0; i < n_dbs; i++) {
         if (!dbs[i] || dbs[i]->failed)
             continue;
-        if (tc_db_get_calibration(dbs[i]->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION,
-                                  NULL, &cr) == TC_OK) {
-            if (tc_calib_params_parse(cr.params_json, out) < 0 ||
-                out->format != TC_CALIB_FORMAT) {
+        if (tc_db_get_calibration(dbs[i]->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION, NULL,
+                                  &cr) == TC_OK) {
+            if (tc_calib_params_parse(cr.params_json, out) < 0 || out->format != TC_CALIB_FORMAT) {
                 snprintf(e->note, sizeof(e->note),
                          "%s: stored calibration of %s %s is unreadable (%s); recomputed",
                          dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), tc_last_error());
@@ -332,8 +331,8 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
                 snprintf(e->note, sizeof(e->note),
                          "%s: stored calibration of %s %s used %lld rows, the database now "
                          "holds %zu; recomputed",
-                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype),
-                         (long long)out->n_rows, rows);
+                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), (long long)out->n_rows,
+                         rows);
                 return false;
             }
             return true;
@@ -342,14 +341,13 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
         for (int v = 0; v < TC_CALIB_MODEL_VERSION + 16; v++) {
             if (v == TC_CALIB_MODEL_VERSION)
                 continue;
-            if (tc_db_get_calibration(dbs[i]->db, e->gpu_id, e->dtype, -1, v, NULL, &cr) ==
-                TC_OK) {
+            if (tc_db_get_calibration(dbs[i]->db, e->gpu_id, e->dtype, -1, v, NULL, &cr) == TC_OK) {
                 snprintf(e->note, sizeof(e->note),
                          "%s: stored calibration of %s %s is for model version %d (tilecast "
                          "%s), this is version %d (tilecast %s); recomputed in memory "
                          "('tilecast db calibrate' stores a new one)",
-                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), v,
-                         cr.tilecast_version, TC_CALIB_MODEL_VERSION, tc_version());
+                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), v, cr.tilecast_version,
+                         TC_CALIB_MODEL_VERSION, tc_version());
                 return false;
             }
         }
@@ -402,8 +400,8 @@ static bool stored_fast(struct pred_db *d, struct entry *e, const struct tc_gpu 
 
     if (d->scanned || d->failed)
         return false;
-    if (tc_db_get_calibration(d->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION, NULL,
-                              &cr) != TC_OK ||
+    if (tc_db_get_calibration(d->db, e->gpu_id, e->dtype, -1, TC_CALIB_MODEL_VERSION, NULL, &cr) !=
+            TC_OK ||
         tc_calib_params_parse(cr.params_json, stored) < 0 || stored->format != TC_CALIB_FORMAT ||
         stored->model_fp != tc_calib_model_fingerprint(gpu, e->dtype) ||
         !load_run_map(d, stored->runs)) {
@@ -419,8 +417,7 @@ static bool stored_fast(struct pred_db *d, struct entry *e, const struct tc_gpu 
 }
 
 /* The databases whose rows describe gpu_id. */
-size_t pred_dbs_for(struct tc_predictor *p, const char *gpu_id, struct pred_db **out,
-                    size_t max)
+size_t pred_dbs_for(struct tc_predictor *p, const char *gpu_id, struct pred_db **out, size_t max)
 {
     size_t n = 0;
 
@@ -575,12 +572,12 @@ int pred_resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype
                  src->dtype != dtype
                      ? ", host and fixed costs and alignment as fitted; efficiencies the "
                        "model's own, since a fit of another dtype says nothing about them"
-                 : e->same_family            ? ", efficiencies as fitted"
+                 : e->same_family                   ? ", efficiencies as fitted"
                  : pred_transfers_nothing(&e->xfer) ? "; a fit without kernel-timed rows has "
-                                                 "nothing that crosses families, so the "
-                                                 "time is the analytical model's"
-                                               : ", fixed costs and alignment as fitted, "
-                                                 "efficiencies the model's own",
+                                                      "nothing that crosses families, so the "
+                                                      "time is the analytical model's"
+                                                    : ", fixed costs and alignment as fitted, "
+                                                      "efficiencies the model's own",
                  gpu->id, tc_dtype_name(dtype));
         return TC_OK;
     }

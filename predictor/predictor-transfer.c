@@ -13,10 +13,13 @@ static int dtype_class(enum tc_dtype d)
 {
     switch (d) {
     case TC_DTYPE_FP16:
-    case TC_DTYPE_BF16: return 1;
+    case TC_DTYPE_BF16:
+        return 1;
     case TC_DTYPE_FP8:
-    case TC_DTYPE_INT8: return 2;
-    default: return 10 + (int)d;
+    case TC_DTYPE_INT8:
+        return 2;
+    default:
+        return 10 + (int)d;
     }
 }
 
@@ -56,8 +59,8 @@ static int push_candidate(struct candidate **list, size_t *n, size_t *cap, struc
  * cheap. tools/build-prebuilt.sh calibrates every (GPU, dtype) of a shipped
  * file, so its calibrations list its pairs; false if the file stores none of
  * this model version (then it is scanned). */
-static bool stored_pairs(struct pred_db *d, enum tc_dtype dtype, struct candidate **list,
-                         size_t *n, size_t *cap)
+static bool stored_pairs(struct pred_db *d, enum tc_dtype dtype, struct candidate **list, size_t *n,
+                         size_t *cap)
 {
     const char *base = strrchr(d->path, '/');
     char id[TC_ID_MAX];

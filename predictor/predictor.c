@@ -231,8 +231,8 @@ TC_API const char *tc_predictor_note(const struct tc_predictor *p)
 static void measured(const struct tc_calib_sample *s, const struct tc_gemm_query *q,
                      double peak_tflops, struct tc_gemm_prediction *out)
 {
-    double flops = 2.0 * (double)q->m * (double)q->n * (double)q->k *
-                   (double)(q->batch > 0 ? q->batch : 1);
+    double flops =
+        2.0 * (double)q->m * (double)q->n * (double)q->k * (double)(q->batch > 0 ? q->batch : 1);
     double spread = s->spread_pct > 0 ? s->spread_pct / 100 : 0.02;
 
     out->source = TC_SOURCE_MEASURED;
@@ -250,11 +250,16 @@ static void measured(const struct tc_calib_sample *s, const struct tc_gemm_query
 static const char *timing_holds(enum tc_timing_class c)
 {
     switch (c) {
-    case TC_TIMING_KERNEL: return "kernel time";
-    case TC_TIMING_EVENT: return "kernel time plus the op's launch gap";
-    case TC_TIMING_WALL: return "host time: launch and synchronize";
-    case TC_TIMING_WALL_MAX: return "host time, the slowest of many calls";
-    default: return "?";
+    case TC_TIMING_KERNEL:
+        return "kernel time";
+    case TC_TIMING_EVENT:
+        return "kernel time plus the op's launch gap";
+    case TC_TIMING_WALL:
+        return "host time: launch and synchronize";
+    case TC_TIMING_WALL_MAX:
+        return "host time, the slowest of many calls";
+    default:
+        return "?";
     }
 }
 
@@ -298,11 +303,10 @@ TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
     char what[160];
 
     /* never an infinite or NaN answer, whatever the inputs let through */
-    if (err == TC_OK && (!isfinite(out->time_us) || !(out->time_us > 0) ||
-                         !isfinite(out->tflops) || !isfinite(out->lo_us) ||
-                         !isfinite(out->hi_us) || out->lo_us < 0)) {
-        snprintf(what, sizeof(what), "GEMM %lldx%lldx%lld on %s", (long long)q->m,
-                 (long long)q->n, (long long)q->k, gpu->id);
+    if (err == TC_OK && (!isfinite(out->time_us) || !(out->time_us > 0) || !isfinite(out->tflops) ||
+                         !isfinite(out->lo_us) || !isfinite(out->hi_us) || out->lo_us < 0)) {
+        snprintf(what, sizeof(what), "GEMM %lldx%lldx%lld on %s", (long long)q->m, (long long)q->n,
+                 (long long)q->k, gpu->id);
         err = tc_bound_check_prediction(what, out->time_us, out->lo_us, out->hi_us);
         if (err == TC_OK)
             err = tc_error(TC_ERR_RANGE, "%s: the predicted throughput is not finite", what);
@@ -359,8 +363,7 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
              * change moves, as for another dtype; labelled transferred. */
             if (!e->other_timing_ready) {
                 tc_calib_transfer_params(tc_calib_params(e->calib), e->arch, e->arch, true, false,
-                                         q->dtype != TC_DTYPE_FP32 ||
-                                             gpu->vendor == TC_VENDOR_AMD,
+                                         q->dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD,
                                          &e->other_timing);
                 snprintf(e->other_timing_note, sizeof(e->other_timing_note),
                          "%s %s: no measured row was timed as %s; fixed costs and alignment "
@@ -416,4 +419,3 @@ TC_API int tc_predict_gemm_batch(struct tc_predictor *p, const struct tc_gpu *gp
     }
     return failed;
 }
-

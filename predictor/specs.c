@@ -388,8 +388,8 @@ static int parse_dtype_map(const struct parse_ctx *c, const yaml_node_t *map, co
             return err;
         err = check_rule(c, value, path, RULE_POSITIVE, values[d]);
         if (err == TC_OK && strcmp(prefix, "peak_tflops") == 0)
-            err = check_bounds(c, value, path, TC_BOUND_PEAK_TFLOPS_MIN,
-                               TC_BOUND_PEAK_TFLOPS_MAX, values[d]);
+            err = check_bounds(c, value, path, TC_BOUND_PEAK_TFLOPS_MIN, TC_BOUND_PEAK_TFLOPS_MAX,
+                               values[d]);
         if (err < 0)
             return err;
     }
@@ -728,8 +728,7 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
              TC_BOUND_CLOCK_MHZ_MAX},
             {"clock_base_mhz", gpu->clock_base_mhz > 0 ? gpu->clock_base_mhz : 1000,
              TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX},
-            {"mem_bw_gbps", gpu->mem_bw_gbps, TC_BOUND_MEM_BW_GBPS_MIN,
-             TC_BOUND_MEM_BW_GBPS_MAX},
+            {"mem_bw_gbps", gpu->mem_bw_gbps, TC_BOUND_MEM_BW_GBPS_MIN, TC_BOUND_MEM_BW_GBPS_MAX},
             {"mem_gb", gpu->mem_gb, TC_BOUND_MEM_GB_MIN, TC_BOUND_MEM_GB_MAX},
             {"l2_bytes", (double)gpu->l2_bytes, TC_BOUND_L2_BYTES_MIN, TC_BOUND_L2_BYTES_MAX},
             {"tdp_w", gpu->tdp_w, TC_BOUND_TDP_W_MIN, TC_BOUND_TDP_W_MAX},
@@ -737,16 +736,19 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
 
         for (size_t i = 0; i < TC_ARRAY_SIZE(b); i++)
             if (!tc_bound_in(b[i].v, b[i].lo, b[i].hi))
-                return tc_error(TC_ERR_INVALID, "GPU '%s': %s %g is outside the plausible "
-                                "[%g, %g]", id, b[i].name, b[i].v, b[i].lo, b[i].hi);
+                return tc_error(TC_ERR_INVALID,
+                                "GPU '%s': %s %g is outside the plausible "
+                                "[%g, %g]",
+                                id, b[i].name, b[i].v, b[i].lo, b[i].hi);
         for (int d = 0; d < TC_DTYPE_COUNT; d++)
             if (gpu->peak_tflops[d] != 0 &&
                 !tc_bound_in(gpu->peak_tflops[d], TC_BOUND_PEAK_TFLOPS_MIN,
                              TC_BOUND_PEAK_TFLOPS_MAX))
-                return tc_error(TC_ERR_INVALID, "GPU '%s': peak_tflops.%s %g is outside the "
-                                "plausible [%g, %g]", id, tc_dtype_name((enum tc_dtype)d),
-                                gpu->peak_tflops[d], TC_BOUND_PEAK_TFLOPS_MIN,
-                                TC_BOUND_PEAK_TFLOPS_MAX);
+                return tc_error(TC_ERR_INVALID,
+                                "GPU '%s': peak_tflops.%s %g is outside the "
+                                "plausible [%g, %g]",
+                                id, tc_dtype_name((enum tc_dtype)d), gpu->peak_tflops[d],
+                                TC_BOUND_PEAK_TFLOPS_MIN, TC_BOUND_PEAK_TFLOPS_MAX);
     }
     if (!(gpu->peak_tflops[TC_DTYPE_FP32] > 0))
         return tc_error(TC_ERR_INVALID, "GPU '%s': peak_tflops.fp32 must be positive", id);
@@ -1151,7 +1153,10 @@ TC_API const struct tc_gpu *tc_specs_lookup(const struct tc_specs *specs, const 
             size_t used = strlen(msg);
 
             snprintf(msg + used, sizeof(msg) - used, "%s %s",
-                     k == 0 ? "" : k + 1 == n_prefix ? " or" : ",", specs->gpus[j]->id);
+                     k == 0              ? ""
+                     : k + 1 == n_prefix ? " or"
+                                         : ",",
+                     specs->gpus[j]->id);
             k++;
         }
         tc_error(TC_ERR_NOT_FOUND, "%s?", msg);

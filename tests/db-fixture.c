@@ -141,9 +141,13 @@ struct tc_db *new_db(const char *name, int64_t *run_id)
 {
     struct tc_db *db = open_db(tmp_path(name), TC_DB_CREATE);
     struct tc_gpu g = test_gpu("a100-sxm4-80gb");
-    struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb", .kind = "collected",
-                               .host = "node1", .backend = "cpu", .config_hash = "cfg1",
-                               .timing = "event-median-l2flush", .shard = "0/1"};
+    struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb",
+                               .kind = "collected",
+                               .host = "node1",
+                               .backend = "cpu",
+                               .config_hash = "cfg1",
+                               .timing = "event-median-l2flush",
+                               .shard = "0/1"};
 
     ck_assert_msg(db != NULL, "%s", tc_last_error());
     ck_assert_int_eq(tc_db_put_gpu(db, &g), TC_OK);

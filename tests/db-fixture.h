@@ -19,8 +19,8 @@ void teardown(void);
 const char *src_path(const char *rel);
 const char *tmp_path(const char *name);
 
-#define ck_assert_error_has(needle)                                                            \
-    ck_assert_msg(strstr(tc_last_error(), (needle)) != NULL, "error message '%s' lacks '%s'", \
+#define ck_assert_error_has(needle)                                                                \
+    ck_assert_msg(strstr(tc_last_error(), (needle)) != NULL, "error message '%s' lacks '%s'",      \
                   tc_last_error(), (needle))
 
 /* Whole file contents (caller frees), for byte-identical comparisons. */

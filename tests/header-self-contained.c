@@ -30,7 +30,8 @@ int main(void)
         fprintf(stderr, "header says %s, library %s\n", built, tc_version());
         return 1;
     }
-    if (tc_version_api() != TC_API_VERSION || TC_API_MAJOR(tc_version_api()) != TC_API_VERSION_MAJOR ||
+    if (tc_version_api() != TC_API_VERSION ||
+        TC_API_MAJOR(tc_version_api()) != TC_API_VERSION_MAJOR ||
         TC_API_MINOR(tc_version_api()) != TC_API_VERSION_MINOR ||
         TC_API_PATCH(tc_version_api()) != TC_API_VERSION_PATCH) {
         fprintf(stderr, "header API %#x, library %#x\n", (unsigned)TC_API_VERSION,

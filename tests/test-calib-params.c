@@ -264,8 +264,7 @@ START_TEST(params_roundtrip_and_errors)
         memcpy(at, "9e99", 4);
         ck_assert_int_eq(tc_calib_params_parse(bad, &b), TC_ERR_RANGE);
     }
-    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": 0.1}", &b),
-                     TC_ERR_PARSE);
+    ck_assert_int_eq(tc_calib_params_parse("{\"format\": 99, \"model\": 0.1}", &b), TC_ERR_PARSE);
     ck_assert_msg(strstr(tc_last_error(), "\"model\" must be a string"), "%s", tc_last_error());
     ck_assert_int_eq(
         tc_calib_params_parse("{\"format\": 99, \"model\": \"x\", \"runs\": _1:0\"}", &b),
@@ -286,16 +285,28 @@ START_TEST(params_roundtrip_and_errors)
     ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_OK);
     for (int i = 0; i < 6; i++) {
         static const char *const names[] = {"c_compute", "c_compute", "c_overhead",
-                                            "align1", "host cost", "q_lo0/q_hi0"};
+                                            "align1",    "host cost", "q_lo0/q_hi0"};
         struct tc_calib_params c = a;
 
         switch (i) {
-        case 0: c.c_compute = 1e308; break;
-        case 1: c.c_compute = 1e-308; break;
-        case 2: c.c_overhead = 1e300; break;
-        case 3: c.align_factor[1] = 1e9; break;
-        case 4: c.host_us[TC_TIMING_EVENT] = 1e300; break;
-        default: c.q_hi[0] = 1e300; break;
+        case 0:
+            c.c_compute = 1e308;
+            break;
+        case 1:
+            c.c_compute = 1e-308;
+            break;
+        case 2:
+            c.c_overhead = 1e300;
+            break;
+        case 3:
+            c.align_factor[1] = 1e9;
+            break;
+        case 4:
+            c.host_us[TC_TIMING_EVENT] = 1e300;
+            break;
+        default:
+            c.q_hi[0] = 1e300;
+            break;
         }
         ck_assert_int_eq(tc_calib_params_format(&c, text, sizeof(text)), TC_OK);
         ck_assert_int_eq(tc_calib_params_parse(text, &b), TC_ERR_RANGE);

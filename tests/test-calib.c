@@ -58,8 +58,8 @@ static struct mset load_rows(const char *file, const char *gpu)
     struct tc_csv *csv;
     char **fields;
     int nf, col[10];
-    static const char *const names[10] = {"gpu", "dtype", "batch", "m",      "n",
-                                           "k",   "layout", "time_us", "timing", "op"};
+    static const char *const names[10] = {"gpu", "dtype",  "batch",   "m",      "n",
+                                          "k",   "layout", "time_us", "timing", "op"};
 
     ck_assert_msg(shared_path(file, path, sizeof(path)),
                   "TILECAST_MEASURED_DATA/%s is missing: the measured data is required", file);
@@ -194,9 +194,9 @@ static size_t make_db(const char *path, const struct mset *set, bool (*keep)(con
 
 struct score {
     size_t n, n_big;
-    double mape_big;     /* rows >= 20 µs */
-    double spearman;     /* of TFLOP/s, rows >= 20 µs */
-    double coverage;     /* truth inside [lo, hi] */
+    double mape_big; /* rows >= 20 µs */
+    double spearman; /* of TFLOP/s, rows >= 20 µs */
+    double coverage; /* truth inside [lo, hi] */
     size_t by_source[4];
 };
 
@@ -294,11 +294,10 @@ static struct score evaluate(struct tc_predictor *p, const char *gpu_id, const s
         s.n++;
         s.by_source[pr.source]++;
         if (dump)
-            fprintf(dump, "%s,%d,%lld,%lld,%lld,%lld,%s,%g,%g,%g,%g,%d,%g\n", gpu_id, (int)pr.source,
-                    (long long)r->m,
-                    (long long)r->n, (long long)r->k, (long long)r->batch,
-                    tc_layout_name(r->layout), r->time_us, pr.time_us, pr.lo_us, pr.hi_us,
-                    pr.neighbours, pr.neighbour_dist);
+            fprintf(dump, "%s,%d,%lld,%lld,%lld,%lld,%s,%g,%g,%g,%g,%d,%g\n", gpu_id,
+                    (int)pr.source, (long long)r->m, (long long)r->n, (long long)r->k,
+                    (long long)r->batch, tc_layout_name(r->layout), r->time_us, pr.time_us,
+                    pr.lo_us, pr.hi_us, pr.neighbours, pr.neighbour_dist);
         if (r->time_us >= pr.lo_us && r->time_us <= pr.hi_us)
             covered++;
         if (r->time_us >= 20) {
@@ -411,7 +410,6 @@ START_TEST(holdout_vidur_h100)
     check_vidur_holdout("h100-sxm5-80gb");
 }
 END_TEST
-
 
 /* ------------------------------------------------------------------------ */
 /* The fit on synthetic rows with known parameters                           */
@@ -675,8 +673,8 @@ START_TEST(stored_calibration_reuse_and_versions)
 
     /* fit once and store: the same prediction, now without refitting */
     ck_assert_int_eq(tc_db_open(tmp_path(0), TC_DB_READWRITE, &db), TC_OK);
-    ck_assert_int_eq(tc_calib_from_db(specs, db, "h100-sxm5-80gb", TC_DTYPE_FP16, false, &c,
-                                      NULL, 0), TC_OK);
+    ck_assert_int_eq(
+        tc_calib_from_db(specs, db, "h100-sxm5-80gb", TC_DTYPE_FP16, false, &c, NULL, 0), TC_OK);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(tc_calib_to_row(c, "h100-sxm5-80gb", TC_DTYPE_FP16, &row), TC_OK);
     ck_assert_int_eq(row.model_version, TC_CALIB_MODEL_VERSION);
@@ -690,8 +688,7 @@ START_TEST(stored_calibration_reuse_and_versions)
      * doctor the stored interval and see it in the prediction */
     ck_assert_int_eq(tc_calib_params_parse(row.params_json, &cp), TC_OK);
     cp.q_hi[2] = 0.5;
-    ck_assert_int_eq(tc_calib_params_format(&cp, row.params_json, sizeof(row.params_json)),
-                     TC_OK);
+    ck_assert_int_eq(tc_calib_params_format(&cp, row.params_json, sizeof(row.params_json)), TC_OK);
     ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
     tc_db_close(db);
     {
@@ -711,8 +708,7 @@ START_TEST(stored_calibration_reuse_and_versions)
     ck_assert_uint_eq(cp.model_fp, tc_calib_model_fingerprint(h100, TC_DTYPE_FP16));
     ck_assert_uint_ne(cp.model_fp, tc_calib_model_fingerprint(h100, TC_DTYPE_FP32));
     cp.model_fp ^= 0x5a5a;
-    ck_assert_int_eq(tc_calib_params_format(&cp, row.params_json, sizeof(row.params_json)),
-                     TC_OK);
+    ck_assert_int_eq(tc_calib_params_format(&cp, row.params_json, sizeof(row.params_json)), TC_OK);
     ck_assert_int_eq(tc_db_open(tmp_path(0), TC_DB_READWRITE, &db), TC_OK);
     ck_assert_int_eq(tc_db_put_calibration(db, &row), TC_OK);
     tc_db_close(db);
@@ -896,8 +892,8 @@ START_TEST(transfer_a100_40_to_80)
 {
     double t, a, cov;
 
-    transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "vidur_gemm.csv", "a100-sxm4-80gb", &t,
-                  &a, &cov);
+    transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "vidur_gemm.csv", "a100-sxm4-80gb", &t, &a,
+                  &cov);
     ck_assert_double_lt(t, a);
     ck_assert_double_ge(cov, 0.70);
     ck_assert_double_le(cov, 0.95);
@@ -914,11 +910,11 @@ START_TEST(transfer_no_worse)
 {
     double t, a;
 
-    transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "cookbook_gemm.csv", "v100-sxm2-32gb", &t,
-                  &a, NULL);
+    transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "cookbook_gemm.csv", "v100-sxm2-32gb", &t, &a,
+                  NULL);
     ck_assert_double_lt(t, a + 0.1);
-    transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "cookbook_gemm.csv", "a100-sxm4-40gb", &t,
-                  &a, NULL);
+    transfer_pair("vidur_gemm.csv", "a100-sxm4-80gb", "cookbook_gemm.csv", "a100-sxm4-40gb", &t, &a,
+                  NULL);
     ck_assert_double_lt(t, a + 0.1);
 }
 END_TEST
@@ -933,8 +929,8 @@ START_TEST(transfer_wall_clock_across_families)
     struct tc_gemm_query q = {1024, 1024, 1024, 1, TC_DTYPE_FP16, TC_LAYOUT_NN, 0, 0, 0};
     struct tc_gemm_prediction pr;
 
-    transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "cookbook_gemm.csv", "v100-sxm2-32gb",
-                  &t, &a, NULL);
+    transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "cookbook_gemm.csv", "v100-sxm2-32gb", &t,
+                  &a, NULL);
     ck_assert_double_eq_tol(t, a, 1e-9 * a);
     /* and the note says so (transfer_pair left the source's database) */
     p = tc_predictor_new(specs);
@@ -954,9 +950,15 @@ END_TEST
 START_TEST(transfer_rules)
 {
     struct tc_calib_params src, out;
-    struct tc_calib_sample smp = {.m = 64, .n = 64, .k = 64, .batch = 1,
-                                  .timing = TC_TIMING_EVENT, .compute_us = 4,
-                                  .memory_us = 2, .overhead_us = 3, .kernel_slot = -1};
+    struct tc_calib_sample smp = {.m = 64,
+                                  .n = 64,
+                                  .k = 64,
+                                  .batch = 1,
+                                  .timing = TC_TIMING_EVENT,
+                                  .compute_us = 4,
+                                  .memory_us = 2,
+                                  .overhead_us = 3,
+                                  .kernel_slot = -1};
 
     memset(&src, 0, sizeof(src));
     src.c_compute = 0.9;
@@ -994,9 +996,9 @@ START_TEST(transfer_rules)
      * and the result is never below the method's floor */
     ck_assert_double_eq_tol(tc_calib_model_us(&out, &smp, TC_TIMING_EVENT),
                             3 + 4 + tc_timing_default_host_us(TC_TIMING_EVENT), 1e-9);
-    ck_assert(tc_calib_model_us(&out, &smp, TC_TIMING_EVENT) >= tc_timing_floor_us(TC_TIMING_EVENT));
-    ck_assert_double_eq_tol(tc_calib_model_us(&out, &smp, TC_TIMING_KERNEL),
-                            1.5 * 3 + 4, 1e-9);
+    ck_assert(tc_calib_model_us(&out, &smp, TC_TIMING_EVENT) >=
+              tc_timing_floor_us(TC_TIMING_EVENT));
+    ck_assert_double_eq_tol(tc_calib_model_us(&out, &smp, TC_TIMING_KERNEL), 1.5 * 3 + 4, 1e-9);
     /* a fitted (not typical) host cost is the machine's own: no floor */
     ck_assert_double_eq_tol(tc_calib_model_us(&src, &smp, TC_TIMING_EVENT), 1.5 * 3 + 4 * 0.9 + 24,
                             1e-9);

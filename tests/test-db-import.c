@@ -24,8 +24,7 @@ static struct tc_specs *specs;
 static void load_specs(void)
 {
     setup();
-    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK, "%s",
-                  tc_last_error());
+    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK, "%s", tc_last_error());
 }
 
 static void free_specs(void)
@@ -103,9 +102,9 @@ START_TEST(import_csv_filters_and_kernels)
     ck_assert_int_eq(st.rows, 5);
     ck_assert_int_eq(st.runs, 2); /* the linear and the bmm files are two sources */
     /* NeuSight's kernel name is kept as the algorithm; fp32 computes in fp32 */
-    ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-pcie-40gb", TC_DTYPE_FP32, TC_LAYOUT_NT, 58,
-                                       141, 13, 1, &r),
-                     TC_OK);
+    ck_assert_int_eq(
+        tc_db_lookup_gemm(db, "a100-pcie-40gb", TC_DTYPE_FP32, TC_LAYOUT_NT, 58, 141, 13, 1, &r),
+        TC_OK);
     ck_assert_str_eq(r.algo, "ampere_sgemm_32x128_tn");
     ck_assert_double_eq_tol(r.time_us, 54.5067, 1e-9);
     ck_assert_int_eq(r.compute, TC_DTYPE_FP32);
@@ -221,9 +220,9 @@ START_TEST(import_cookbook)
     ck_assert_int_eq(st.rows, 4);
     /* "32x4096x32: 0.213": the cookbook's n (4096) is the reduction, so k;
      * the time is derived from the TFLOP/s as in the vendored CSV (39.3831) */
-    ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 32,
-                                       32, 4096, 1, &r),
-                     TC_OK);
+    ck_assert_int_eq(
+        tc_db_lookup_gemm(db, "a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 32, 32, 4096, 1, &r),
+        TC_OK);
     ck_assert_double_eq_tol(r.time_us, 39.3831, 1e-4);
     ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 1024,
                                        1024, 1024, 2, &r),
@@ -286,8 +285,7 @@ START_TEST(export_import_round_trip)
     ck_assert_int_eq(import1(db, "csv", "tests/data/db/neusight-small.csv", NULL, &st), TC_OK);
     ck_assert_int_eq(tc_db_export(db, "csv", NULL, exported, &rows), TC_OK);
     ck_assert_int_eq(rows, 12);
-    ck_assert_int_eq(tc_db_export(db, "json", "a100-pcie-40gb", tmp_path("a.json"), &rows),
-                     TC_OK);
+    ck_assert_int_eq(tc_db_export(db, "json", "a100-pcie-40gb", tmp_path("a.json"), &rows), TC_OK);
     ck_assert_int_eq(rows, 5);
     {
         json_error_t jerr;
@@ -303,23 +301,21 @@ START_TEST(export_import_round_trip)
         ck_assert_uint_eq(json_array_size(gemm), 5);
         ck_assert_str_eq(json_string_value(json_object_get(json_array_get(gemm, 0), "algo")),
                          "ampere_sgemm_32x128_tn");
-        ck_assert_double_eq_tol(json_real_value(json_object_get(json_array_get(gemm, 0),
-                                                                "time_us")),
-                                54.5067, 1e-9);
+        ck_assert_double_eq_tol(
+            json_real_value(json_object_get(json_array_get(gemm, 0), "time_us")), 54.5067, 1e-9);
         json_decref(root);
     }
     ck_assert_int_eq(tc_db_export(db, "xml", NULL, tmp_path("a.xml"), &rows), TC_ERR_INVALID);
-    ck_assert_int_eq(tc_db_export(db, "csv", "nope", tmp_path("b.csv"), &rows),
-                     TC_ERR_NOT_FOUND);
+    ck_assert_int_eq(tc_db_export(db, "csv", "nope", tmp_path("b.csv"), &rows), TC_ERR_NOT_FOUND);
     /* the database's own file is refused, not truncated and removed */
     ck_assert_int_eq(tc_db_export(db, "csv", NULL, tc_db_path(db), &rows), TC_ERR_INVALID);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
     tc_db_close(db);
 
     db2 = open_db(tmp_path("b.db"), TC_DB_CREATE);
-    ck_assert_int_eq(tc_db_import(db2, "csv", 1, &exported,
-                                  &(struct tc_import_options){.specs = specs}, &st),
-                     TC_OK);
+    ck_assert_int_eq(
+        tc_db_import(db2, "csv", 1, &exported, &(struct tc_import_options){.specs = specs}, &st),
+        TC_OK);
     ck_assert_int_eq(st.rows, 12);
     ck_assert_int_eq(tc_db_export(db2, "csv", NULL, tmp_path("b.csv"), &rows), TC_OK);
     tc_db_close(db2);
@@ -331,7 +327,7 @@ START_TEST(export_import_round_trip)
     free(first);
     free(second);
     ck_assert_int_eq(sql_int(tmp_path("b.db"), "SELECT count(*) FROM run WHERE kind = "
-                                                "'imported' AND licence = 'MIT'"),
+                                               "'imported' AND licence = 'MIT'"),
                      4);
 }
 END_TEST
@@ -359,11 +355,18 @@ START_TEST(merge_dedups)
         ck_assert_int_eq(tc_db_insert_gemm(b, &r), TC_OK);
     }
     {
-        struct tc_attention_row at = {.run_id = run_b, .impl = TC_ATTN_UNFUSED,
-                                      .dtype = TC_DTYPE_FP16, .batch = 1, .heads = 8,
-                                      .seq_q = 512, .head_dim = 64, .time_us = 80.0,
-                                      .scores_us = 20.0, .softmax_us = 30.0,
-                                      .values_us = 25.0, .status = TC_STATUS_OK};
+        struct tc_attention_row at = {.run_id = run_b,
+                                      .impl = TC_ATTN_UNFUSED,
+                                      .dtype = TC_DTYPE_FP16,
+                                      .batch = 1,
+                                      .heads = 8,
+                                      .seq_q = 512,
+                                      .head_dim = 64,
+                                      .time_us = 80.0,
+                                      .scores_us = 20.0,
+                                      .softmax_us = 30.0,
+                                      .values_us = 25.0,
+                                      .status = TC_STATUS_OK};
 
         ck_assert_int_eq(tc_db_insert_attention(b, &at), TC_OK);
     }
@@ -371,8 +374,11 @@ START_TEST(merge_dedups)
     /* c: a collected run with different provenance but the same shapes */
     a = new_db("c.db", NULL);
     {
-        struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb", .kind = "collected",
-                                   .host = "node2", .backend = "cpu", .config_hash = "cfg1",
+        struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb",
+                                   .kind = "collected",
+                                   .host = "node2",
+                                   .backend = "cpu",
+                                   .config_hash = "cfg1",
                                    .shard = "0/1"};
 
         ck_assert_int_eq(tc_db_add_run(a, &info, &run_a), TC_OK);
@@ -387,8 +393,7 @@ START_TEST(merge_dedups)
     inputs[0] = tmp_path("a.db");
     inputs[1] = tmp_path("b.db");
     inputs[2] = tmp_path("c.db");
-    ck_assert_msg(tc_db_merge(tmp_path("out.db"), 3, inputs, &ms) == TC_OK, "%s",
-                  tc_last_error());
+    ck_assert_msg(tc_db_merge(tmp_path("out.db"), 3, inputs, &ms) == TC_OK, "%s", tc_last_error());
     ck_assert_int_eq(ms.runs_added, 4);  /* 2 imported + node1 + node2 */
     ck_assert_int_eq(ms.runs_joined, 2); /* b's imported runs = a's */
     ck_assert_int_eq(ms.gemm_added, 7 + 10 + 10);

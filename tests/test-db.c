@@ -54,8 +54,8 @@ START_TEST(create_insert_lookup_iterate)
     ck_assert_int_eq(tc_db_lookup_gemm(db, "h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 4096,
                                        4096, 4096, 1, &out),
                      TC_ERR_NOT_FOUND);
-    ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 100,
-                                       100, 100, 1, &out),
+    ck_assert_int_eq(tc_db_lookup_gemm(db, "a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 100, 100,
+                                       100, 1, &out),
                      TC_ERR_NOT_FOUND);
 
     ck_assert_int_eq(tc_db_iter_gemm(db, "a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, &it),
@@ -91,9 +91,9 @@ START_TEST(create_insert_lookup_iterate)
     /* the file is readable with plain SQL: views and pragmas */
     ck_assert_int_eq(sql_int(tmp_path("a.db"), "PRAGMA application_id"), 0x54434442);
     ck_assert_int_eq(sql_int(tmp_path("a.db"), "PRAGMA user_version"), TC_DB_SCHEMA_VERSION);
-    ck_assert_int_eq(sql_int(tmp_path("a.db"),
-                             "SELECT round(tflops * 1000) FROM gemm_tflops WHERE m = 4096"),
-                     (int64_t)round(2.0 * 4096 * 4096 * 4096 / (560.5 * 1e6) * 1000));
+    ck_assert_int_eq(
+        sql_int(tmp_path("a.db"), "SELECT round(tflops * 1000) FROM gemm_tflops WHERE m = 4096"),
+        (int64_t)round(2.0 * 4096 * 4096 * 4096 / (560.5 * 1e6) * 1000));
     ck_assert_int_eq(sql_int(tmp_path("a.db"), "SELECT count(*) FROM gemm_best"), 2);
     ck_assert_int_eq(sql_int(tmp_path("a.db"), "SELECT value FROM meta WHERE key = "
                                                "'schema_version'"),
@@ -139,22 +139,26 @@ START_TEST(resume_is_idempotent)
     int64_t run_id, again, count;
     struct tc_db *db = new_db("r.db", &run_id);
     struct tc_gemm_row r = gemm_row(run_id, 1024, 2048, 512, 40.0);
-    struct tc_attention_row a = {.run_id = run_id, .impl = TC_ATTN_FLASH,
-                                 .dtype = TC_DTYPE_BF16, .batch = 2, .heads = 16,
-                                 .seq_q = 2048, .head_dim = 128, .causal = true,
-                                 .time_us = 300.0, .status = TC_STATUS_OK};
+    struct tc_attention_row a = {.run_id = run_id,
+                                 .impl = TC_ATTN_FLASH,
+                                 .dtype = TC_DTYPE_BF16,
+                                 .batch = 2,
+                                 .heads = 16,
+                                 .seq_q = 2048,
+                                 .head_dim = 128,
+                                 .causal = true,
+                                 .time_us = 300.0,
+                                 .status = TC_STATUS_OK};
     bool found;
 
-    ck_assert_int_eq(tc_db_has_gemm(db, run_id, TC_DTYPE_FP16, TC_LAYOUT_NT, 1024, 2048, 512, 1,
-                                    &found),
-                     TC_OK);
+    ck_assert_int_eq(
+        tc_db_has_gemm(db, run_id, TC_DTYPE_FP16, TC_LAYOUT_NT, 1024, 2048, 512, 1, &found), TC_OK);
     ck_assert(!found);
     ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
     r.time_us = 99.0; /* a repeated shape keeps the first measurement */
     ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
-    ck_assert_int_eq(tc_db_has_gemm(db, run_id, TC_DTYPE_FP16, TC_LAYOUT_NT, 1024, 2048, 512, 1,
-                                    &found),
-                     TC_OK);
+    ck_assert_int_eq(
+        tc_db_has_gemm(db, run_id, TC_DTYPE_FP16, TC_LAYOUT_NT, 1024, 2048, 512, 1, &found), TC_OK);
     ck_assert(found);
     ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &count), TC_OK);
     ck_assert_int_eq(count, 1);
@@ -175,16 +179,14 @@ START_TEST(resume_is_idempotent)
         ck_assert_int_eq(got.kv_heads, 16); /* 0 in the key means heads */
         ck_assert_int_eq(got.seq_kv, 2048);
         a.causal = false;
-        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got),
-                         TC_ERR_NOT_FOUND);
+        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got), TC_ERR_NOT_FOUND);
         a.causal = true;
         /* a named library's rows: this schema stores flash and unfused only,
          * and reading them finds nothing rather than failing */
         a.impl = TC_ATTN_FLASH3;
         ck_assert_int_eq(tc_db_insert_attention(db, &a), TC_ERR_UNSUPPORTED);
         ck_assert(strstr(tc_last_error(), "flash3") != NULL);
-        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got),
-                         TC_ERR_NOT_FOUND);
+        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got), TC_ERR_NOT_FOUND);
         ck_assert_int_eq(tc_db_has_attention(db, run_id, &a, &found), TC_OK);
         ck_assert(!found);
         a.impl = TC_ATTN_FLASH;
@@ -294,20 +296,19 @@ START_TEST(calibration_put_get)
     ck_assert_int_eq(tc_db_put_calibration(db, &c), TC_OK);
     snprintf(c.params_json, sizeof(c.params_json), "{\"mma_eff\": 0.83}");
     ck_assert_int_eq(tc_db_put_calibration(db, &c), TC_OK); /* replaces */
-    ck_assert_int_eq(tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_BF16, -1, 3,
-                                           "a100-sxm4-80gb", &out),
-                     TC_OK);
+    ck_assert_int_eq(
+        tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_BF16, -1, 3, "a100-sxm4-80gb", &out),
+        TC_OK);
     ck_assert_str_eq(out.params_json, "{\"mma_eff\": 0.83}");
     ck_assert_int_eq(out.n_rows, 812);
     ck_assert_double_eq_tol(out.p90_ape_pct, 9.5, 1e-12);
     ck_assert_str_eq(out.tilecast_version, tc_version());
     ck_assert_int_eq(strlen(out.created_at), 20);
-    ck_assert_int_eq(tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_BF16, -1, 3, NULL,
-                                           &out),
+    ck_assert_int_eq(tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_BF16, -1, 3, NULL, &out),
                      TC_ERR_NOT_FOUND);
-    ck_assert_int_eq(tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_BF16, -1, 4,
-                                           "a100-sxm4-80gb", &out),
-                     TC_ERR_NOT_FOUND);
+    ck_assert_int_eq(
+        tc_db_get_calibration(db, "h100-sxm5-80gb", TC_DTYPE_BF16, -1, 4, "a100-sxm4-80gb", &out),
+        TC_ERR_NOT_FOUND);
     snprintf(c.params_json, sizeof(c.params_json), "not json");
     ck_assert_int_eq(tc_db_put_calibration(db, &c), TC_ERR_INVALID);
     tc_db_close(db);
@@ -521,12 +522,12 @@ START_TEST(opens_with_a_left_over_wal)
     ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
     tc_db_close(db);
     ck_assert_int_eq(sqlite3_open(tmp_path("w.db"), &sql), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_db_config(sql, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL),
-                     SQLITE_OK);
-    ck_assert_msg(sqlite3_exec(sql, "PRAGMA wal_autocheckpoint = 0; INSERT INTO gemm (run_id,"
-                                    " dtype, dtype_c, compute, layout, m, n, k, batch, time_us)"
-                                    " VALUES (1, 'fp16', 'fp16', 'fp32', 'NT', 128, 64, 64, 1,"
-                                    " 9.0)",
+    ck_assert_int_eq(sqlite3_db_config(sql, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL), SQLITE_OK);
+    ck_assert_msg(sqlite3_exec(sql,
+                               "PRAGMA wal_autocheckpoint = 0; INSERT INTO gemm (run_id,"
+                               " dtype, dtype_c, compute, layout, m, n, k, batch, time_us)"
+                               " VALUES (1, 'fp16', 'fp16', 'fp32', 'NT', 128, 64, 64, 1,"
+                               " 9.0)",
                                NULL, NULL, &err) == SQLITE_OK,
                   "%s", err ? err : "");
     sqlite3_close(sql);

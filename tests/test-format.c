@@ -66,11 +66,11 @@ END_TEST
 
 START_TEST(edges)
 {
-    static const double xs[] = {0.0,       -0.0,      1.0,       0.99995,    0.999949999,
-                                9.99995,   99999.99995, 1e-300,  -1e-300,    5e-324,
-                                0x1p-60,   0x1p-61,   0x1p-80,   0x1p52,     0x1p53 - 1,
-                                0x1p53,    1e17,      1.7976931348623157e308, 123.456,
-                                2156.1389, 70.60025,  NAN,       INFINITY,   -INFINITY};
+    static const double xs[] = {
+        0.0,         -0.0,      1.0,        0.99995, 0.999949999, 9.99995,
+        99999.99995, 1e-300,    -1e-300,    5e-324,  0x1p-60,     0x1p-61,
+        0x1p-80,     0x1p52,    0x1p53 - 1, 0x1p53,  1e17,        1.7976931348623157e308,
+        123.456,     2156.1389, 70.60025,   NAN,     INFINITY,    -INFINITY};
     for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++)
         for (int d = 0; d <= 9; d++)
             same_as_printf(xs[i], d);

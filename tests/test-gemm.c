@@ -22,8 +22,8 @@ static struct tc_specs *specs;
 
 static void specs_setup(void)
 {
-    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK, "loading gpu_specs failed: %s",
-                  tc_last_error());
+    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK,
+                  "loading gpu_specs failed: %s", tc_last_error());
 }
 
 static void specs_teardown(void)
@@ -40,12 +40,11 @@ static const struct tc_gpu *gpu(const char *id)
     return g;
 }
 
-static struct tc_gemm_prediction predict(const char *id, enum tc_dtype dtype,
-                                         enum tc_layout layout, int64_t m, int64_t n,
-                                         int64_t k, int64_t batch)
+static struct tc_gemm_prediction predict(const char *id, enum tc_dtype dtype, enum tc_layout layout,
+                                         int64_t m, int64_t n, int64_t k, int64_t batch)
 {
-    struct tc_gemm_query q = {.m = m, .n = n, .k = k, .batch = batch, .dtype = dtype,
-                              .layout = layout};
+    struct tc_gemm_query q = {
+        .m = m, .n = n, .k = k, .batch = batch, .dtype = dtype, .layout = layout};
     struct tc_gemm_prediction pr;
     int err = tc_predict_gemm_analytical(gpu(id), &q, &pr);
 
@@ -183,10 +182,12 @@ static void expect_file_error(const char *rel, const char *where, const char *wh
 
 START_TEST(catalogue_errors_name_file_line_column)
 {
-    expect_file_error("tests/data/gemm/bad-field.yaml", "bad-field.yaml:7:5:", "unknown field 'colour'");
-    expect_file_error("tests/data/gemm/bad-tile.yaml", "bad-tile.yaml:6:11:", "expected 3 integers, got 2");
-    expect_file_error("tests/data/gemm/missing-field.yaml", "missing-field.yaml:4:5:",
-                      "missing field 'regs_per_thread'");
+    expect_file_error("tests/data/gemm/bad-field.yaml",
+                      "bad-field.yaml:7:5:", "unknown field 'colour'");
+    expect_file_error("tests/data/gemm/bad-tile.yaml",
+                      "bad-tile.yaml:6:11:", "expected 3 integers, got 2");
+    expect_file_error("tests/data/gemm/missing-field.yaml",
+                      "missing-field.yaml:4:5:", "missing field 'regs_per_thread'");
     expect_file_error("tests/data/gemm/bad-dtype.yaml", "bad-dtype.yaml:5:20:", "'fp12'");
     expect_file_error("tests/data/gemm/bad-syntax.yaml", "bad-syntax.yaml:3:", "");
 }
@@ -282,8 +283,8 @@ END_TEST
 
 START_TEST(tiles_and_waves_arithmetic)
 {
-    struct tc_gemm_prediction pr = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 4000,
-                                           8192, 8192, 1);
+    struct tc_gemm_prediction pr =
+        predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 4000, 8192, 8192, 1);
     int64_t tiles_m = (4000 + pr.tile_m - 1) / pr.tile_m;
     int64_t tiles_n = (8192 + pr.tile_n - 1) / pr.tile_n;
     double slots = 108.0 * pr.blocks_per_sm;
@@ -292,9 +293,8 @@ START_TEST(tiles_and_waves_arithmetic)
     ck_assert_int_eq(pr.tiles, tiles_m * tiles_n);
     ck_assert_double_eq_tol(pr.waves, (double)pr.tiles / slots, 1e-9);
     ck_assert_double_eq_tol(pr.wave_eff, pr.waves / ceil(pr.waves), 1e-9);
-    ck_assert_double_eq_tol(pr.tile_eff,
-                            4000.0 * 8192.0 / ((double)tiles_m * pr.tile_m * tiles_n * pr.tile_n),
-                            1e-9);
+    ck_assert_double_eq_tol(
+        pr.tile_eff, 4000.0 * 8192.0 / ((double)tiles_m * pr.tile_m * tiles_n * pr.tile_n), 1e-9);
     ck_assert_double_eq_tol(pr.tflops, 2.0 * 4000 * 8192 * 8192 / pr.time_us / 1e6, 1e-6);
     ck_assert_double_eq_tol(pr.frac_peak, pr.tflops / 312.0, 1e-9);
     ck_assert_int_eq(pr.source, TC_SOURCE_ANALYTICAL);
@@ -350,18 +350,19 @@ END_TEST
 START_TEST(time_grows_with_k)
 {
     static const char *const ids[] = {"a100-sxm4-80gb", "h100-sxm5-80gb", "v100-sxm2-32gb",
-                                      "mi250x", "mi300x", "l40s", "b200", "h200-sxm-141gb"};
+                                      "mi250x",         "mi300x",         "l40s",
+                                      "b200",           "h200-sxm-141gb"};
 
     for (size_t g = 0; g < sizeof(ids) / sizeof(ids[0]); g++) {
         for (int64_t mn = 256; mn <= 8192; mn *= 4) {
             double prev = 0;
 
             for (int64_t k = 256; k <= 32768; k *= 2) {
-                struct tc_gemm_prediction pr = predict(ids[g], TC_DTYPE_FP16, TC_LAYOUT_NT,
-                                                       mn, mn, k, 1);
+                struct tc_gemm_prediction pr =
+                    predict(ids[g], TC_DTYPE_FP16, TC_LAYOUT_NT, mn, mn, k, 1);
 
-                ck_assert_msg(pr.time_us > prev, "%s %lld^2 x %lld: %g us not above %g us",
-                              ids[g], (long long)mn, (long long)k, pr.time_us, prev);
+                ck_assert_msg(pr.time_us > prev, "%s %lld^2 x %lld: %g us not above %g us", ids[g],
+                              (long long)mn, (long long)k, pr.time_us, prev);
                 prev = pr.time_us;
             }
         }
@@ -371,8 +372,8 @@ END_TEST
 
 START_TEST(never_above_peak)
 {
-    static const char *const ids[] = {"a100-sxm4-80gb", "h100-sxm5-80gb", "v100-sxm2-32gb",
-                                      "mi250x", "mi300x", "l40s", "b200"};
+    static const char *const ids[] = {
+        "a100-sxm4-80gb", "h100-sxm5-80gb", "v100-sxm2-32gb", "mi250x", "mi300x", "l40s", "b200"};
     static const enum tc_dtype dts[] = {TC_DTYPE_FP16, TC_DTYPE_FP32};
 
     for (size_t g = 0; g < sizeof(ids) / sizeof(ids[0]); g++)
@@ -384,8 +385,7 @@ START_TEST(never_above_peak)
 
                     ck_assert_msg(pr.frac_peak > 0 && pr.frac_peak <= 1.0,
                                   "%s %s %lldx8192x%lld: %.3f of peak", ids[g],
-                                  tc_dtype_name(dts[d]), (long long)m, (long long)k,
-                                  pr.frac_peak);
+                                  tc_dtype_name(dts[d]), (long long)m, (long long)k, pr.frac_peak);
                     ck_assert(pr.tile_eff > 0 && pr.tile_eff <= 1.0);
                     ck_assert(pr.wave_eff > 0 && pr.wave_eff <= 1.0);
                     ck_assert(isfinite(pr.time_us) && pr.time_us > 1.0);
@@ -395,12 +395,12 @@ END_TEST
 
 START_TEST(tile_choice_follows_shape)
 {
-    struct tc_gemm_prediction big = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192,
-                                            8192, 8192, 1);
-    struct tc_gemm_prediction small = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 64,
-                                              128, 16384, 1);
-    struct tc_gemm_prediction h_big = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT,
-                                              8192, 8192, 8192, 1);
+    struct tc_gemm_prediction big =
+        predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1);
+    struct tc_gemm_prediction small =
+        predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 64, 128, 16384, 1);
+    struct tc_gemm_prediction h_big =
+        predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192, 8192, 8192, 1);
 
     ck_assert_int_ge((long)big.tile_m * big.tile_n, 128L * 256);
     ck_assert_int_eq(big.split_k, 1);
@@ -412,8 +412,9 @@ START_TEST(tile_choice_follows_shape)
     ck_assert_int_eq((long)h_big.cluster_m * h_big.cluster_n, 2);
     /* Decode-like GEMMs are memory-bound; big square ones compute-bound. */
     ck_assert_int_eq(big.bound, TC_BOUND_COMPUTE);
-    ck_assert_int_eq(predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).bound,
-                     TC_BOUND_MEMORY);
+    ck_assert_int_eq(
+        predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).bound,
+        TC_BOUND_MEMORY);
     ck_assert_int_eq(predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 8, 64, 64, 1).bound,
                      TC_BOUND_LATENCY);
 }
@@ -421,11 +422,15 @@ END_TEST
 
 START_TEST(newer_gpus_are_faster)
 {
-    double v100 = predict("v100-sxm2-32gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
-    double a100 = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
-    double h100 = predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
+    double v100 =
+        predict("v100-sxm2-32gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
+    double a100 =
+        predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
+    double h100 =
+        predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 8192, 1).time_us;
     double h200 = predict("h200-sxm-141gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).time_us;
-    double h100_mem = predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).time_us;
+    double h100_mem =
+        predict("h100-sxm5-80gb", TC_DTYPE_FP16, TC_LAYOUT_NT, 16, 8192, 8192, 1).time_us;
 
     ck_assert(a100 < v100 && h100 < a100);
     /* Same compute, 4.8 vs 3.35 TB/s: a memory-bound GEMM gains on H200. */
@@ -441,7 +446,8 @@ START_TEST(a100_alignment_cliffs)
 {
     /* Vocabulary sweep as the cookbook ran it: 8192 x h x v, v the
      * reduction dimension. Paper: odd ~74, x2 ~138, x8 ~226, x64 ~256. */
-    double v64 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51200, 1).tflops;
+    double v64 =
+        predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51200, 1).tflops;
     double v1 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51201, 1).tflops;
     double v2 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51202, 1).tflops;
     double v8 = predict("a100-sxm4-40gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 4096, 51208, 1).tflops;
@@ -473,10 +479,11 @@ START_TEST(attention_scores_bmm)
     double odd = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 63, 128).tflops;
     double two = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 66, 128).tflops;
     double x8 = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 72, 128).tflops;
-    double x128 = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 128, 128).tflops;
+    double x128 =
+        predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 2048, 2048, 128, 128).tflops;
 
-    ck_assert_msg(odd < 0.8 * two && two < 0.9 * x8 && x8 < x128,
-                  "scores bmm: %g %g %g %g", odd, two, x8, x128);
+    ck_assert_msg(odd < 0.8 * two && two < 0.9 * x8 && x8 < x128, "scores bmm: %g %g %g %g", odd,
+                  two, x8, x128);
     ck_assert_msg(x128 > 0.55 * 312.0, "scores bmm h/a = 128: %g TFLOP/s", x128);
 }
 END_TEST
@@ -496,18 +503,18 @@ START_TEST(mi250x_is_flat)
         double k66 = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 27648, 4096, 66, 1).tflops;
         double k68 = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 27648, 4096, 68, 1).tflops;
 
-        ck_assert_msg(k66 > 0.93 * k64 && k68 > 0.93 * k64, "MI250X small k: %g %g %g", k64,
-                      k66, k68);
+        ck_assert_msg(k66 > 0.93 * k64 && k68 > 0.93 * k64, "MI250X small k: %g %g %g", k64, k66,
+                      k68);
     }
 }
 END_TEST
 
 START_TEST(hopper_unaligned_leaves_tma)
 {
-    struct tc_gemm_prediction al = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192,
-                                           10944, 4096, 1);
-    struct tc_gemm_prediction un = predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192,
-                                           10922, 4096, 1);
+    struct tc_gemm_prediction al =
+        predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192, 10944, 4096, 1);
+    struct tc_gemm_prediction un =
+        predict("h100-sxm5-80gb", TC_DTYPE_BF16, TC_LAYOUT_NT, 8192, 10922, 4096, 1);
 
     /* d_ff 10922 vs 10944 (paper: 272.7 vs 398.4 TFLOP/s for the layer):
      * n = 10922 is C's leading dimension, = 2 mod 4 elements. */
@@ -547,8 +554,9 @@ START_TEST(bad_inputs)
     ck_assert_error_has("k = -5");
     ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 64, 64, 64, -2), TC_ERR_RANGE);
     ck_assert_error_has("batch = -2");
-    ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 1 << 21, 1 << 21, 1 << 21,
-                                 1 << 21), TC_ERR_RANGE);
+    ck_assert_int_eq(
+        try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, 1 << 21, 1 << 21, 1 << 21, 1 << 21),
+        TC_ERR_RANGE);
     ck_assert_error_has("overflows");
     ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP16, INT64_MAX, 2, 1, 1),
                      TC_ERR_RANGE);
@@ -585,9 +593,9 @@ END_TEST
  * not a finite positive time is an error, never an answer. */
 START_TEST(absurd_values_refused)
 {
-    static const char *const not_decimal[] = {"0x258", "0X1p9", "inf", "-inf", "nan",
-                                              "infinity", "1e", "e5", ".", "1.5x", "1e999",
-                                              "+", "0x"};
+    static const char *const not_decimal[] = {"0x258",    "0X1p9", "inf", "-inf", "nan",
+                                              "infinity", "1e",    "e5",  ".",    "1.5x",
+                                              "1e999",    "+",     "0x"};
     struct tc_gpu g = *gpu("a100-sxm4-80gb");
     struct tc_gemm_query q = {.m = 4096, .n = 4096, .k = 4096, .dtype = TC_DTYPE_FP16};
     struct tc_gemm_prediction pr;
@@ -649,8 +657,8 @@ static void *thread_main(void *arg)
     struct thread_job *job = arg;
 
     for (int64_t i = 1; i <= 2000; i++) {
-        struct tc_gemm_query q = {.m = i * 3, .n = 4096 + (i % 7), .k = 1024 + 64 * (i % 50),
-                                  .dtype = TC_DTYPE_FP16};
+        struct tc_gemm_query q = {
+            .m = i * 3, .n = 4096 + (i % 7), .k = 1024 + 64 * (i % 50), .dtype = TC_DTYPE_FP16};
         struct tc_gemm_prediction pr;
 
         if (tc_predict_gemm_analytical(job->gpu, &q, &pr) != TC_OK)
@@ -754,9 +762,8 @@ static double spearman_of(const struct acc *a)
 
 /* Every `stride`-th row of a measured file whose time is at least 20 us,
  * for rows of gpu_id; host time per timing method as `tilecast eval`. */
-static struct acc accuracy_of(const char *file, const char *gpu_id, const char *sweep,
-                              int stride, double host_us, double floor_us,
-                              enum tc_dtype dtype)
+static struct acc accuracy_of(const char *file, const char *gpu_id, const char *sweep, int stride,
+                              double host_us, double floor_us, enum tc_dtype dtype)
 {
     const char *dir = getenv("TILECAST_MEASURED_DATA");
     char path[4096];
@@ -839,10 +846,10 @@ START_TEST(accuracy_vidur)
 {
     /* Every 5th row (kernel time, profiler): thresholds a little looser
      * than measured when they were set. */
-    check_accuracy("vidur_gemm.csv", "a100-sxm4-80gb", NULL, 5, 0.0, 0.0, TC_DTYPE_FP16, 1500,
-                   8.5, 0.72);
-    check_accuracy("vidur_gemm.csv", "h100-sxm5-80gb", NULL, 5, 0.0, 0.0, TC_DTYPE_FP16, 1400,
-                   10.5, 0.82);
+    check_accuracy("vidur_gemm.csv", "a100-sxm4-80gb", NULL, 5, 0.0, 0.0, TC_DTYPE_FP16, 1500, 8.5,
+                   0.72);
+    check_accuracy("vidur_gemm.csv", "h100-sxm5-80gb", NULL, 5, 0.0, 0.0, TC_DTYPE_FP16, 1400, 10.5,
+                   0.82);
 }
 END_TEST
 
@@ -851,12 +858,12 @@ START_TEST(accuracy_cookbook_bsweep)
     /* wall-slowest: 28 us of host time per call (as tilecast eval). */
     check_accuracy("cookbook_gemm.csv", "mi250x", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16, 28, 8.0,
                    0.90);
-    check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16,
-                   28, 9.5, 0.25);
+    check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16, 28,
+                   9.5, 0.25);
     /* V100 strided-batched runs at its own rate (4.3% measured; its TFLOP/s
      * are flat at b >= 2, so the ranking is mostly noise). */
-    check_accuracy("cookbook_gemm.csv", "v100-sxm2-32gb", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16,
-                   24, 6.0, 0.45);
+    check_accuracy("cookbook_gemm.csv", "v100-sxm2-32gb", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16, 24,
+                   6.0, 0.45);
 }
 END_TEST
 
@@ -880,10 +887,10 @@ START_TEST(accuracy_neusight_fp32)
     /* fp32 SIMT, CUDA events around a PyTorch op: +28 us of host dispatch,
      * at least 28 us (as tilecast eval). Every 10th row; the same sweep on
      * the V100 (another host, another family). */
-    check_accuracy("neusight_gemm.csv", "a100-pcie-40gb", NULL, 10, 28.0, 28.0, TC_DTYPE_FP32,
-                   2000, 15.5, 0.94);
-    check_accuracy("neusight_gemm_v100.csv", "v100-pcie-32gb", NULL, 10, 28.0, 28.0,
-                   TC_DTYPE_FP32, 2000, 16.5, 0.94);
+    check_accuracy("neusight_gemm.csv", "a100-pcie-40gb", NULL, 10, 28.0, 28.0, TC_DTYPE_FP32, 2000,
+                   15.5, 0.94);
+    check_accuracy("neusight_gemm_v100.csv", "v100-pcie-32gb", NULL, 10, 28.0, 28.0, TC_DTYPE_FP32,
+                   2000, 16.5, 0.94);
 }
 END_TEST
 

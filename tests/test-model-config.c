@@ -44,7 +44,7 @@ static bool same_config(const struct tc_model_config *a, const struct tc_model_c
 
 static const struct {
     const char *key, *value;
-    int err;            /* 0: accepted */
+    int err;             /* 0: accepted */
     const char *message; /* the setter's message (or a part of it) */
 } cases[] = {
     {"hidden", "2048", 0, NULL},
@@ -79,8 +79,7 @@ START_TEST(test_set_matches_yaml)
 {
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct tc_model_config set, loaded, before;
-        static const char *const base[][2] = {{"hidden", "4096"}, {"heads", "32"},
-                                              {"seq", "2048"}};
+        static const char *const base[][2] = {{"hidden", "4096"}, {"heads", "32"}, {"seq", "2048"}};
         char text[256], path[4096], msg[1024], where[16];
         int err, lerr, line;
 
@@ -107,11 +106,11 @@ START_TEST(test_set_matches_yaml)
         snprintf(where, sizeof(where), ":%d:", line);
         err = tc_model_config_set(&set, cases[i].key, cases[i].value);
         snprintf(msg, sizeof(msg), "%s", tc_last_error());
-        ck_assert_msg(err == cases[i].err, "case %zu (%s: %s): %d (%s), want %d", i,
-                      cases[i].key, cases[i].value, err, msg, cases[i].err);
+        ck_assert_msg(err == cases[i].err, "case %zu (%s: %s): %d (%s), want %d", i, cases[i].key,
+                      cases[i].value, err, msg, cases[i].err);
         if (err < 0) {
-            ck_assert_msg(strstr(msg, cases[i].message) == msg, "case %zu: '%s' lacks '%s'",
-                          i, msg, cases[i].message);
+            ck_assert_msg(strstr(msg, cases[i].message) == msg, "case %zu: '%s' lacks '%s'", i, msg,
+                          cases[i].message);
             ck_assert_msg(same_config(&set, &before),
                           "case %zu: a refused value changed the config", i);
         }
@@ -119,8 +118,7 @@ START_TEST(test_set_matches_yaml)
         tc_model_config_defaults(&loaded);
         lerr = tc_model_config_load(path, &loaded);
         unlink(path);
-        ck_assert_msg(lerr == err, "case %zu: load %d (%s), set %d", i, lerr, tc_last_error(),
-                      err);
+        ck_assert_msg(lerr == err, "case %zu: load %d (%s), set %d", i, lerr, tc_last_error(), err);
         if (err < 0) {
             /* FILE:LINE:COL: then the setter's message */
             const char *at = strstr(tc_last_error(), where);
@@ -128,8 +126,8 @@ START_TEST(test_set_matches_yaml)
             ck_assert_msg(strncmp(tc_last_error(), path, strlen(path)) == 0 && at,
                           "case %zu: '%s' does not name %s%s", i, tc_last_error(), path, where);
             at = strstr(at + strlen(where), ": ");
-            ck_assert_msg(at && strcmp(at + 2, msg) == 0, "case %zu: '%s' is not '%s' placed",
-                          i, tc_last_error(), msg);
+            ck_assert_msg(at && strcmp(at + 2, msg) == 0, "case %zu: '%s' is not '%s' placed", i,
+                          tc_last_error(), msg);
             continue;
         }
         ck_assert_int_eq(tc_model_config_resolve(&set), TC_OK);
@@ -175,8 +173,8 @@ START_TEST(test_two_keys_one_field)
         err = tc_model_config_load(path, &c);
         unlink(path);
         ck_assert_int_eq(err, TC_ERR_PARSE);
-        ck_assert_msg(strstr(tc_last_error(), bad[i].where) != NULL, "case %zu: '%s' lacks '%s'",
-                      i, tc_last_error(), bad[i].where);
+        ck_assert_msg(strstr(tc_last_error(), bad[i].where) != NULL, "case %zu: '%s' lacks '%s'", i,
+                      tc_last_error(), bad[i].where);
     }
 }
 END_TEST
@@ -185,16 +183,16 @@ END_TEST
  * loader (their keys are the canonical ones). */
 START_TEST(test_shipped_keys)
 {
-    static const char *const names[] = {"gpt-neox-20b", "llama-2-70b", "llama-2-7b",
-                                        "llama-3-8b", "paper-gpt"};
+    static const char *const names[] = {"gpt-neox-20b", "llama-2-70b", "llama-2-7b", "llama-3-8b",
+                                        "paper-gpt"};
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char path[4096], line[512];
         struct tc_model_config loaded, set;
         FILE *f;
 
-        snprintf(path, sizeof(path), "%s/predictor/models/%s.yaml",
-                 getenv("TILECAST_SOURCE_ROOT"), names[i]);
+        snprintf(path, sizeof(path), "%s/predictor/models/%s.yaml", getenv("TILECAST_SOURCE_ROOT"),
+                 names[i]);
         ck_assert_msg(tc_model_config_load(path, &loaded) == TC_OK, "%s", tc_last_error());
         f = fopen(path, "r");
         ck_assert_ptr_nonnull(f);

@@ -10,12 +10,13 @@
 #include <unistd.h>
 
 #include "model-internal.h"
+#include "test-model.h"
 #include "tilecast/tilecast.h"
 
-static struct tc_specs *specs;
-static struct tc_predictor *pred;
+struct tc_specs *specs;
+struct tc_predictor *pred;
 
-static void setup(void)
+void model_setup(void)
 {
     ck_assert_msg(tc_specs_load(NULL, &specs) == TC_OK, "specs: %s", tc_last_error());
     pred = tc_predictor_new(specs);
@@ -24,7 +25,7 @@ static void setup(void)
     tc_predictor_set_analytical(pred, true);
 }
 
-static void teardown(void)
+void model_teardown(void)
 {
     tc_predictor_free(pred);
     tc_specs_free(specs);
@@ -32,7 +33,7 @@ static void teardown(void)
     specs = NULL;
 }
 
-static const struct tc_gpu *gpu(const char *id)
+const struct tc_gpu *gpu(const char *id)
 {
     const struct tc_gpu *g = tc_specs_find(specs, id);
 
@@ -63,8 +64,7 @@ static void temp_yaml(const char *text, char *path, size_t len)
     fclose(f);
 }
 
-static const struct tc_op_prediction *find_op(const struct tc_model_prediction *mp,
-                                              const char *name)
+const struct tc_op_prediction *find_op(const struct tc_model_prediction *mp, const char *name)
 {
     for (size_t i = 0; i < mp->n_ops; i++)
         if (strcmp(mp->ops[i].name, name) == 0)
@@ -73,7 +73,7 @@ static const struct tc_op_prediction *find_op(const struct tc_model_prediction *
     return NULL;
 }
 
-static struct tc_model_config layer_cfg(int64_t h, int64_t a, int64_t s, int64_t b)
+struct tc_model_config layer_cfg(int64_t h, int64_t a, int64_t s, int64_t b)
 {
     struct tc_model_config c;
 
@@ -86,7 +86,7 @@ static struct tc_model_config layer_cfg(int64_t h, int64_t a, int64_t s, int64_t
     return c;
 }
 
-static struct tc_model_prediction *predict(const char *gpu_id, const struct tc_model_config *c)
+struct tc_model_prediction *predict(const char *gpu_id, const struct tc_model_config *c)
 {
     struct tc_model_prediction *mp = NULL;
     int err = tc_predict_model(pred, gpu(gpu_id), c, &mp);
@@ -159,10 +159,10 @@ START_TEST(test_config_errors)
         temp_yaml(bad[i].text, path, sizeof(path));
         err = tc_model_config_load(path, &c);
         unlink(path);
-        ck_assert_msg(err == bad[i].err, "case %zu: got %d (%s), want %d", i, err,
-                      tc_last_error(), bad[i].err);
-        ck_assert_msg(strstr(tc_last_error(), bad[i].where) != NULL, "case %zu: '%s' lacks '%s'",
-                      i, tc_last_error(), bad[i].where);
+        ck_assert_msg(err == bad[i].err, "case %zu: got %d (%s), want %d", i, err, tc_last_error(),
+                      bad[i].err);
+        ck_assert_msg(strstr(tc_last_error(), bad[i].where) != NULL, "case %zu: '%s' lacks '%s'", i,
+                      tc_last_error(), bad[i].where);
         ck_assert_msg(strstr(tc_last_error(), path) != NULL, "case %zu: no file name in '%s'", i,
                       tc_last_error());
     }
@@ -172,8 +172,7 @@ END_TEST
 
 START_TEST(test_attn_impl_names)
 {
-    static const char *const names[] = {"unfused", "flash", "flash2", "flash3", "flash4",
-                                        "cudnn"};
+    static const char *const names[] = {"unfused", "flash", "flash2", "flash3", "flash4", "cudnn"};
     enum tc_attn_impl impl;
 
     ck_assert_int_eq(TC_ATTN_IMPL_COUNT, 6);
@@ -196,8 +195,12 @@ END_TEST
 START_TEST(test_flash_attention)
 {
     struct tc_attention_query q = {
-        .impl = TC_ATTN_FLASH, .dtype = TC_DTYPE_FP16, .batch = 8, .heads = 16,
-        .seq_q = 2048, .head_dim = 128,
+        .impl = TC_ATTN_FLASH,
+        .dtype = TC_DTYPE_FP16,
+        .batch = 8,
+        .heads = 16,
+        .seq_q = 2048,
+        .head_dim = 128,
     };
     struct tc_attention_prediction fwd, causal, bwd, h100, d64;
 
@@ -621,15 +624,19 @@ END_TEST
  * a measurement). */
 START_TEST(test_attention_calibrated)
 {
-    static const int64_t shapes[][4] = { /* batch, heads, seq, head dim */
-        {8, 16, 2048, 128}, {4, 32, 1024, 128}, {2, 16, 4096, 64}, {16, 16, 512, 128},
-        {1, 32, 8192, 128},
+    static const int64_t shapes[][4] = {
+        /* batch, heads, seq, head dim */
+        {8, 16, 2048, 128}, {4, 32, 1024, 128}, {2, 16, 4096, 64},
+        {16, 16, 512, 128}, {1, 32, 8192, 128},
     };
     const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
     const char *base = getenv("TMPDIR");
     char dir[1024], path[1100], aux[1200];
-    struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb", .kind = "collected",
-                               .host = "test", .backend = "test", .config_hash = "attn",
+    struct tc_run_info info = {.gpu_id = "a100-sxm4-80gb",
+                               .kind = "collected",
+                               .host = "test",
+                               .backend = "test",
+                               .config_hash = "attn",
                                .timing = "event-median-l2flush"};
     struct tc_attention_query q = {.impl = TC_ATTN_FLASH, .dtype = TC_DTYPE_FP16};
     struct tc_attention_prediction ana, got, first;
@@ -648,8 +655,10 @@ START_TEST(test_attention_calibrated)
     ck_assert_int_eq(tc_db_put_gpu(db, a100), TC_OK);
     ck_assert_msg(tc_db_add_run(db, &info, &run_id) == TC_OK, "%s", tc_last_error());
     for (size_t i = 0; i < n; i++) {
-        struct tc_attention_row row = {.run_id = run_id, .impl = TC_ATTN_FLASH,
-                                       .dtype = TC_DTYPE_FP16, .status = TC_STATUS_OK,
+        struct tc_attention_row row = {.run_id = run_id,
+                                       .impl = TC_ATTN_FLASH,
+                                       .dtype = TC_DTYPE_FP16,
+                                       .status = TC_STATUS_OK,
                                        .reps = 10};
 
         q.batch = row.batch = shapes[i][0];
@@ -745,8 +754,12 @@ END_TEST
 START_TEST(test_unfused_attention)
 {
     struct tc_attention_query q = {
-        .impl = TC_ATTN_UNFUSED, .dtype = TC_DTYPE_FP16, .batch = 4, .heads = 32,
-        .seq_q = 2048, .head_dim = 128,
+        .impl = TC_ATTN_UNFUSED,
+        .dtype = TC_DTYPE_FP16,
+        .batch = 4,
+        .heads = 32,
+        .seq_q = 2048,
+        .head_dim = 128,
     };
     struct tc_attention_prediction un, gqa, fl, bwd;
     const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
@@ -914,237 +927,25 @@ START_TEST(test_decode)
 
     /* Attention of a decode step is bound by reading the cache. */
     struct tc_attention_query q = {
-        .impl = TC_ATTN_FLASH, .dtype = TC_DTYPE_BF16, .batch = 16, .heads = 32, .kv_heads = 8,
-        .seq_q = 1, .seq_kv = 8192, .head_dim = 128,
+        .impl = TC_ATTN_FLASH,
+        .dtype = TC_DTYPE_BF16,
+        .batch = 16,
+        .heads = 32,
+        .kv_heads = 8,
+        .seq_q = 1,
+        .seq_kv = 8192,
+        .head_dim = 128,
     };
     struct tc_attention_prediction ap;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ap), TC_OK);
     double kv_us = 16.0 * 8 * 8192 * 128 * 2 * 2 / (a100->mem_bw_gbps * 1e3);
-    ck_assert_msg(ap.time_us > kv_us && ap.time_us < 1.6 * kv_us, "decode attention %.1f us, "
-                  "cache read %.1f us", ap.time_us, kv_us);
+    ck_assert_msg(ap.time_us > kv_us && ap.time_us < 1.6 * kv_us,
+                  "decode attention %.1f us, "
+                  "cache read %.1f us",
+                  ap.time_us, kv_us);
     ck_assert_int_eq(ap.bound, TC_BOUND_MEMORY);
 
     ck_assert_int_eq(tc_predict_decode(pred, a100, &c, 0, &mp), TC_ERR_RANGE);
-}
-END_TEST
-
-/* Paper: vocabulary 51200 ~255 TFLOP/s vs 51201 ~74 on A100. */
-START_TEST(test_paper_vocab)
-{
-    struct tc_model_config c = layer_cfg(4096, 32, 2048, 4);
-    struct tc_model_prediction *even, *odd;
-    double t_even, t_odd;
-
-    c.vocab = 51200;
-    even = predict("a100-sxm4-80gb", &c);
-    c.vocab = 51201;
-    odd = predict("a100-sxm4-80gb", &c);
-    t_even = find_op(even, "logits")->tflops;
-    t_odd = find_op(odd, "logits")->tflops;
-    fprintf(stderr, "paper vocab A100: 51200 -> %.1f TFLOP/s, 51201 -> %.1f (paper ~255 / ~74)\n",
-            t_even, t_odd);
-    ck_assert_msg(t_even > 1.5 * t_odd, "51200 %.1f vs 51201 %.1f", t_even, t_odd);
-    ck_assert(t_even > 180 && t_even < 312);
-    tc_model_prediction_free(even);
-    tc_model_prediction_free(odd);
-}
-END_TEST
-
-/* Paper: scores GEMM (a = 32) ~90-95 TFLOP/s with h/a odd, ~150 at ×2/×4,
- * ~200-215 at ×8 and up. */
-START_TEST(test_paper_head_dim)
-{
-    static const int64_t head_dims[] = {63, 66, 68, 72, 128};
-    double tf[5];
-
-    for (size_t i = 0; i < 5; i++) {
-        struct tc_model_config c = layer_cfg(32 * head_dims[i], 32, 2048, 4);
-        struct tc_model_prediction *mp;
-
-        c.attention = TC_ATTN_UNFUSED;
-        mp = predict("a100-sxm4-80gb", &c);
-        tf[i] = find_op(mp, "scores")->tflops;
-        tc_model_prediction_free(mp);
-    }
-    fprintf(stderr,
-            "paper scores bmm A100: h/a 63 -> %.1f, 66 -> %.1f, 68 -> %.1f, 72 -> %.1f, "
-            "128 -> %.1f TFLOP/s (paper ~90-95 odd, ~150 x2/x4, ~200-215 x8+)\n",
-            tf[0], tf[1], tf[2], tf[3], tf[4]);
-    ck_assert_msg(tf[0] < 0.8 * tf[3], "odd %.1f vs x8 %.1f", tf[0], tf[3]);
-    ck_assert_msg(tf[1] <= tf[3] * 1.001, "x2 %.1f vs x8 %.1f", tf[1], tf[3]);
-    ck_assert_msg(tf[0] < tf[1], "odd %.1f vs x2 %.1f", tf[0], tf[1]);
-    ck_assert(tf[3] <= tf[4] * 1.05);
-}
-END_TEST
-
-/* Paper: H100, h = 4096, SwiGLU: d_ff 10922 -> 272.7, 10944 -> 398.4,
- * 11008 -> 395.0 TFLOP/s. */
-START_TEST(test_paper_swiglu)
-{
-    static const int64_t ffns[] = {10922, 10944, 11008};
-    double tf[3];
-
-    for (size_t i = 0; i < 3; i++) {
-        struct tc_model_config c = layer_cfg(4096, 32, 2048, 4);
-        struct tc_model_prediction *mp;
-        const struct tc_op_prediction *up, *down;
-
-        c.swiglu = true;
-        c.ffn = ffns[i];
-        mp = predict("h100-sxm5-80gb", &c);
-        up = find_op(mp, "mlp_up");
-        down = find_op(mp, "mlp_down");
-        tf[i] = (up->flops + down->flops) / (up->time_us + down->time_us) / 1e6;
-        tc_model_prediction_free(mp);
-    }
-    fprintf(stderr,
-            "paper SwiGLU H100 MLP: 10922 -> %.1f, 10944 -> %.1f, 11008 -> %.1f TFLOP/s "
-            "(paper 272.7 / 398.4 / 395.0)\n",
-            tf[0], tf[1], tf[2]);
-    ck_assert_msg(tf[1] > 1.15 * tf[0], "10944 %.1f vs 10922 %.1f", tf[1], tf[0]);
-    ck_assert_msg(fabs(tf[2] / tf[1] - 1) < 0.1, "11008 %.1f vs 10944 %.1f", tf[2], tf[1]);
-}
-END_TEST
-
-/* Paper: at fixed h/a, more heads (a larger h) run the layer faster. */
-START_TEST(test_paper_heads_growing)
-{
-    double prev = 0, first = 0;
-
-    for (int64_t a = 8; a <= 128; a *= 2) {
-        struct tc_model_config c = layer_cfg(64 * a, a, 2048, 4);
-        struct tc_model_prediction *mp = predict("a100-sxm4-80gb", &c);
-        double flops = 0, tflops;
-
-        for (size_t i = 0; i < mp->n_ops; i++)
-            flops += mp->ops[i].flops;
-        tflops = flops / mp->layer_time_us / 1e6;
-        fprintf(stderr, "paper heads A100 h/a=64: a=%lld h=%lld -> %.1f TFLOP/s\n",
-                (long long)a, 64 * (long long)a, tflops);
-        if (a == 8)
-            first = tflops;
-        ck_assert_msg(tflops > 0.97 * prev, "a=%lld: %.1f after %.1f", (long long)a, tflops,
-                      prev);
-        prev = tflops;
-        tc_model_prediction_free(mp);
-    }
-    ck_assert(prev > 1.1 * first);
-}
-END_TEST
-
-/* Paper guideline 1: the advisor pads v = 51201 to a multiple of 64. */
-START_TEST(test_advisor_vocab)
-{
-    struct tc_model_config c = layer_cfg(4096, 32, 2048, 4);
-    struct tc_advice *adv = NULL;
-    bool found = false;
-
-    c.vocab = 51201;
-    c.layers = 24;
-    c.training = true;
-    ck_assert_msg(tc_advise(pred, gpu("a100-sxm4-80gb"), &c, 0.05, 20, &adv) == TC_OK, "%s",
-                  tc_last_error());
-    ck_assert_int_ge(adv->n_evaluated, 500);
-    ck_assert_int_gt(adv->n_candidates, 0);
-    ck_assert_int_le(adv->n_candidates, 20);
-    for (size_t i = 0; i < adv->n_candidates; i++) {
-        const struct tc_advice_candidate *cand = &adv->candidates[i];
-
-        ck_assert(cand->speedup > 1.0);
-        ck_assert(fabs(cand->params_delta) <= 0.05 + 1e-12);
-        /* The fewest changed knobs first, each group by speedup. */
-        if (i > 0) {
-            const struct tc_advice_candidate *prev = &adv->candidates[i - 1];
-
-            ck_assert_int_ge(cand->changes, prev->changes);
-            if (cand->changes == prev->changes)
-                ck_assert(cand->speedup <= prev->speedup);
-        }
-        if (cand->cfg.vocab % 64 == 0 && cand->cfg.hidden == 4096 && cand->cfg.heads == 32 &&
-            cand->cfg.ffn == c.hidden * 4 && cand->cfg.micro_batch == 4) {
-            found = true;
-            ck_assert_msg(strstr(cand->reason, "guideline 1") != NULL, "%s", cand->reason);
-            ck_assert_msg(strstr(cand->reason, "logits") != NULL, "%s", cand->reason);
-            ck_assert(cand->speedup > 1.01);
-        }
-    }
-    ck_assert_msg(found, "no vocabulary-only candidate among the top %zu", adv->n_candidates);
-    /* Every top candidate has a multiple-of-64 vocabulary. */
-    ck_assert_int_eq(adv->candidates[0].cfg.vocab % 64, 0);
-    tc_advice_free(adv);
-
-    tc_advice_free(NULL);
-    tc_model_prediction_free(NULL);
-    ck_assert_int_eq(tc_advise(pred, gpu("a100-sxm4-80gb"), &c, 2.0, 5, &adv), TC_ERR_RANGE);
-}
-END_TEST
-
-/* Checks the advice's order: the fewest changed knobs first, strictly by
- * speedup within each count; and that each candidate's count is what it
- * changes. */
-static void assert_ranked(const struct tc_advice *adv)
-{
-    const struct tc_model_config *b = &adv->baseline;
-
-    for (size_t i = 0; i < adv->n_candidates; i++) {
-        const struct tc_advice_candidate *cand = &adv->candidates[i];
-        const struct tc_model_config *c = &cand->cfg;
-        int changes = (c->hidden != b->hidden) + (c->heads != b->heads) + (c->ffn != b->ffn) +
-                      (c->vocab != b->vocab) + (c->micro_batch != b->micro_batch) +
-                      (c->tp != b->tp);
-
-        ck_assert_int_eq(cand->changes, changes);
-        if (i == 0)
-            continue;
-        ck_assert_msg(cand->changes >= adv->candidates[i - 1].changes,
-                      "rank %zu changes %d knobs after %d", i + 1, cand->changes,
-                      adv->candidates[i - 1].changes);
-        if (cand->changes == adv->candidates[i - 1].changes)
-            ck_assert_msg(cand->speedup <= adv->candidates[i - 1].speedup,
-                          "rank %zu: speedup %.4f after %.4f", i + 1, cand->speedup,
-                          adv->candidates[i - 1].speedup);
-    }
-}
-
-/* GPT-2's unpadded vocabulary of 50257 (a GPT-2-medium-like shape): the
- * one-knob fix, padding the vocabulary, comes first, and padding to 64
- * (50304) is offered, from the model alone and from the shipped A100
- * measurements. Shapes that also change the heads or the micro-batch may
- * be faster, but they follow. */
-START_TEST(test_advisor_gpt2_vocab)
-{
-    struct tc_model_config c = layer_cfg(1024, 16, 1024, 8);
-    struct tc_predictor *measured = tc_predictor_new(specs);
-    struct tc_predictor *const preds[] = {pred, measured};
-
-    c.vocab = 50257;
-    c.layers = 24;
-    c.training = true;
-    c.tied_embeddings = true;
-    ck_assert_ptr_nonnull(measured);
-    for (size_t k = 0; k < 2; k++) {
-        struct tc_advice *adv = NULL;
-        const struct tc_advice_candidate *top;
-        bool padded_64 = false;
-
-        ck_assert_msg(tc_advise(preds[k], gpu("a100-sxm4-80gb"), &c, 0.05, 10, &adv) == TC_OK,
-                      "%s", tc_last_error());
-        ck_assert_int_ge(adv->n_candidates, 3);
-        assert_ranked(adv);
-        top = &adv->candidates[0];
-        ck_assert_int_eq(top->changes, 1);
-        ck_assert_int_ne(top->cfg.vocab, c.vocab);
-        ck_assert_msg(strncmp(top->reason, "v 50257->", 9) == 0, "%s", top->reason);
-        for (size_t i = 0; i < adv->n_candidates && adv->candidates[i].changes == 1; i++)
-            padded_64 |= adv->candidates[i].cfg.vocab == 50304;
-        ck_assert_msg(padded_64, "%s: no one-knob candidate pads the vocabulary to 50304",
-                      k ? "calibrated" : "analytical");
-        /* from the model alone, padding to 64 is the best of all one-knob fixes */
-        if (k == 0)
-            ck_assert_int_eq(top->cfg.vocab, 50304);
-        tc_advice_free(adv);
-    }
-    tc_predictor_free(measured);
 }
 END_TEST
 
@@ -1153,10 +954,9 @@ static Suite *model_suite(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("model");
 
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, model_setup, model_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_shipped_configs);
-    tcase_add_test(tc, test_advisor_gpt2_vocab);
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_attn_impl_names);
     tcase_add_test(tc, test_fused_tiles);
@@ -1171,12 +971,8 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_unfused_attention);
     tcase_add_test(tc, test_decomposition);
     tcase_add_test(tc, test_decode);
-    tcase_add_test(tc, test_paper_vocab);
-    tcase_add_test(tc, test_paper_head_dim);
-    tcase_add_test(tc, test_paper_swiglu);
-    tcase_add_test(tc, test_paper_heads_growing);
-    tcase_add_test(tc, test_advisor_vocab);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, model_paper_tcase());
     return s;
 }
 

@@ -24,8 +24,7 @@ static struct tc_specs *specs;
 static void setup_specs(void)
 {
     setup();
-    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK, "%s",
-                  tc_last_error());
+    ck_assert_msg(tc_specs_load(src_path("gpu_specs"), &specs) == TC_OK, "%s", tc_last_error());
 }
 
 static void teardown_specs(void)
@@ -54,8 +53,8 @@ static const int64_t token_m[] = {64, 256, 1024, 2048, 4096, 8192};
 static struct tc_gemm_query shape(size_t i, enum tc_dtype dtype)
 {
     size_t nm = sizeof(token_m) / sizeof(token_m[0]);
-    struct tc_gemm_query q = {token_m[i % nm], layer_nk[i / nm][0], layer_nk[i / nm][1], 1,
-                              dtype, TC_LAYOUT_NT, 0, 0, 0};
+    struct tc_gemm_query q = {
+        token_m[i % nm], layer_nk[i / nm][0], layer_nk[i / nm][1], 1, dtype, TC_LAYOUT_NT, 0, 0, 0};
 
     return q;
 }
@@ -71,12 +70,15 @@ static double analytical_us(const struct tc_gpu *g, const struct tc_gemm_query *
 /* Adds one run of gpu_id to the database at path (created if new): the
  * first n_shapes shapes in dtype, each measured at `factor` times its
  * analytical time with a 3 % spread, timed by `timing`. */
-static void add_rows(const char *path, const char *gpu_id, enum tc_dtype dtype,
-                     const char *timing, double factor, size_t n_shapes)
+static void add_rows(const char *path, const char *gpu_id, enum tc_dtype dtype, const char *timing,
+                     double factor, size_t n_shapes)
 {
     const struct tc_gpu *g = gpu_named(gpu_id);
-    struct tc_run_info info = {.gpu_id = gpu_id, .kind = "collected", .backend = "cpu",
-                               .config_hash = "cfg", .timing = timing};
+    struct tc_run_info info = {.gpu_id = gpu_id,
+                               .kind = "collected",
+                               .backend = "cpu",
+                               .config_hash = "cfg",
+                               .timing = timing};
     struct tc_db *db;
     int64_t run_id;
 
@@ -115,8 +117,8 @@ static struct tc_predictor *predictor_on(const char *path)
     return p;
 }
 
-#define ck_assert_note_has(p, needle)                                                      \
-    ck_assert_msg(strstr(tc_predictor_note(p), (needle)) != NULL, "note '%s' lacks '%s'", \
+#define ck_assert_note_has(p, needle)                                                              \
+    ck_assert_msg(strstr(tc_predictor_note(p), (needle)) != NULL, "note '%s' lacks '%s'",          \
                   tc_predictor_note(p), (needle))
 
 /* lo and hi as the factors exp(lo_log) and exp(hi_log) of the time. */
@@ -142,8 +144,7 @@ START_TEST(exact_measurement)
     struct tc_gemm_prediction pr;
     struct tc_predictor *p;
 
-    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3,
-             N_SHAPES);
+    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3, N_SHAPES);
     p = predictor_on(tmp_path("a.db"));
     ck_assert_int_eq(tc_predict_gemm(p, a100, &q, &pr), TC_OK);
     ck_assert_int_eq(pr.source, TC_SOURCE_MEASURED);
@@ -185,8 +186,7 @@ START_TEST(calibrated_fit)
     struct tc_predictor *p;
     double model = analytical_us(a100, &q);
 
-    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3,
-             N_SHAPES);
+    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3, N_SHAPES);
     p = predictor_on(tmp_path("a.db"));
     ck_assert_int_eq(tc_predict_gemm(p, a100, &q, &pr), TC_OK);
     ck_assert_int_eq(pr.source, TC_SOURCE_CALIBRATED);
@@ -217,8 +217,7 @@ START_TEST(transferred_other_gpu)
     struct tc_gemm_prediction pr;
     struct tc_predictor *p;
 
-    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3,
-             N_SHAPES);
+    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3, N_SHAPES);
     p = predictor_on(tmp_path("a.db"));
 
     /* another family: the cross-family band, and the source named */
@@ -258,8 +257,7 @@ START_TEST(transferred_other_dtype)
     struct tc_gemm_prediction pr;
     struct tc_predictor *p;
 
-    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3,
-             N_SHAPES);
+    add_rows(tmp_path("a.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3, N_SHAPES);
     p = predictor_on(tmp_path("a.db"));
 
     /* bf16 learns from fp16 on the same GPU, its efficiencies left alone */
@@ -325,8 +323,7 @@ START_TEST(transfer_source_ranking)
 
     /* the nearest generation beats more rows: Ampere (12 shapes) over
      * Volta (36) for a Hopper */
-    add_rows(tmp_path("g.db"), "v100-sxm2-32gb", TC_DTYPE_FP16, "profiler-median", 1.2,
-             N_SHAPES);
+    add_rows(tmp_path("g.db"), "v100-sxm2-32gb", TC_DTYPE_FP16, "profiler-median", 1.2, N_SHAPES);
     add_rows(tmp_path("g.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3, 12);
     p = predictor_on(tmp_path("g.db"));
     ck_assert_int_eq(tc_predict_gemm(p, h100, &q, &pr), TC_OK);
@@ -341,8 +338,7 @@ START_TEST(transfer_source_ranking)
 
     /* the same GPU in a compatible dtype beats another GPU of its family in
      * this dtype, with more rows */
-    add_rows(tmp_path("h.db"), "h200-sxm-141gb", TC_DTYPE_FP16, "profiler-median", 1.3,
-             N_SHAPES);
+    add_rows(tmp_path("h.db"), "h200-sxm-141gb", TC_DTYPE_FP16, "profiler-median", 1.3, N_SHAPES);
     add_rows(tmp_path("h.db"), "h100-sxm5-80gb", TC_DTYPE_BF16, "profiler-median", 1.1, 12);
     p = predictor_on(tmp_path("h.db"));
     ck_assert_int_eq(tc_predict_gemm(p, h100, &q, &pr), TC_OK);

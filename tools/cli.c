@@ -121,14 +121,17 @@ json_t *cli_json_string(const char *s)
 int cli_exit_code(int err)
 {
     switch (err) {
-    case TC_OK: return CLI_EXIT_OK;
+    case TC_OK:
+        return CLI_EXIT_OK;
     case TC_ERR_INVALID:
     case TC_ERR_PARSE:
     case TC_ERR_NOT_FOUND:
     case TC_ERR_UNSUPPORTED:
     case TC_ERR_SCHEMA:
-    case TC_ERR_RANGE: return CLI_EXIT_INPUT;
-    default: return CLI_EXIT_RUNTIME;
+    case TC_ERR_RANGE:
+        return CLI_EXIT_INPUT;
+    default:
+        return CLI_EXIT_RUNTIME;
     }
 }
 
@@ -171,8 +174,7 @@ static bool same_inode(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-bool cli_output_distinct(const char *cmd, const char *output, const char *const *inputs,
-                         size_t n)
+bool cli_output_distinct(const char *cmd, const char *output, const char *const *inputs, size_t n)
 {
     /* a database's committed rows may still be in its log: writing over
      * the log loses them as surely as writing over the file */
@@ -197,12 +199,17 @@ bool cli_output_distinct(const char *cmd, const char *output, const char *const 
                 continue;
             if (!same_inode(&out_sb, &in_sb))
                 continue;
-            cli_error(cmd, "%s: is the %s%s %s%s: writing it would destroy the input; write "
-                      "the output to another file", output,
-                      p == 0 ? "" : p == 1 ? "write-ahead log of the " : "journal of the ",
+            cli_error(cmd,
+                      "%s: is the %s%s %s%s: writing it would destroy the input; write "
+                      "the output to another file",
+                      output,
+                      p == 0   ? ""
+                      : p == 1 ? "write-ahead log of the "
+                               : "journal of the ",
                       stdin_in ? "input on" : "input", stdin_in ? "standard input" : inputs[i],
                       !stdin_in && p == 0 && strcmp(output, inputs[i]) != 0
-                          ? " (the same file by another name)" : "");
+                          ? " (the same file by another name)"
+                          : "");
             return false;
         }
     }
@@ -324,9 +331,8 @@ int cli_output_open(const char *cmd, struct cli_output *o, const char *output,
         slash = strrchr(o->target, '/');
         free(o->tmp);
         o->tmp = NULL;
-        cli_error(cmd, "%s: cannot create: %s%s%.*s%s", output, strerror(e),
-                  slash ? " (in " : "", slash ? (int)(slash - o->target) : 0,
-                  slash ? o->target : "", slash ? ")" : "");
+        cli_error(cmd, "%s: cannot create: %s%s%.*s%s", output, strerror(e), slash ? " (in " : "",
+                  slash ? (int)(slash - o->target) : 0, slash ? o->target : "", slash ? ")" : "");
         cli_output_close(cmd, o, false);
         return CLI_EXIT_RUNTIME;
     }
@@ -516,8 +522,8 @@ bool cli_parse_int(const char *cmd, const char *flag, const char *value, long lo
     return true;
 }
 
-bool cli_parse_double(const char *cmd, const char *flag, const char *value, double min,
-                      double max, double *out)
+bool cli_parse_double(const char *cmd, const char *flag, const char *value, double min, double max,
+                      double *out)
 {
     char *end;
     double v;

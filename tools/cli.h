@@ -75,8 +75,7 @@ struct cli_output {
  * write-ahead log and journal count as the input. If not, prints
  * "OUTPUT: is the input INPUT ..." for cmd and returns false, and the
  * caller exits CLI_EXIT_INPUT. A missing output is distinct from all. */
-bool cli_output_distinct(const char *cmd, const char *output, const char *const *inputs,
-                         size_t n);
+bool cli_output_distinct(const char *cmd, const char *output, const char *const *inputs, size_t n);
 /* Checks output with cli_output_distinct, then opens it as described
  * above. Returns CLI_EXIT_OK, or the exit code after printing why not
  * (CLI_EXIT_INPUT for an output that is an input, CLI_EXIT_RUNTIME when it
@@ -113,8 +112,8 @@ bool cli_parse_format(const char *arg, enum cli_format *fmt);
  * and returns false if value is not an integer within [min, max]. */
 bool cli_parse_int(const char *cmd, const char *flag, const char *value, long long min,
                    long long max, long long *out);
-bool cli_parse_double(const char *cmd, const char *flag, const char *value, double min,
-                      double max, double *out);
+bool cli_parse_double(const char *cmd, const char *flag, const char *value, double min, double max,
+                      double *out);
 /* The exit status after cli_parse_* (or a name parser) refused a flag's
  * value: a missing value is a usage error, a given but impossible one (not a
  * number, out of range, unknown name) an input error. */
@@ -159,14 +158,14 @@ void cli_csv_field(FILE *out, const char *s, bool last);
 /* Whether stdout/stderr is a terminal (progress bars). */
 bool cli_isatty(FILE *f);
 
-#define CLI_COMMANDS(X)                                                                  \
-    X(specs, "list, show and check GPU specs")                                           \
-    X(db, "inspect, check, import, export and merge databases")                          \
-    X(predict, "predict GEMM, attention, layer or model time")                           \
-    X(eval, "compare predictions with measured CSV data")                                \
-    X(collect, "measure shapes on a GPU or the host CPU into a database")                \
-    X(advise, "search nearby transformer shapes that run faster")                        \
-    X(plot, "draw throughput, layer breakdown and advisor charts")                       \
+#define CLI_COMMANDS(X)                                                                            \
+    X(specs, "list, show and check GPU specs")                                                     \
+    X(db, "inspect, check, import, export and merge databases")                                    \
+    X(predict, "predict GEMM, attention, layer or model time")                                     \
+    X(eval, "compare predictions with measured CSV data")                                          \
+    X(collect, "measure shapes on a GPU or the host CPU into a database")                          \
+    X(advise, "search nearby transformer shapes that run faster")                                  \
+    X(plot, "draw throughput, layer breakdown and advisor charts")                                 \
     X(bench, "benchmark the predictor and the collector harness")
 
 /* `tilecast predict attention|layer|model` (cmd-predict-model.c) and the
@@ -190,8 +189,8 @@ extern const char cmd_db_migrate_help[];
 extern const char cmd_db_compact_help[];
 extern const char cmd_db_bench_help[];
 
-#define CLI_DECLARE(name, summary)                                                       \
-    int cmd_##name(int argc, char **argv);                                               \
+#define CLI_DECLARE(name, summary)                                                                 \
+    int cmd_##name(int argc, char **argv);                                                         \
     extern const char cmd_##name##_help[];
 CLI_COMMANDS(CLI_DECLARE)
 #undef CLI_DECLARE

@@ -111,8 +111,9 @@ int cmd_advise(int argc, char **argv)
                 return -code;
         } else if (mcli_opt(cmd, argc, argv, &i, "--params-tolerance", &v, &bad)) {
             if (!bad && !parse_tolerance(v, &tol)) {
-                cli_error(cmd, "--params-tolerance: '%s' is not a fraction in [0, 0.5] or a "
-                               "percentage such as 5%%",
+                cli_error(cmd,
+                          "--params-tolerance: '%s' is not a fraction in [0, 0.5] or a "
+                          "percentage such as 5%%",
                           v);
                 return CLI_EXIT_INPUT;
             }
@@ -177,10 +178,20 @@ int cmd_advise(int argc, char **argv)
         fputc('\n', stdout);
         json_decref(o);
     } else {
-        static const char *const headers[] = {
-            "rank", "changes", "speedup", "hidden", "heads", "kv_heads", "ffn", "vocab",
-            "micro_batch", "tp", "params_delta_pct", "step_time_ms", "tokens_per_s_per_gpu",
-            "reason"};
+        static const char *const headers[] = {"rank",
+                                              "changes",
+                                              "speedup",
+                                              "hidden",
+                                              "heads",
+                                              "kv_heads",
+                                              "ffn",
+                                              "vocab",
+                                              "micro_batch",
+                                              "tp",
+                                              "params_delta_pct",
+                                              "step_time_ms",
+                                              "tokens_per_s_per_gpu",
+                                              "reason"};
         static const bool numeric[] = {true, true, true, true, true, true, true,
                                        true, true, true, true, true, true, false};
         struct cli_table *t = cli_table_new(14, headers, numeric);

@@ -125,8 +125,8 @@ static int bench_predict(int argc, char **argv)
         goto cleanup;
     }
     printf("GEMM predictor benchmark: %lld shapes, %s %s, one thread, rates per second of "
-           "CPU time (predictions, not measurements of the GPU)\n", rows, gpu->id,
-           tc_dtype_name(dtype));
+           "CPU time (predictions, not measurements of the GPU)\n",
+           rows, gpu->id, tc_dtype_name(dtype));
 
     /* 1. One call per shape, the analytical entry point. */
     {
@@ -170,9 +170,18 @@ static int bench_predict(int argc, char **argv)
     {
         FILE *f;
         long rss_before, rss_after;
-        char *args[] = {"predict", "gemm", "--analytical", "--gpu", (char *)gpu->id,
-                        "--dtype", (char *)tc_dtype_name(dtype), "--input", in_path,
-                        "--output", out_path, NULL};
+        char *args[] = {"predict",
+                        "gemm",
+                        "--analytical",
+                        "--gpu",
+                        (char *)gpu->id,
+                        "--dtype",
+                        (char *)tc_dtype_name(dtype),
+                        "--input",
+                        in_path,
+                        "--output",
+                        out_path,
+                        NULL};
 
         fd = mkstemp(tmpl);
         if (fd < 0) {
@@ -209,8 +218,8 @@ static int bench_predict(int argc, char **argv)
             goto cleanup;
         printf("  %-34s %12.0f rows/s (CSV in and out)\n", "predict gemm --analytical --input",
                (double)rows / (t1 - t0));
-        printf("  %-34s %ld KiB before, %ld KiB after %lld rows (growth %ld KiB)\n",
-               "peak RSS", rss_before, rss_after, rows, rss_after - rss_before);
+        printf("  %-34s %ld KiB before, %ld KiB after %lld rows (growth %ld KiB)\n", "peak RSS",
+               rss_before, rss_after, rows, rss_after - rss_before);
     }
     if (sink < 0)
         printf("(unreachable)\n");
@@ -242,8 +251,8 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(which, "collector") == 0)
         return cmd_bench_collector(argc - shift, argv + shift);
     if (strcmp(which, "all") != 0) {
-        cli_error("bench", "unknown benchmark '%s' (expected predict, calibrated, collector or all)",
-                  which);
+        cli_error("bench",
+                  "unknown benchmark '%s' (expected predict, calibrated, collector or all)", which);
         return CLI_EXIT_USAGE;
     }
     rc = bench_predict(argc - shift, argv + shift);

@@ -119,12 +119,12 @@ static void add_row(struct cli_table *t, const struct tc_calib_summary *s)
 int cmd_db_calibrate(int argc, char **argv)
 {
     static const char *const headers[] = {
-        "gpu",         "dtype",          "rows",         "c_compute",   "c_memory",
-        "c_overhead",  "align_16b",      "align_4b",     "align_elem",  "host_event_us",
-        "host_wall_us", "fit_p50_pct",   "fit_p90_pct",  "heldout_mape_pct",
-        "interval_pct", "stored",
+        "gpu",          "dtype",       "rows",        "c_compute",        "c_memory",
+        "c_overhead",   "align_16b",   "align_4b",    "align_elem",       "host_event_us",
+        "host_wall_us", "fit_p50_pct", "fit_p90_pct", "heldout_mape_pct", "interval_pct",
+        "stored",
     };
-    static const bool numeric[] = {false, false, true, true, true, true, true, true,
+    static const bool numeric[] = {false, false, true, true, true, true, true,  true,
                                    true,  true,  true, true, true, true, false, false};
     const char *cmd = "db calibrate", *path = NULL, *gpu_filter = NULL;
     enum cli_format fmt = CLI_FORMAT_TABLE;
@@ -197,9 +197,9 @@ int cmd_db_calibrate(int argc, char **argv)
         ret = CLI_EXIT_RUNTIME;
         goto cleanup;
     }
-    err = tc_db_calibrate(db, specs, gpu_filter,
-                          dtype_filter == TC_DTYPE_COUNT ? -1 : (int)dtype_filter, !dry_run,
-                          &report);
+    err =
+        tc_db_calibrate(db, specs, gpu_filter,
+                        dtype_filter == TC_DTYPE_COUNT ? -1 : (int)dtype_filter, !dry_run, &report);
     if (err < 0) {
         ret = cli_fail(cmd, err);
         goto cleanup;
@@ -228,8 +228,8 @@ cleanup:
  * token counts from 1 to 8192, widths of common hidden sizes. */
 static void bench_queries(struct tc_gemm_query *q, size_t n, enum tc_dtype dtype)
 {
-    static const int64_t widths[] = {1024, 2048, 4096, 5120, 6144, 8192, 10240, 11008, 13824,
-                                     14336, 22016, 28672, 44032};
+    static const int64_t widths[] = {1024,  2048,  4096,  5120,  6144,  8192, 10240,
+                                     11008, 13824, 14336, 22016, 28672, 44032};
     uint64_t state = 0x9e3779b97f4a7c15ull;
 
     for (size_t i = 0; i < n; i++) {
@@ -369,8 +369,8 @@ int cmd_bench_calibrated(int argc, char **argv)
     printf("batch predictions: %lld in %.3f s wall, %.3f s CPU = %.0f predictions/s wall, %.0f "
            "per CPU second, one thread (target >= 200,000)\n",
            n_pred, elapsed, elapsed_cpu, (double)n_pred / elapsed, (double)n_pred / elapsed_cpu);
-    printf("sources: %zu measured, %zu calibrated, %zu transferred, %zu analytical\n",
-           by_source[0], by_source[1], by_source[2], by_source[3]);
+    printf("sources: %zu measured, %zu calibrated, %zu transferred, %zu analytical\n", by_source[0],
+           by_source[1], by_source[2], by_source[3]);
 cleanup:
     tc_predictor_free(p);
     free(q);

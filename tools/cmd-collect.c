@@ -208,18 +208,26 @@ static double *predict_costs(const struct tc_gpu *gpu, const struct tc_specs *sp
         int err;
 
         if (s->kind == TC_SHAPE_ATTENTION) {
-            struct tc_attention_query q = {.impl = s->impl, .dtype = s->dtype,
-                                           .batch = s->batch, .heads = s->heads,
-                                           .kv_heads = s->kv_heads, .seq_q = s->seq_q,
-                                           .seq_kv = s->seq_kv, .head_dim = s->head_dim,
+            struct tc_attention_query q = {.impl = s->impl,
+                                           .dtype = s->dtype,
+                                           .batch = s->batch,
+                                           .heads = s->heads,
+                                           .kv_heads = s->kv_heads,
+                                           .seq_q = s->seq_q,
+                                           .seq_kv = s->seq_kv,
+                                           .head_dim = s->head_dim,
                                            .causal = s->causal};
             struct tc_attention_prediction out;
 
             err = tc_predict_attention(p, gpu, &q, &out);
             cost[i] = out.time_us;
         } else {
-            struct tc_gemm_query q = {.m = s->m, .n = s->n, .k = s->k, .batch = s->batch,
-                                      .dtype = s->dtype, .layout = s->layout};
+            struct tc_gemm_query q = {.m = s->m,
+                                      .n = s->n,
+                                      .k = s->k,
+                                      .batch = s->batch,
+                                      .dtype = s->dtype,
+                                      .layout = s->layout};
             struct tc_gemm_prediction out;
 
             err = tc_predict_gemm(p, gpu, &q, &out);
@@ -240,8 +248,8 @@ static double *predict_costs(const struct tc_gpu *gpu, const struct tc_specs *sp
     return cost;
 }
 
-static int dry_run(const struct tc_sweep *sw, const struct tc_collect_opts *o,
-                   const double *costs, const char *why)
+static int dry_run(const struct tc_sweep *sw, const struct tc_collect_opts *o, const double *costs,
+                   const char *why)
 {
     size_t idx_n = 0, kinds[3] = {0}, *idx = malloc((tc_sweep_count(sw) + 1) * sizeof(*idx));
     double flops = 0, predicted_us = 0;
@@ -408,8 +416,8 @@ int cmd_collect(int argc, char **argv)
         } else {
             char hint[96];
 
-            cli_error("collect", "unknown argument '%s'%s (see 'tilecast collect --help')",
-                      argv[i], cli_suggest_option(argv[i], cmd_collect_help, hint, sizeof(hint)));
+            cli_error("collect", "unknown argument '%s'%s (see 'tilecast collect --help')", argv[i],
+                      cli_suggest_option(argv[i], cmd_collect_help, hint, sizeof(hint)));
             return CLI_EXIT_USAGE;
         }
     }
@@ -433,7 +441,9 @@ int cmd_collect(int argc, char **argv)
     }
     if (!backend || !sweep_path || (!db_path && !dry)) {
         cli_error("collect", "%s is required (see 'tilecast collect --help')",
-                  !backend ? "--backend" : !sweep_path ? "--sweep" : "--db");
+                  !backend      ? "--backend"
+                  : !sweep_path ? "--sweep"
+                                : "--db");
         return CLI_EXIT_USAGE;
     }
     if (o.harness.min_reps > o.harness.max_reps) {
@@ -441,7 +451,8 @@ int cmd_collect(int argc, char **argv)
                   o.harness.max_reps);
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(backend, "cuda") != 0 && strcmp(backend, "hip") != 0 && strcmp(backend, "cpu") != 0) {
+    if (strcmp(backend, "cuda") != 0 && strcmp(backend, "hip") != 0 &&
+        strcmp(backend, "cpu") != 0) {
         cli_error("collect", "unknown backend '%s' (cuda, hip or cpu)", backend);
         return CLI_EXIT_USAGE;
     }
@@ -466,15 +477,16 @@ int cmd_collect(int argc, char **argv)
             (getenv("SLURM_ARRAY_TASK_MIN") &&
              tc_parse_i64(getenv("SLURM_ARRAY_TASK_MIN"), &min) < 0) ||
             (getenv("SLURM_ARRAY_TASK_STEP") &&
-             tc_parse_i64(getenv("SLURM_ARRAY_TASK_STEP"), &step) < 0) || step < 1) {
+             tc_parse_i64(getenv("SLURM_ARRAY_TASK_STEP"), &step) < 0) ||
+            step < 1) {
             cli_error("collect", "SLURM_ARRAY_TASK_ID/COUNT/MIN/STEP are not integers");
             return CLI_EXIT_INPUT;
         }
         /* arrays may start at any index (--array=1-4) and step
          * (--array=0-15:4); a task off the range's grid (a list such as
          * --array=1,5,9) gets an index the shard check refuses */
-        snprintf(text, sizeof(text), "%lld/%lld",
-                 (id - min) % step ? count : (id - min) / step, count);
+        snprintf(text, sizeof(text), "%lld/%lld", (id - min) % step ? count : (id - min) / step,
+                 count);
         if (tc_shard_parse(text, &o.shard_index, &o.shard_count) < 0) {
             cli_error("collect", "shard from SLURM_ARRAY_TASK_*: %s", tc_last_error());
             return CLI_EXIT_INPUT;
@@ -523,23 +535,25 @@ int cmd_collect(int argc, char **argv)
         /* what a failed run (a full disk, a lost device) kept: the rows of
          * every batch committed before the error, which a re-run skips */
         if (sum.run_id > 0 && sum.measured > 0)
-            fprintf(stderr, "tilecast collect: run %" PRId64 ": %zu of %zu shapes measured "
-                            "(%zu ok, %zu unsupported, %zu failed) before the error; the rows "
-                            "committed before it are kept in %s: re-run the same command to "
-                            "resume\n",
-                    sum.run_id, sum.measured, sum.in_shard, sum.ok, sum.unsupported,
-                    sum.failed, db_path);
+            fprintf(stderr,
+                    "tilecast collect: run %" PRId64 ": %zu of %zu shapes measured "
+                    "(%zu ok, %zu unsupported, %zu failed) before the error; the rows "
+                    "committed before it are kept in %s: re-run the same command to "
+                    "resume\n",
+                    sum.run_id, sum.measured, sum.in_shard, sum.ok, sum.unsupported, sum.failed,
+                    db_path);
         goto out;
     }
     if (resume && !sum.resumed && !prog.quiet)
-        fprintf(stderr, "tilecast collect: --resume: no earlier run of this configuration in "
-                        "%s; started a new one\n",
+        fprintf(stderr,
+                "tilecast collect: --resume: no earlier run of this configuration in "
+                "%s; started a new one\n",
                 db_path);
     printf("run %" PRId64 "%s: %zu shapes in shard %d/%d of %zu; %zu already stored, %zu "
            "measured (%zu ok, %zu unsupported, %zu failed) in %.1f s -> %s\n",
-           sum.run_id, sum.resumed ? " (resumed)" : "", sum.in_shard, o.shard_index,
-           o.shard_count, sum.total, sum.skipped, sum.measured, sum.ok, sum.unsupported,
-           sum.failed, sum.wall_s, db_path);
+           sum.run_id, sum.resumed ? " (resumed)" : "", sum.in_shard, o.shard_index, o.shard_count,
+           sum.total, sum.skipped, sum.measured, sum.ok, sum.unsupported, sum.failed, sum.wall_s,
+           db_path);
     if (sum.interrupted) {
         cli_error("collect", "interrupted; re-run the same command to resume");
         rc = CLI_EXIT_RUNTIME;
@@ -567,8 +581,11 @@ static const char bench_sweep[] = "name: bench-collector\n"
 static int bench_inserts(const char *path, int64_t rows, double *rate)
 {
     struct tc_db *db;
-    struct tc_run_info ri = {.gpu_id = "bench-cpu", .kind = "collected", .backend = "cpu",
-                             .config_hash = "bench", .sweep_name = "bench"};
+    struct tc_run_info ri = {.gpu_id = "bench-cpu",
+                             .kind = "collected",
+                             .backend = "cpu",
+                             .config_hash = "bench",
+                             .sweep_name = "bench"};
     struct tc_gpu gpu = {.id = "bench-cpu", .name = "bench"};
     struct tc_gemm_row row = {0};
     int64_t run_id;
@@ -661,8 +678,7 @@ int cmd_bench_collector(int argc, char **argv)
         }
         printf("harness: %zu shapes (fp32 512..1024 square), %zu ok\n", sum.measured, sum.ok);
         printf("  wall time              %8.3f s\n", sum.wall_s);
-        printf("  measured kernel time   %8.3f s (sum of every timed repetition)\n",
-               sum.kernel_s);
+        printf("  measured kernel time   %8.3f s (sum of every timed repetition)\n", sum.kernel_s);
         printf("  inside the harness     %8.3f s (incl. set-up, warm-up, cache flushes)\n",
                sum.harness_s);
         printf("  cache flushes          %8.3f s (untimed by design)\n", sum.flush_s);
@@ -676,8 +692,8 @@ int cmd_bench_collector(int argc, char **argv)
         rc = cli_fail("bench collector", err);
         goto out;
     }
-    printf("database: %lld GEMM rows in batches of 10000: %.0f rows/s (target >= 100000)\n",
-           rows, rate);
+    printf("database: %lld GEMM rows in batches of 10000: %.0f rows/s (target >= 100000)\n", rows,
+           rate);
 out:
     unlink(path);
     unlink(path2);

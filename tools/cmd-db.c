@@ -380,8 +380,7 @@ static void info_text(const char *path, const struct tc_db_info *info)
  * `db info`, and all of its --csv. NULL when out of memory. */
 static struct cli_table *counts_table(const struct tc_db_info *info)
 {
-    static const char *const count_headers[] = {"gpu", "table", "kind", "dtype", "status",
-                                                "rows"};
+    static const char *const count_headers[] = {"gpu", "table", "kind", "dtype", "status", "rows"};
     static const bool count_numeric[] = {false, false, false, false, false, true};
     struct cli_table *t = cli_table_new(6, count_headers, count_numeric);
 
@@ -769,7 +768,9 @@ static int db_bench(int argc, char **argv)
 {
     long long rows = 200000, batch = 10000;
     struct tc_gpu gpu = {0};
-    struct tc_run_info run = {.gpu_id = "bench", .kind = "collected", .backend = "bench",
+    struct tc_run_info run = {.gpu_id = "bench",
+                              .kind = "collected",
+                              .backend = "bench",
                               .source = "synthetic rows of tilecast db bench"};
     struct tc_gemm_row row = {0};
     char path[] = "/tmp/tilecast-db-bench-XXXXXX";
@@ -855,8 +856,7 @@ static int db_bench(int argc, char **argv)
     /* CPU time too: on a loaded machine the wall clock measures the others */
     printf("db insert: %lld GEMM rows in batches of %lld: %.3f s wall, %.0f rows/s "
            "(target >= 100000); %.3f s CPU, %.0f rows per CPU second\n",
-           rows, batch, t1 - t0, (double)rows / (t1 - t0),
-           (double)(cpu1 - cpu0) / CLOCKS_PER_SEC,
+           rows, batch, t1 - t0, (double)rows / (t1 - t0), (double)(cpu1 - cpu0) / CLOCKS_PER_SEC,
            (double)rows / ((double)(cpu1 - cpu0) / CLOCKS_PER_SEC));
     unlink(pathbuf);
     return CLI_EXIT_OK;
@@ -868,8 +868,12 @@ int cmd_db(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } subs[] = {
-        {"info", db_info},     {"check", db_check}, {"import", db_import},
-        {"export", db_export}, {"merge", db_merge}, {"bench", db_bench},
+        {"info", db_info},
+        {"check", db_check},
+        {"import", db_import},
+        {"export", db_export},
+        {"merge", db_merge},
+        {"bench", db_bench},
         {"calibrate", cmd_db_calibrate},
     };
 

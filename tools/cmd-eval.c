@@ -97,7 +97,7 @@ const char cmd_eval_help[] =
 
 struct sample {
     struct tc_eval_point e; /* first: tc_eval_stats reads it in place */
-    long sweep; /* the row's sweep id, -1 without a --sweep key */
+    long sweep;             /* the row's sweep id, -1 without a --sweep key */
 };
 
 /* A grouping key: one column or several joined with +, resolved against the
@@ -138,8 +138,8 @@ static void key_label(const struct key *k, char **header, char **fields, char *b
 
     buf[0] = '\0';
     for (int i = 0; i < k->n && used < len; i++) {
-        int w = snprintf(buf + used, len - used, "%s%.40s=%.80s", i ? "," : "",
-                         header[k->col[i]], fields[k->col[i]]);
+        int w = snprintf(buf + used, len - used, "%s%.40s=%.80s", i ? "," : "", header[k->col[i]],
+                         fields[k->col[i]]);
         if (w < 0)
             break;
         used += (size_t)w;
@@ -306,8 +306,7 @@ static int cmp_sample_sweep(const void *a, const void *b)
  * how many such sweeps, the lowest rho and the median. Sorts g's samples by
  * sweep (the group's other statistics do not depend on their order).
  * Returns false when out of memory. */
-static bool sweep_spearman(struct group *g, size_t *n_sweeps, double *rho_min,
-                           double *rho_median)
+static bool sweep_spearman(struct group *g, size_t *n_sweeps, double *rho_min, double *rho_median)
 {
     double *rho = NULL, *x = NULL;
     size_t nr = 0;
@@ -348,8 +347,8 @@ static bool sweep_spearman(struct group *g, size_t *n_sweeps, double *rho_min,
         qsort(rho, nr, sizeof(*rho), tc_cmp_double);
         *n_sweeps = nr;
         *rho_min = rho[0];
-        *rho_median = nr % 2 ? rho[nr / 2]
-                             : rho[nr / 2 - 1] + 0.5 * (rho[nr / 2] - rho[nr / 2 - 1]);
+        *rho_median =
+            nr % 2 ? rho[nr / 2] : rho[nr / 2 - 1] + 0.5 * (rho[nr / 2] - rho[nr / 2 - 1]);
     }
     free(rho);
     free(x);
@@ -482,8 +481,7 @@ static int open_run(struct run *r)
             return rc;
         r->out = r->out_file.f;
     }
-    if ((rc = eval_read_header(cmd, r->in, r->in_name, &r->csv, &nfields, &fields)) !=
-        CLI_EXIT_OK)
+    if ((rc = eval_read_header(cmd, r->in, r->in_name, &r->csv, &nfields, &fields)) != CLI_EXIT_OK)
         return rc;
     if (!gemm_columns_find(cmd, r->in_name, tc_csv_line(r->csv), nfields, fields, &r->cols))
         return CLI_EXIT_INPUT;
@@ -491,8 +489,10 @@ static int open_run(struct run *r)
     r->col_timing = tc_csv_find(nfields, fields, "timing");
     r->col_eff = tc_csv_find(nfields, fields, "efficiency_pct");
     if (r->col_time < 0 && r->col_eff < 0) {
-        cli_error(cmd, "%s:%ld: the header has neither time_us nor efficiency_pct: nothing to "
-                  "compare with", r->in_name, tc_csv_line(r->csv));
+        cli_error(cmd,
+                  "%s:%ld: the header has neither time_us nor efficiency_pct: nothing to "
+                  "compare with",
+                  r->in_name, tc_csv_line(r->csv));
         return CLI_EXIT_INPUT;
     }
     if (!(r->header = eval_copy_header(cmd, nfields, fields)))
@@ -524,7 +524,8 @@ static int open_run(struct run *r)
         for (int c = 0; c < nfields; c++)
             cli_csv_field(r->out, fields[c], false);
         fputs("pred_kernel_us,host_us,pred_time_us,pred_tflops,pred_frac_peak,ape_pct,"
-              "pred_source,status,pred_lo_us,pred_hi_us\n", r->out);
+              "pred_source,status,pred_lo_us,pred_hi_us\n",
+              r->out);
     }
     return CLI_EXIT_OK;
 }
@@ -720,7 +721,8 @@ static void print_notes(const struct run *r)
     fprintf(notes, "Predictions against %s; rows measured below %g us skipped.\n", r->in_name,
             r->o->min_time_us);
     if (r->sweep_key.n)
-        fprintf(notes, "Sweeps: rows with the same %s (%zu sweeps); sweep_rho_* over "
+        fprintf(notes,
+                "Sweeps: rows with the same %s (%zu sweeps); sweep_rho_* over "
                 "those with at least %d compared rows.\n",
                 r->sweep_key.spec, r->sweeps.n, SWEEP_MIN_ROWS);
     fprintf(notes, "Prediction sources:");
@@ -741,17 +743,28 @@ static void print_notes(const struct run *r)
     }
     if (r->unknown_method)
         fprintf(notes, "Some rows use a timing method with no known host overhead: "
-                "compared as kernel time.\n");
+                       "compared as kernel time.\n");
     if (r->o->e.fmt == CLI_FORMAT_TABLE)
         putchar('\n');
 }
 
 static int print_report(struct run *r)
 {
-    static const char *const headers[] = {
-        "gpu", "dtype", "group", "rows", "skipped", "mape_pct", "median_ape_pct",
-        "p90_ape_pct", "bias_pct", "spearman_tflops", "sweeps", "sweep_rho_min",
-        "sweep_rho_median", "eff_rows", "spearman_eff"};
+    static const char *const headers[] = {"gpu",
+                                          "dtype",
+                                          "group",
+                                          "rows",
+                                          "skipped",
+                                          "mape_pct",
+                                          "median_ape_pct",
+                                          "p90_ape_pct",
+                                          "bias_pct",
+                                          "spearman_tflops",
+                                          "sweeps",
+                                          "sweep_rho_min",
+                                          "sweep_rho_median",
+                                          "eff_rows",
+                                          "spearman_eff"};
     static const bool numeric[] = {false, false, false, true, true, true, true, true,
                                    true,  true,  true,  true, true, true, true};
     struct cli_table *t = cli_table_new(15, headers, numeric);

@@ -60,8 +60,7 @@ static int plot_paths(const char *cmd, const char *output, struct plot_files *pf
     const char *slash = strrchr(output, '/');
     size_t stem;
 
-    if (!dot || (slash && dot < slash) ||
-        (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0)) {
+    if (!dot || (slash && dot < slash) || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0)) {
         cli_error(cmd, "--output '%s' must end in .svg or .png", output);
         return CLI_EXIT_USAGE;
     }
@@ -248,14 +247,22 @@ static int draw_bars(const char *cmd, const struct plot_files *pf, const char *t
 static const char *dtype_words(enum tc_dtype dt)
 {
     switch (dt) {
-    case TC_DTYPE_FP64: return "double precision (fp64)";
-    case TC_DTYPE_FP32: return "single precision (fp32)";
-    case TC_DTYPE_TF32: return "TensorFloat-32 (tf32)";
-    case TC_DTYPE_FP16: return "half precision (fp16)";
-    case TC_DTYPE_BF16: return "bfloat16 (bf16)";
-    case TC_DTYPE_FP8: return "8-bit floating point (fp8)";
-    case TC_DTYPE_INT8: return "8-bit integer (int8)";
-    default: return tc_dtype_name(dt);
+    case TC_DTYPE_FP64:
+        return "double precision (fp64)";
+    case TC_DTYPE_FP32:
+        return "single precision (fp32)";
+    case TC_DTYPE_TF32:
+        return "TensorFloat-32 (tf32)";
+    case TC_DTYPE_FP16:
+        return "half precision (fp16)";
+    case TC_DTYPE_BF16:
+        return "bfloat16 (bf16)";
+    case TC_DTYPE_FP8:
+        return "8-bit floating point (fp8)";
+    case TC_DTYPE_INT8:
+        return "8-bit integer (int8)";
+    default:
+        return tc_dtype_name(dt);
     }
 }
 
@@ -278,8 +285,8 @@ static long long *sweep_var(struct sweep *s, long long *m, long long *n, long lo
 
 /* Writes the measured points of one GPU as a data block; returns the count
  * or -1 after printing an error. */
-static long measured_block(const char *cmd, const char *file, const char *gpu_id,
-                           struct sweep *s, FILE *dat)
+static long measured_block(const char *cmd, const char *file, const char *gpu_id, struct sweep *s,
+                           FILE *dat)
 {
     FILE *f = fopen(file, "r");
     struct tc_csv *csv;
@@ -306,8 +313,7 @@ static long measured_block(const char *cmd, const char *file, const char *gpu_id
     c_layout = tc_csv_find(nf, fld, "layout");
     c_time = tc_csv_find(nf, fld, "time_us");
     c_tflops = tc_csv_find(nf, fld, "tflops");
-    if (c_gpu < 0 || c_dtype < 0 || c_m < 0 || c_n < 0 || c_k < 0 ||
-        (c_time < 0 && c_tflops < 0)) {
+    if (c_gpu < 0 || c_dtype < 0 || c_m < 0 || c_n < 0 || c_k < 0 || (c_time < 0 && c_tflops < 0)) {
         cli_error(cmd, "%s: the header needs gpu, dtype, m, n, k and time_us or tflops", file);
         count = -1;
         goto done;
@@ -353,9 +359,10 @@ static long measured_block(const char *cmd, const char *file, const char *gpu_id
         if (c_tflops >= 0 && c_tflops < nf && *fld[c_tflops]) {
             if (tc_parse_double(fld[c_tflops], &tflops) < 0 || !(tflops > 0) ||
                 tflops > TC_BOUND_TFLOPS_MAX) {
-                cli_error(cmd, "%s:%ld: tflops '%s' is not a plausible TFLOP/s (a decimal "
-                          "number in (0, %g])", file, tc_csv_line(csv), fld[c_tflops],
-                          TC_BOUND_TFLOPS_MAX);
+                cli_error(cmd,
+                          "%s:%ld: tflops '%s' is not a plausible TFLOP/s (a decimal "
+                          "number in (0, %g])",
+                          file, tc_csv_line(csv), fld[c_tflops], TC_BOUND_TFLOPS_MAX);
                 count = -1;
                 goto done;
             }
@@ -364,8 +371,8 @@ static long measured_block(const char *cmd, const char *file, const char *gpu_id
 
             if (tc_parse_double(fld[c_time], &t) < 0 ||
                 tc_bound_check_gemm(v[0], v[1], v[2], v[3], t) < 0) {
-                cli_error(cmd, "%s:%ld: time_us '%s': %s", file, tc_csv_line(csv),
-                          fld[c_time], tc_last_error());
+                cli_error(cmd, "%s:%ld: time_us '%s': %s", file, tc_csv_line(csv), fld[c_time],
+                          tc_last_error());
                 count = -1;
                 goto done;
             }
@@ -406,8 +413,8 @@ static int plot_throughput(int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        static const char *const ints[] = {"--m", "--n", "--k", "--batch", "--from", "--to",
-                                           "--step"};
+        static const char *const ints[] = {"--m",    "--n",  "--k",   "--batch",
+                                           "--from", "--to", "--step"};
         long long *dst[] = {&s.m, &s.n, &s.k, &s.batch, &s.from, &s.to, &s.step};
         bool matched = false;
 
@@ -540,10 +547,8 @@ static int plot_throughput(int argc, char **argv)
             {
                 /* the interval in time, as TFLOP/s: the slow end is the low one */
                 double flops = 2.0 * (double)m * (double)n * (double)k * (double)s.batch;
-                double lo = pr.hi_us > 0 && isfinite(pr.hi_us) ? flops / pr.hi_us / 1e6
-                                                                : pr.tflops;
-                double hi = pr.lo_us > 0 && isfinite(pr.lo_us) ? flops / pr.lo_us / 1e6
-                                                                : pr.tflops;
+                double lo = pr.hi_us > 0 && isfinite(pr.hi_us) ? flops / pr.hi_us / 1e6 : pr.tflops;
+                double hi = pr.lo_us > 0 && isfinite(pr.lo_us) ? flops / pr.lo_us / 1e6 : pr.tflops;
 
                 fprintf(dat, "%lld %.4f %.4f %.4f\n", x, pr.tflops, lo, hi);
             }
@@ -583,16 +588,19 @@ static int plot_throughput(int argc, char **argv)
         /* the GPUs by name: "A", "A and B", "A, B and C" */
         for (int g = 0; g < n_gpus && o < sizeof(names); g++)
             o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s",
-                                  g == 0 ? "" : g == n_gpus - 1 ? " and " : ", ",
+                                  g == 0            ? ""
+                                  : g == n_gpus - 1 ? " and "
+                                                    : ", ",
                                   gpu_at[g]->name);
         snprintf(title, sizeof(title),
-                 "Predicted GEMM throughput on %s, %s, layout %s: m=%s n=%s k=%s batch=%lld",
-                 names, dtype_words(s.dtype), tc_layout_name(s.layout), dims[0], dims[1],
-                 dims[2], s.batch);
+                 "Predicted GEMM throughput on %s, %s, layout %s: m=%s n=%s k=%s batch=%lld", names,
+                 dtype_words(s.dtype), tc_layout_name(s.layout), dims[0], dims[1], dims[2],
+                 s.batch);
     }
     gp_header(gp, &pf, title);
-    fprintf(gp, "set xlabel '%c (elements)'\nset ylabel 'throughput (TFLOP/s)'\nset yrange [0:*]\n"
-                "set style fill transparent solid 0.18 noborder\n",
+    fprintf(gp,
+            "set xlabel '%c (elements)'\nset ylabel 'throughput (TFLOP/s)'\nset yrange [0:*]\n"
+            "set style fill transparent solid 0.18 noborder\n",
             s.dim);
     fputs("plot ", gp);
     for (int g = 0, idx = 0; g < n_gpus; g++) {
@@ -612,7 +620,9 @@ static int plot_throughput(int argc, char **argv)
         gp_quote(gp, pf.dat);
         fprintf(gp, " index %d using 1:2 with lines lw 2 lc rgb '%s' title ", idx++, lc);
         snprintf(t, sizeof(t), "%s, predicted (%s)", gpu_at[g]->name,
-                 analytical ? "analytical model" : db ? "calibrated by --db" : "calibrated");
+                 analytical ? "analytical model"
+                 : db       ? "calibrated by --db"
+                            : "calibrated");
         gp_quote(gp, t);
         if (measured) {
             if (blocks_measured[g] > 0) {
@@ -760,9 +770,8 @@ static int plot_layer(int argc, char **argv)
              "Predicted %s layer time on %s, %s: h=%lld a=%lld s=%lld b=%lld t=%lld, %s "
              "attention (total %.0f \xc2\xb5s)",
              c.training ? "training" : "forward", gpu->name, dtype_words(c.dtype),
-             (long long)c.hidden, (long long)c.heads, (long long)c.seq,
-             (long long)c.micro_batch, (long long)c.tp, tc_attn_impl_name(c.attention),
-             mp->layer_time_us);
+             (long long)c.hidden, (long long)c.heads, (long long)c.seq, (long long)c.micro_batch,
+             (long long)c.tp, tc_attn_impl_name(c.attention), mp->layer_time_us);
     code = draw_bars(cmd, &pf, title,
                      "set xlabel 'predicted time per layer (\xc2\xb5s)'\nset ylabel 'operation'\n"
                      "set xrange [0:*]\nunset key\n",
@@ -870,8 +879,7 @@ static int plot_advise(int argc, char **argv)
     dat = NULL;
     if (code)
         goto cleanup;
-    snprintf(title, sizeof(title),
-             "Advisor on %s, %s: %zu shapes within %.1f%% of the parameters",
+    snprintf(title, sizeof(title), "Advisor on %s, %s: %zu shapes within %.1f%% of the parameters",
              gpu->name, dtype_words(c.dtype), adv->n_evaluated, 100 * tol);
     {
         /* Speedups of a few percent vanish on an axis from zero, so the axis

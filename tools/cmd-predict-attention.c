@@ -169,8 +169,7 @@ int cmd_predict_attention(int argc, char **argv)
                 char hint[96];
 
                 cli_error(cmd, "unknown argument '%s'%s (see --help)", arg,
-                          cli_suggest_option(arg, cmd_predict_attention_help, hint,
-                                             sizeof(hint)));
+                          cli_suggest_option(arg, cmd_predict_attention_help, hint, sizeof(hint)));
                 return CLI_EXIT_USAGE;
             }
         }
@@ -199,8 +198,7 @@ int cmd_predict_attention(int argc, char **argv)
     }
     /* "prediction" and "gpu" first, as in every predict --json */
     if (fmt == CLI_FORMAT_JSON)
-        json_object_set_new(rec.obj, "prediction",
-                            json_boolean(pred.source != TC_SOURCE_MEASURED));
+        json_object_set_new(rec.obj, "prediction", json_boolean(pred.source != TC_SOURCE_MEASURED));
     rec_str(&rec, "gpu", gpu->id);
     rec_str(&rec, "impl", tc_attn_impl_name(q.impl));
     rec_str(&rec, "dtype", tc_dtype_name(q.dtype));

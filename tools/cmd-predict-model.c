@@ -21,8 +21,8 @@
 /* Shared helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
-              const char **value, bool *bad)
+bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char **value,
+              bool *bad)
 {
     const char *arg = argv[*i];
     size_t len = strlen(name);
@@ -116,8 +116,7 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
             return -CLI_EXIT_INPUT;
         }
         o->dtype = (int)dt;
-    }
-    else if (strcmp(arg, "--eager") == 0)
+    } else if (strcmp(arg, "--eager") == 0)
         o->graphs = 0;
     else if (mcli_opt(cmd, argc, argv, i, "--gpu", &v, &bad))
         o->gpu_id = v;
@@ -137,7 +136,8 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
     int err;
 
     if (!o->config) {
-        cli_error(cmd, "--config FILE|NAME is required (shipped: gpt-neox-20b, llama-2-70b, llama-2-7b, llama-3-8b, paper-gpt)");
+        cli_error(cmd, "--config FILE|NAME is required (shipped: gpt-neox-20b, llama-2-70b, "
+                       "llama-2-7b, llama-3-8b, paper-gpt)");
         return CLI_EXIT_USAGE;
     }
     if (!cli_config_readable(cmd, o->config))
@@ -280,10 +280,10 @@ json_t *mcli_ops_json(const struct tc_model_prediction *mp)
 
 struct cli_table *mcli_ops_table(const struct tc_model_prediction *mp)
 {
-    static const char *const headers[] = {"op",    "kind",    "m",         "n",
-                                          "k",     "batch",   "layout",    "time_us",
+    static const char *const headers[] = {"op",     "kind",      "m",         "n",
+                                          "k",      "batch",     "layout",    "time_us",
                                           "tflops", "share_pct", "per_layer", "source"};
-    static const bool numeric[] = {false, false, true, true, true, true,
+    static const bool numeric[] = {false, false, true, true, true,  true,
                                    false, true,  true, true, false, false};
     struct cli_table *t = mp ? cli_table_new(12, headers, numeric) : NULL;
 
@@ -341,9 +341,8 @@ static int layer_measured(const char *file, double min_time_us, bool analytical,
                           bool no_prebuilt, enum cli_format fmt)
 {
     const char *cmd = "predict layer";
-    static const char *const headers[] = {"gpu",           "model",       "layers",
-                                          "mape_pct",      "median_ape_pct", "p90_ape_pct",
-                                          "source"};
+    static const char *const headers[] = {
+        "gpu", "model", "layers", "mape_pct", "median_ape_pct", "p90_ape_pct", "source"};
     static const bool numeric[] = {false, false, true, true, true, true, false};
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
@@ -463,7 +462,7 @@ static void print_sources(FILE *out, const struct tc_model_prediction *mp)
     predicted = mp->n_ops - counts[TC_SOURCE_MEASURED];
     if (!predicted) {
         fprintf(out, "sources         measured: all %zu ops (totals are sums of measurements)\n",
-               mp->n_ops);
+                mp->n_ops);
         return;
     }
     fprintf(out, "sources         predictions:");
@@ -499,8 +498,9 @@ static json_t *memory_json(const struct tc_model_memory *m)
 
 static void memory_line(FILE *f, const char *prefix, const struct tc_model_memory *m)
 {
-    fprintf(f, "%s%.1f GB per GPU of %.1f (weights %.1f, grads %.1f, optimizer %.1f, "
-               "activations %.1f, KV cache %.1f)",
+    fprintf(f,
+            "%s%.1f GB per GPU of %.1f (weights %.1f, grads %.1f, optimizer %.1f, "
+            "activations %.1f, KV cache %.1f)",
             prefix, gb(m->total_bytes), gb(m->capacity_bytes), gb(m->weights_bytes),
             gb(m->grads_bytes), gb(m->optimizer_bytes), gb(m->activations_bytes),
             gb(m->kv_cache_bytes));
@@ -601,7 +601,7 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
         /* a whole model's figures on every row: one table that pandas
          * reads, nothing of the text summary lost */
         static const char *const extra[] = {"layer_time_us", "step_time_us", "gpu_time_us",
-                                            "host_time_us", "tokens_per_s", "mfu_pct"};
+                                            "host_time_us",  "tokens_per_s", "mfu_pct"};
         char v[6][32];
         const char *vals[6];
 
@@ -654,16 +654,16 @@ static int print_summary_text(FILE *out, const struct tc_model_config *c,
     if (whole) {
         fprintf(out, "layers          %lld\n", (long long)c->layers);
         fprintf(out, "head_time_us    %.1f (embedding, logits%s)\n", mp->head_time_us,
-               c->training ? ", loss" : "");
+                c->training ? ", loss" : "");
         fprintf(out, "step_time_ms    %.2f%s\n", mp->step_time_us / 1e3,
-               decode ? " (per generated token)" : "");
+                decode ? " (per generated token)" : "");
         fprintf(out, "gpu_time_ms     %.2f (the ops' sum)\n", mp->gpu_time_us / 1e3);
         fprintf(out, "host_time_ms    %.2f (%s)%s\n", mp->host_time_us / 1e3,
-               c->graphs ? "one CUDA graph launch per step"
-                         : "eager: every op dispatched by the host, 28 us each",
-               mp->host_time_us > mp->gpu_time_us ? ": the step is host-bound" : "");
+                c->graphs ? "one CUDA graph launch per step"
+                          : "eager: every op dispatched by the host, 28 us each",
+                mp->host_time_us > mp->gpu_time_us ? ": the step is host-bound" : "");
         fprintf(out, "tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
-               (long long)c->tp, c->tp > 1 ? "s" : "");
+                (long long)c->tp, c->tp > 1 ? "s" : "");
         fprintf(out, "model_tflops    %.1f per GPU\n", mp->model_tflops);
         fprintf(out, "mfu_pct         %.1f\n", 100 * mp->mfu);
         fprintf(out, "params          %.3g\n", mp->params);
@@ -829,14 +829,15 @@ int cmd_predict_model(int argc, char **argv)
         err = tc_model_memory(gpu, &c, decode, &mem);
     if (err == TC_OK && !mem.fits && !ignore_memory) {
         /* a time for a configuration that cannot run is no answer */
-        fprintf(stderr, "tilecast %s: error: %s on %s does not fit: ", cmd, c.name[0] ? c.name : "the model",
-                gpu->id);
+        fprintf(stderr, "tilecast %s: error: %s on %s does not fit: ", cmd,
+                c.name[0] ? c.name : "the model", gpu->id);
         memory_line(stderr, "", &mem);
         fprintf(stderr, "; more --tp, a smaller --micro-batch or --seq, or --ignore-memory to "
                         "predict anyway\n");
         code = CLI_EXIT_INPUT;
     } else if (err == TC_OK) {
-        err = decode ? tc_predict_decode(p, gpu, &c, decode, &mp) : tc_predict_model(p, gpu, &c, &mp);
+        err =
+            decode ? tc_predict_decode(p, gpu, &c, decode, &mp) : tc_predict_model(p, gpu, &c, &mp);
     }
     if (code) {
     } else if (err < 0)

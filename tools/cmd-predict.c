@@ -18,71 +18,73 @@
 #include "tc-internal.h"
 
 /* predict gemm's own part of the text: the options it takes */
-#define PREDICT_GEMM_HELP                                                                  \
-    "Usage: tilecast predict gemm --gpu ID [--dtype DT] [--layout NN|NT|TN|TT]\n"          \
-    "                             [--batch B] [--lda N] [--ldb N] [--ldc N]\n"             \
-    "                             [--explain] [--json|--csv|--md] [--analytical] [--db FILE]... M N K\n" \
-    "       tilecast predict gemm [--gpu ID] [--dtype DT] [--layout L] [--batch B]\n"      \
-    "                             --input shapes.csv [--output predictions.csv]\n"         \
-    "                             [--explain] [--keep-going] [--analytical] [--db FILE]...\n" \
-    "       tilecast predict attention|layer|model ...   (see 'tilecast predict attention --help')\n" \
-    "\n"                                                                                   \
-    "Predicts the time of C[M x N] = A[M x K] . B[K x N] (row-major view; a\n"             \
-    "batch of B such GEMMs with --batch) on a GPU, and says where the number\n"            \
-    "comes from: 'prediction (analytical)' is the model from the GPU spec and\n"           \
-    "the kernel catalogue alone; calibrated predictions use measured databases.\n"         \
-    "\n"                                                                                   \
-    "Options:\n"                                                                           \
-    "  --gpu ID        GPU id ('tilecast specs list'); required unless every\n"            \
-    "                  input row has a gpu column\n"                                       \
-    "  --dtype DT      fp32, tf32, fp16, bf16 or fp8 (default fp16)\n"                     \
-    "  --layout L      NN, NT, TN or TT in the row-major view: first letter A,\n"          \
-    "                  second B, T = stored transposed (nn.Linear is NT; default NN)\n"    \
-    "  --batch B       number of GEMMs in one batched call (default 1)\n"                  \
-    "  --lda N, --ldb N, --ldc N\n"                                                        \
-    "                  leading dimensions in elements (default: packed); they set\n"       \
-    "                  the alignment class (128-byte, 16-byte, 4-byte, unaligned)\n"       \
-    "  --explain       also print the chosen kernel, tile, stages, warps, split-K,\n"      \
-    "                  cluster, tiles, waves, wave and tile efficiency, blocks per\n"      \
-    "                  SM, occupancy, bound, alignment class and the compute,\n"           \
-    "                  memory and overhead parts of the time\n"                            \
-    "  --json, --csv   machine-readable output (default: a table); --md a markdown\n"     \
-    "                  table\n"                       \
-    "  --analytical    ignore every database: the analytical model only\n"                 \
-    "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"             \
-    "  --              ends the options: M N K follow\n"                                   \
-    "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"            \
-    "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"         \
-    "                  lda, ldb, ldc are optional and override the flags per row.\n"       \
-    "                  Every input column is written through unchanged, followed\n"        \
-    "                  by pred_time_us, pred_tflops, pred_source, pred_lo_us and\n"        \
-    "                  pred_hi_us (the 80% interval of that source; and the\n"             \
-    "                  --explain columns; one whose name the input already has,\n"         \
-    "                  such as NeuSight's kernel, is written as pred_NAME). The\n"         \
-    "                  measured CSVs of the project's\n"                                   \
-    "                  data folder work as they are. Memory does not grow with\n"          \
-    "                  the number of rows.\n"                                              \
-    "  --output FILE   where batch mode writes (default: stdout); FILE is replaced\n"     \
-    "                  only when the run completes, and may not be an input\n"           \
-    "  --keep-going    batch mode: report a bad row (FILE:LINE:COLUMN) on stderr,\n"       \
-    "                  write it with empty predictions and a pred_error column,\n"         \
-    "                  and continue; without it the first bad row stops the run\n"         \
-    "                  and --output FILE is not written.\n"                               \
-    "                  Either way the exit status is 2 if any row failed.\n"               \
-    "\n"                                                                                   \
-    "Output columns: time_us (predicted kernel time, microseconds), tflops\n"              \
-    "(2.M.N.K.B / time), frac_peak (of the dtype's dense peak), source.\n"                 \
-    "\n"                                                                                   \
-    "JSON: every predict target (gemm, attention, layer, model) prints one object\n"      \
-    "with --json, its first keys \"prediction\" (false only for a measured shape) and\n"  \
-    "\"gpu\", then the query, the times (microseconds), \"source\" (measured,\n"           \
-    "calibrated, transferred or analytical) and, for layers and models, ops[]\n"       \
-    "(layer --measured: \"prediction\", then groups[]); flags such as stream_k,\n"      \
-    "causal and per_layer are JSON booleans.\n"                                           \
-    "\n"                                                                                   \
-    "Examples:\n"                                                                          \
-    "  tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 8192 10944 4096\n"          \
-    "  tilecast predict gemm --gpu a100-sxm4-80gb --explain 8192 51201 4096\n"             \
+#define PREDICT_GEMM_HELP                                                                          \
+    "Usage: tilecast predict gemm --gpu ID [--dtype DT] [--layout NN|NT|TN|TT]\n"                  \
+    "                             [--batch B] [--lda N] [--ldb N] [--ldc N]\n"                     \
+    "                             [--explain] [--json|--csv|--md] [--analytical] [--db FILE]... "  \
+    "M N K\n"                                                                                      \
+    "       tilecast predict gemm [--gpu ID] [--dtype DT] [--layout L] [--batch B]\n"              \
+    "                             --input shapes.csv [--output predictions.csv]\n"                 \
+    "                             [--explain] [--keep-going] [--analytical] [--db FILE]...\n"      \
+    "       tilecast predict attention|layer|model ...   (see 'tilecast predict attention "        \
+    "--help')\n"                                                                                   \
+    "\n"                                                                                           \
+    "Predicts the time of C[M x N] = A[M x K] . B[K x N] (row-major view; a\n"                     \
+    "batch of B such GEMMs with --batch) on a GPU, and says where the number\n"                    \
+    "comes from: 'prediction (analytical)' is the model from the GPU spec and\n"                   \
+    "the kernel catalogue alone; calibrated predictions use measured databases.\n"                 \
+    "\n"                                                                                           \
+    "Options:\n"                                                                                   \
+    "  --gpu ID        GPU id ('tilecast specs list'); required unless every\n"                    \
+    "                  input row has a gpu column\n"                                               \
+    "  --dtype DT      fp32, tf32, fp16, bf16 or fp8 (default fp16)\n"                             \
+    "  --layout L      NN, NT, TN or TT in the row-major view: first letter A,\n"                  \
+    "                  second B, T = stored transposed (nn.Linear is NT; default NN)\n"            \
+    "  --batch B       number of GEMMs in one batched call (default 1)\n"                          \
+    "  --lda N, --ldb N, --ldc N\n"                                                                \
+    "                  leading dimensions in elements (default: packed); they set\n"               \
+    "                  the alignment class (128-byte, 16-byte, 4-byte, unaligned)\n"               \
+    "  --explain       also print the chosen kernel, tile, stages, warps, split-K,\n"              \
+    "                  cluster, tiles, waves, wave and tile efficiency, blocks per\n"              \
+    "                  SM, occupancy, bound, alignment class and the compute,\n"                   \
+    "                  memory and overhead parts of the time\n"                                    \
+    "  --json, --csv   machine-readable output (default: a table); --md a markdown\n"              \
+    "                  table\n"                                                                    \
+    "  --analytical    ignore every database: the analytical model only\n"                         \
+    "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"                     \
+    "  --              ends the options: M N K follow\n"                                           \
+    "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"                    \
+    "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"                 \
+    "                  lda, ldb, ldc are optional and override the flags per row.\n"               \
+    "                  Every input column is written through unchanged, followed\n"                \
+    "                  by pred_time_us, pred_tflops, pred_source, pred_lo_us and\n"                \
+    "                  pred_hi_us (the 80% interval of that source; and the\n"                     \
+    "                  --explain columns; one whose name the input already has,\n"                 \
+    "                  such as NeuSight's kernel, is written as pred_NAME). The\n"                 \
+    "                  measured CSVs of the project's\n"                                           \
+    "                  data folder work as they are. Memory does not grow with\n"                  \
+    "                  the number of rows.\n"                                                      \
+    "  --output FILE   where batch mode writes (default: stdout); FILE is replaced\n"              \
+    "                  only when the run completes, and may not be an input\n"                     \
+    "  --keep-going    batch mode: report a bad row (FILE:LINE:COLUMN) on stderr,\n"               \
+    "                  write it with empty predictions and a pred_error column,\n"                 \
+    "                  and continue; without it the first bad row stops the run\n"                 \
+    "                  and --output FILE is not written.\n"                                        \
+    "                  Either way the exit status is 2 if any row failed.\n"                       \
+    "\n"                                                                                           \
+    "Output columns: time_us (predicted kernel time, microseconds), tflops\n"                      \
+    "(2.M.N.K.B / time), frac_peak (of the dtype's dense peak), source.\n"                         \
+    "\n"                                                                                           \
+    "JSON: every predict target (gemm, attention, layer, model) prints one object\n"               \
+    "with --json, its first keys \"prediction\" (false only for a measured shape) and\n"           \
+    "\"gpu\", then the query, the times (microseconds), \"source\" (measured,\n"                   \
+    "calibrated, transferred or analytical) and, for layers and models, ops[]\n"                   \
+    "(layer --measured: \"prediction\", then groups[]); flags such as stream_k,\n"                 \
+    "causal and per_layer are JSON booleans.\n"                                                    \
+    "\n"                                                                                           \
+    "Examples:\n"                                                                                  \
+    "  tilecast predict gemm --gpu h100-sxm5-80gb --dtype bf16 8192 10944 4096\n"                  \
+    "  tilecast predict gemm --gpu a100-sxm4-80gb --explain 8192 51201 4096\n"                     \
     "  tilecast predict gemm --input vidur_gemm.csv --output pred.csv\n"
 
 const char cmd_predict_gemm_help[] = PREDICT_GEMM_HELP;
@@ -97,16 +99,21 @@ const char cmd_predict_help[] = PREDICT_GEMM_HELP
 const char *gemm_source_label(enum tc_source source)
 {
     switch (source) {
-    case TC_SOURCE_MEASURED: return "measurement";
-    case TC_SOURCE_CALIBRATED: return "prediction (calibrated)";
-    case TC_SOURCE_TRANSFERRED: return "prediction (transferred)";
-    case TC_SOURCE_ANALYTICAL: return "prediction (analytical)";
-    default: return "prediction";
+    case TC_SOURCE_MEASURED:
+        return "measurement";
+    case TC_SOURCE_CALIBRATED:
+        return "prediction (calibrated)";
+    case TC_SOURCE_TRANSFERRED:
+        return "prediction (transferred)";
+    case TC_SOURCE_ANALYTICAL:
+        return "prediction (analytical)";
+    default:
+        return "prediction";
     }
 }
 
-bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields,
-                       char **fields, struct gemm_columns *cols)
+bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields, char **fields,
+                       struct gemm_columns *cols)
 {
     cols->m = tc_csv_find(nfields, fields, "m");
     cols->n = tc_csv_find(nfields, fields, "n");
@@ -119,8 +126,10 @@ bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields
     cols->ldb = tc_csv_find(nfields, fields, "ldb");
     cols->ldc = tc_csv_find(nfields, fields, "ldc");
     if (cols->m < 0 || cols->n < 0 || cols->k < 0) {
-        cli_error(cmd, "%s:%ld: the header needs columns m, n and k (BLAS convention: C[m x n] "
-                  "= A[m x k] . B[k x n])", file, line);
+        cli_error(cmd,
+                  "%s:%ld: the header needs columns m, n and k (BLAS convention: C[m x n] "
+                  "= A[m x k] . B[k x n])",
+                  file, line);
         return false;
     }
     return true;
@@ -161,9 +170,8 @@ static int row_int(const char *file, long line, char **fields, int col, const ch
 }
 
 int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols,
-                   const struct gemm_defaults *def, const char *file, long line,
-                   char **fields, const struct tc_gpu **gpu, struct tc_gemm_query *q,
-                   char *err, size_t len)
+                   const struct gemm_defaults *def, const char *file, long line, char **fields,
+                   const struct tc_gpu **gpu, struct tc_gemm_query *q, char *err, size_t len)
 {
     const char *gpu_id = def->gpu_id;
     int e;
@@ -199,8 +207,8 @@ int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols
     if (cols->gpu >= 0 && *fields[cols->gpu])
         gpu_id = fields[cols->gpu];
     if (!gpu_id)
-        return row_error(err, len, file, line, cols->gpu >= 0 ? cols->gpu + 1 : 0,
-                         TC_ERR_INVALID, "no GPU: give --gpu ID or a gpu column");
+        return row_error(err, len, file, line, cols->gpu >= 0 ? cols->gpu + 1 : 0, TC_ERR_INVALID,
+                         "no GPU: give --gpu ID or a gpu column");
     if (!*gpu || strcmp((*gpu)->id, gpu_id) != 0) {
         /* the GPU the row means, as --gpu takes it (cli_find_gpu) */
         *gpu = tc_specs_lookup(specs, gpu_id);
@@ -220,8 +228,7 @@ int gemm_error_column(const struct gemm_columns *cols, int err)
     return 0;
 }
 
-int predictor_opts_parse(const char *cmd, int argc, char **argv, int *i,
-                         struct predictor_opts *o)
+int predictor_opts_parse(const char *cmd, int argc, char **argv, int *i, struct predictor_opts *o)
 {
     const char *arg = argv[*i];
 
@@ -291,10 +298,9 @@ struct tc_predictor *predictor_opts_make(const char *cmd, const struct tc_specs 
 /* ------------------------------------------------------------------------ */
 
 static const char *const explain_cols[] = {
-    "kernel",   "tile_m",   "tile_n",        "tile_k",    "stages",    "warps",
-    "split_k",  "cluster",  "stream_k",      "tiles",     "waves",     "wave_eff",
-    "tile_eff", "blocks_per_sm", "occupancy", "bound",    "align",     "compute_us",
-    "memory_us", "overhead_us",
+    "kernel",    "tile_m",   "tile_n", "tile_k",     "stages",    "warps",       "split_k",
+    "cluster",   "stream_k", "tiles",  "waves",      "wave_eff",  "tile_eff",    "blocks_per_sm",
+    "occupancy", "bound",    "align",  "compute_us", "memory_us", "overhead_us",
 };
 #define N_EXPLAIN ((int)(sizeof(explain_cols) / sizeof(explain_cols[0])))
 
@@ -341,8 +347,10 @@ static void explain_k_loop(const struct tc_gpu *gpu, const struct tc_gemm_query 
     else if (last == bk)
         snprintf(buf, len, "%lld steps of %lld, no residue", (long long)steps, (long long)bk);
     else
-        snprintf(buf, len, "%lld steps of %lld, the last %lld deep and zero-filled (%.1f%% of the "
-                 "loop)", (long long)steps, (long long)bk, (long long)last, 100.0 / (double)steps);
+        snprintf(buf, len,
+                 "%lld steps of %lld, the last %lld deep and zero-filled (%.1f%% of the "
+                 "loop)",
+                 (long long)steps, (long long)bk, (long long)last, 100.0 / (double)steps);
 }
 
 /* Which leading dimensions set the alignment class, for --explain: the
@@ -352,8 +360,13 @@ static void explain_alignment(const struct tc_gemm_query *q, const struct tc_gem
 {
     bool a_t = q->layout == TC_LAYOUT_TN || q->layout == TC_LAYOUT_TT;
     bool b_t = q->layout == TC_LAYOUT_NT || q->layout == TC_LAYOUT_TT;
-    const int64_t ld[3] = {q->lda > 0 ? q->lda : a_t ? q->m : q->k,
-                           q->ldb > 0 ? q->ldb : b_t ? q->k : q->n, q->ldc > 0 ? q->ldc : q->n};
+    const int64_t ld[3] = {q->lda > 0 ? q->lda
+                           : a_t      ? q->m
+                                      : q->k,
+                           q->ldb > 0 ? q->ldb
+                           : b_t      ? q->k
+                                      : q->n,
+                           q->ldc > 0 ? q->ldc : q->n};
     static const char *const names[3] = {"lda", "ldb", "ldc"};
     int64_t e = tc_dtype_bytes(q->dtype) > 0 ? tc_dtype_bytes(q->dtype) : 1;
     size_t used;
@@ -363,15 +376,16 @@ static void explain_alignment(const struct tc_gemm_query *q, const struct tc_gem
         return;
     for (int i = 0; i < 3 && used < len; i++) {
         uint64_t bytes = (uint64_t)ld[i] * (uint64_t)e;
-        enum tc_align c = bytes % 128 == 0 ? TC_ALIGN_128B
+        enum tc_align c = bytes % 128 == 0  ? TC_ALIGN_128B
                           : bytes % 16 == 0 ? TC_ALIGN_16B
                           : bytes % 4 == 0  ? TC_ALIGN_4B
                                             : TC_ALIGN_ELEM;
 
         if (c == pr->align)
-            used += (size_t)snprintf(buf + used, len - used, "; %s %lld (%llu bytes, not a "
-                                     "multiple of 128)", names[i], (long long)ld[i],
-                                     (unsigned long long)bytes);
+            used += (size_t)snprintf(buf + used, len - used,
+                                     "; %s %lld (%llu bytes, not a "
+                                     "multiple of 128)",
+                                     names[i], (long long)ld[i], (unsigned long long)bytes);
     }
 }
 
@@ -433,11 +447,10 @@ static void print_json_single(const struct tc_gpu *gpu, const struct tc_gemm_que
 static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
                         const struct tc_gemm_prediction *pr, bool explain, enum cli_format fmt)
 {
-    static const char *const base_cols[] = {"gpu",    "dtype",   "layout",    "m",
-                                            "n",      "k",       "batch",     "time_us",
-                                            "tflops", "frac_peak", "source",
-                                            "lo_us",  "hi_us",   "interval_pct"};
-    static const bool base_num[] = {false, false, false, true, true, true, true,
+    static const char *const base_cols[] = {
+        "gpu",     "dtype",  "layout",    "m",      "n",     "k",     "batch",
+        "time_us", "tflops", "frac_peak", "source", "lo_us", "hi_us", "interval_pct"};
+    static const bool base_num[] = {false, false, false, true,  true, true, true,
                                     true,  true,  true,  false, true, true, true};
     const int nbase = (int)(sizeof(base_cols) / sizeof(base_cols[0]));
     const char *headers[sizeof(base_cols) / sizeof(base_cols[0]) + N_EXPLAIN];
@@ -493,8 +506,8 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
         printf("  %-14s %.1f%%\n", "of peak", 100.0 * pr->frac_peak);
         printf("  %-14s %s\n", "source", gemm_source_label(pr->source));
         if (pr->hi_us > pr->lo_us)
-            printf("  %-14s %.3f .. %.3f us (%.0f%% interval)\n", "interval", pr->lo_us,
-                   pr->hi_us, 100.0 * pr->interval_level);
+            printf("  %-14s %.3f .. %.3f us (%.0f%% interval)\n", "interval", pr->lo_us, pr->hi_us,
+                   100.0 * pr->interval_level);
         if (pr->source == TC_SOURCE_CALIBRATED)
             printf("  %-14s %d measured, mean log-shape distance %.3f\n", "neighbours",
                    pr->neighbours, pr->neighbour_dist);
@@ -819,7 +832,7 @@ static int cmd_predict_gemm(int argc, char **argv)
             return rc;
         }
         continue;
-missing:
+    missing:
         cli_error(cmd, "%s needs a value", a);
         return CLI_EXIT_USAGE;
     }
@@ -903,7 +916,6 @@ int cmd_predict(int argc, char **argv)
         return cmd_predict_layer(argc - 1, argv + 1);
     if (strcmp(argv[1], "model") == 0)
         return cmd_predict_model(argc - 1, argv + 1);
-    cli_error("predict", "unknown target '%s' (expected gemm, attention, layer or model)",
-              argv[1]);
+    cli_error("predict", "unknown target '%s' (expected gemm, attention, layer or model)", argv[1]);
     return CLI_EXIT_USAGE;
 }

@@ -26,8 +26,8 @@ struct eval_opts {
 /* Parses argv[*i] if it is --json/--csv, --input, --output or --group-by
  * (at most max_group of them; the error names them as `group_noun`).
  * Returns 1 if it was one, 0 if not, -1 after printing a usage error. */
-int eval_opt(const char *cmd, int argc, char **argv, int *i, int max_group,
-             const char *group_noun, struct eval_opts *o);
+int eval_opt(const char *cmd, int argc, char **argv, int *i, int max_group, const char *group_noun,
+             struct eval_opts *o);
 
 /* Opens the input ('-': stdin), then reads its CSV header into *csv and
  * the header's fields (valid until the next read). Each returns CLI_EXIT_OK

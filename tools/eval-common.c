@@ -11,8 +11,8 @@
 #include "eval-cli.h"
 #include "tc-internal.h"
 
-int eval_opt(const char *cmd, int argc, char **argv, int *i, int max_group,
-             const char *group_noun, struct eval_opts *o)
+int eval_opt(const char *cmd, int argc, char **argv, int *i, int max_group, const char *group_noun,
+             struct eval_opts *o)
 {
     const char *a = argv[*i], *v = NULL;
 

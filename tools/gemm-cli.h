@@ -31,16 +31,15 @@ int gemm_defaults_parse(const char *cmd, int argc, char **argv, int *i, bool sha
 
 /* Finds the columns; m, n and k are required. On error prints
  * "FILE:LINE: ..." for cmd and returns false. */
-bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields,
-                       char **fields, struct gemm_columns *cols);
+bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields, char **fields,
+                       struct gemm_columns *cols);
 
 /* Builds the query and picks the GPU of one row. On error writes
  * "FILE:LINE:COL: message" into err (len bytes) and returns a negative
  * enum tc_error. *cache remembers the last GPU looked up. */
 int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols,
-                   const struct gemm_defaults *def, const char *file, long line,
-                   char **fields, const struct tc_gpu **gpu, struct tc_gemm_query *q,
-                   char *err, size_t len);
+                   const struct gemm_defaults *def, const char *file, long line, char **fields,
+                   const struct tc_gpu **gpu, struct tc_gemm_query *q, char *err, size_t len);
 
 /* Maps a prediction error to the column that caused it (1-based, 0 when
  * the whole row is at fault). */
@@ -58,8 +57,7 @@ struct predictor_opts {
 
 /* Parses --analytical and --db FILE / --db=FILE at argv[*i]. Returns 1 if
  * consumed, 0 if not one of them, -1 on a usage error (printed). */
-int predictor_opts_parse(const char *cmd, int argc, char **argv, int *i,
-                         struct predictor_opts *o);
+int predictor_opts_parse(const char *cmd, int argc, char **argv, int *i, struct predictor_opts *o);
 /* Makes the predictor; prints the error and returns NULL on failure, with
  * *exit_code set. */
 struct tc_predictor *predictor_opts_make(const char *cmd, const struct tc_specs *specs,

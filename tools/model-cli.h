@@ -12,98 +12,98 @@
 /* The usage texts of `predict attention|layer|model`. They are macros so
  * that the predict command's help (and so the man page and the bash
  * completion made from it) can include them by string concatenation. */
-#define MCLI_PREDICT_ATTENTION_HELP                                                     \
-    "Usage: tilecast predict attention --gpu ID --batch B --heads A --seq S --head-dim D\n" \
-    "                                  [--impl IMPL] [--kv-heads G] [--seq-kv S]\n"     \
-    "                                  [--head-dim-vo D] [--causal] [--window W] [--bwd]\n" \
-    "                                  [--deterministic] [--kv-splits N] [--dtype fp16]\n" \
-    "                                  [--analytical] [--db FILE] [--json|--csv]\n"     \
-    "  --impl IMPL           flash (default: the architecture's best fused kernel:\n"   \
-    "                        FlashAttention-2 on Ampere/Ada, -3 on Hopper, -4 on\n"     \
-    "                        Blackwell), flash2, flash3, flash4, cudnn (each that\n"    \
-    "                        library's kernels, where it runs), or unfused (scores\n"   \
-    "                        bmm + softmax + values bmm through the GEMM predictor)\n"  \
-    "  --batch, --heads, --seq, --head-dim   the shape (seq is the query length,\n"     \
-    "                        head dim that of Q and K)\n"                               \
-    "  --head-dim-vo D       V and O head dim (default: --head-dim), e.g. 128 for\n"    \
-    "                        DeepSeek's 192/128\n"                                      \
-    "  --kv-heads G          grouped-query attention: G key/value heads (divides A)\n"  \
-    "  --seq-kv S            key/value length (default: --seq); the queries are the\n"  \
-    "                        last --seq positions (prefill against a cache)\n"          \
-    "  --causal              causal mask: the fused kernels skip the tiles above\n"     \
-    "                        the diagonal and compute the diagonal ones in full\n"      \
-    "  --window W            with --causal: each query sees its last W keys (its own\n" \
-    "                        included), a sliding window\n"                             \
-    "  --bwd                 the backward pass (five matmuls; with its pre- and\n"      \
-    "                        post-processing kernels)\n"                                \
-    "  --deterministic       the deterministic backward (flash2: dQ accumulated per\n"  \
-    "                        split, no atomics; other kernels are refused)\n"           \
-    "  --kv-splits N         forward split-KV (FlashDecoding): 1 never splits (the\n"   \
-    "                        training entry points of FA3/FA4/cuDNN), N forces N;\n"    \
-    "                        default: the kernel's heuristic splits the keys when\n"    \
-    "                        the query tiles cannot fill the GPU\n"                     \
-    "  --dtype T             fp16 (default), bf16, fp8, ...\n"                          \
-    "  --analytical, --db FILE   as for predict gemm. The attention rows of the --db\n" \
-    "                        file (else of the GPU's prebuilt database) calibrate\n"    \
-    "                        the model: a shape measured exactly (same impl, dtype,\n"  \
-    "                        shape, mask, direction) is its measurement (source\n"      \
-    "                        measured); otherwise, with ok rows of the same GPU,\n"     \
-    "                        impl, dtype and direction, the model's time x\n"           \
-    "                        exp(w * median ln(measured / model)), w = n / (n + 5)\n"   \
-    "                        for n rows (source calibrated; interval from the\n"        \
-    "                        10th/90th percentiles of those log ratios, blended\n"      \
-    "                        with the model's +-25% by w). Databases store flash\n"     \
-    "                        and unfused rows only\n"                                   \
-    "  --json, --csv         one record as a JSON object (as every predict --json:\n"   \
+#define MCLI_PREDICT_ATTENTION_HELP                                                                \
+    "Usage: tilecast predict attention --gpu ID --batch B --heads A --seq S --head-dim D\n"        \
+    "                                  [--impl IMPL] [--kv-heads G] [--seq-kv S]\n"                \
+    "                                  [--head-dim-vo D] [--causal] [--window W] [--bwd]\n"        \
+    "                                  [--deterministic] [--kv-splits N] [--dtype fp16]\n"         \
+    "                                  [--analytical] [--db FILE] [--json|--csv]\n"                \
+    "  --impl IMPL           flash (default: the architecture's best fused kernel:\n"              \
+    "                        FlashAttention-2 on Ampere/Ada, -3 on Hopper, -4 on\n"                \
+    "                        Blackwell), flash2, flash3, flash4, cudnn (each that\n"               \
+    "                        library's kernels, where it runs), or unfused (scores\n"              \
+    "                        bmm + softmax + values bmm through the GEMM predictor)\n"             \
+    "  --batch, --heads, --seq, --head-dim   the shape (seq is the query length,\n"                \
+    "                        head dim that of Q and K)\n"                                          \
+    "  --head-dim-vo D       V and O head dim (default: --head-dim), e.g. 128 for\n"               \
+    "                        DeepSeek's 192/128\n"                                                 \
+    "  --kv-heads G          grouped-query attention: G key/value heads (divides A)\n"             \
+    "  --seq-kv S            key/value length (default: --seq); the queries are the\n"             \
+    "                        last --seq positions (prefill against a cache)\n"                     \
+    "  --causal              causal mask: the fused kernels skip the tiles above\n"                \
+    "                        the diagonal and compute the diagonal ones in full\n"                 \
+    "  --window W            with --causal: each query sees its last W keys (its own\n"            \
+    "                        included), a sliding window\n"                                        \
+    "  --bwd                 the backward pass (five matmuls; with its pre- and\n"                 \
+    "                        post-processing kernels)\n"                                           \
+    "  --deterministic       the deterministic backward (flash2: dQ accumulated per\n"             \
+    "                        split, no atomics; other kernels are refused)\n"                      \
+    "  --kv-splits N         forward split-KV (FlashDecoding): 1 never splits (the\n"              \
+    "                        training entry points of FA3/FA4/cuDNN), N forces N;\n"               \
+    "                        default: the kernel's heuristic splits the keys when\n"               \
+    "                        the query tiles cannot fill the GPU\n"                                \
+    "  --dtype T             fp16 (default), bf16, fp8, ...\n"                                     \
+    "  --analytical, --db FILE   as for predict gemm. The attention rows of the --db\n"            \
+    "                        file (else of the GPU's prebuilt database) calibrate\n"               \
+    "                        the model: a shape measured exactly (same impl, dtype,\n"             \
+    "                        shape, mask, direction) is its measurement (source\n"                 \
+    "                        measured); otherwise, with ok rows of the same GPU,\n"                \
+    "                        impl, dtype and direction, the model's time x\n"                      \
+    "                        exp(w * median ln(measured / model)), w = n / (n + 5)\n"              \
+    "                        for n rows (source calibrated; interval from the\n"                   \
+    "                        10th/90th percentiles of those log ratios, blended\n"                 \
+    "                        with the model's +-25% by w). Databases store flash\n"                \
+    "                        and unfused rows only\n"                                              \
+    "  --json, --csv         one record as a JSON object (as every predict --json:\n"              \
     "                        'tilecast predict --help') or a CSV row\n"
-#define MCLI_PREDICT_LAYER_HELP                                                            \
-    "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"  \
-    "                              [--tp T] [--attention IMPL] [--ffn F] [--swiglu]\n"        \
-    "                              [--kv-heads G] [--head-dim D] [--rmsnorm] [--no-causal]\n" \
-    "                              [--dtype fp16] [--train] [--analytical] [--db FILE]\n"   \
-    "                              [--json|--csv|--md]\n"                                     \
-    "       tilecast predict layer --measured FILE [--min-time-us 20] [--analytical]\n"     \
-    "                              [--db FILE] [--no-prebuilt] [--json|--csv]\n"             \
-    "  One transformer layer, forward only unless --train (then also the data-grad\n"      \
-    "  (NN) and weight-grad (TN) GEMMs and the attention backward). --ffn defaults to\n"   \
-    "  4h (GeLU) or the Llama rule for --swiglu; --tp splits heads, QKV, projection and\n" \
-    "  MLP by t. --json prints one object: layer_time_us and ops[] with name, kind, m,\n"  \
-    "  n, k, batch, layout, time_us, tflops, share_pct and source; with --measured\n"    \
-    "  the object holds measured, min_time_us and groups[], one per gpu/model and the\n" \
-    "  overall one. --attention IMPL: flash (default), flash2, flash3, flash4, cudnn\n"  \
-    "  or unfused (predict attention).\n"                                               \
-    "  --measured FILE  compares the predicted sum of each layer's four GEMMs (QKV,\n"     \
-    "                   output projection, MLP up, MLP down; CSV columns gpu, dtype, m,\n" \
-    "                   n, k, layout, time_us, model, tp, vidur_op) with the measured\n"   \
-    "                   sum, grouped per (gpu, model, tp, tokens); prints count, MAPE,\n"   \
-    "                   median and p90 error per gpu/model and over all\n"               \
-    "  --min-time-us X  ignore layers measured below X us (default 20)\n"                 \
-    "  --no-prebuilt    leave out the shipped databases (they hold the shared\n"            \
-    "                   measurements, so shapes in them come back 'measured'); with\n"     \
+#define MCLI_PREDICT_LAYER_HELP                                                                    \
+    "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"        \
+    "                              [--tp T] [--attention IMPL] [--ffn F] [--swiglu]\n"             \
+    "                              [--kv-heads G] [--head-dim D] [--rmsnorm] [--no-causal]\n"      \
+    "                              [--dtype fp16] [--train] [--analytical] [--db FILE]\n"          \
+    "                              [--json|--csv|--md]\n"                                          \
+    "       tilecast predict layer --measured FILE [--min-time-us 20] [--analytical]\n"            \
+    "                              [--db FILE] [--no-prebuilt] [--json|--csv]\n"                   \
+    "  One transformer layer, forward only unless --train (then also the data-grad\n"              \
+    "  (NN) and weight-grad (TN) GEMMs and the attention backward). --ffn defaults to\n"           \
+    "  4h (GeLU) or the Llama rule for --swiglu; --tp splits heads, QKV, projection and\n"         \
+    "  MLP by t. --json prints one object: layer_time_us and ops[] with name, kind, m,\n"          \
+    "  n, k, batch, layout, time_us, tflops, share_pct and source; with --measured\n"              \
+    "  the object holds measured, min_time_us and groups[], one per gpu/model and the\n"           \
+    "  overall one. --attention IMPL: flash (default), flash2, flash3, flash4, cudnn\n"            \
+    "  or unfused (predict attention).\n"                                                          \
+    "  --measured FILE  compares the predicted sum of each layer's four GEMMs (QKV,\n"             \
+    "                   output projection, MLP up, MLP down; CSV columns gpu, dtype, m,\n"         \
+    "                   n, k, layout, time_us, model, tp, vidur_op) with the measured\n"           \
+    "                   sum, grouped per (gpu, model, tp, tokens); prints count, MAPE,\n"          \
+    "                   median and p90 error per gpu/model and over all\n"                         \
+    "  --min-time-us X  ignore layers measured below X us (default 20)\n"                          \
+    "  --no-prebuilt    leave out the shipped databases (they hold the shared\n"                   \
+    "                   measurements, so shapes in them come back 'measured'); with\n"             \
     "                   --db FILE this measures a calibration on held-out layers\n"
-#define MCLI_PREDICT_MODEL_HELP                                                            \
-    "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"     \
-    "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"   \
-    "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"  \
-    "                              [--analytical] [--db FILE] [--json|--csv|--md]\n"         \
-    "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"  \
-    "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"          \
-    "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n" \
-    "  unfused, as in predict attention), mode training|inference, causal,\n"             \
-    "  tied_embeddings, graphs), or a shipped config by name: gpt-neox-20b, llama-2-7b,\n" \
-    "  llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"             \
-    "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"               \
-    "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"     \
-    "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"    \
-    "  --inference, --attention and --dtype override the file (a V100 takes a bf16\n"   \
-    "  config with --dtype fp16). --decode CONTEXT predicts one decode step\n"         \
-    "  instead: each of the micro-batch sequences adds a token to a KV\n"              \
-    "  cache of CONTEXT tokens; the step time is the per-token latency. The step\n"       \
-    "  time is the larger of the GPU's (gpu_time) and the host's (host_time): eager\n"   \
-    "  execution (the default, --eager) dispatches every op from the host, 28 us\n"      \
-    "  each (a PyTorch op call on a typical host), so short ops wait for it;\n"         \
-    "  --graphs runs the step as one CUDA graph launch. --csv: one row per op, the\n"    \
-    "  layer, step, GPU and host times, tokens/s and MFU on every row (layer: the\n"     \
+#define MCLI_PREDICT_MODEL_HELP                                                                    \
+    "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"            \
+    "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"           \
+    "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"           \
+    "                              [--analytical] [--db FILE] [--json|--csv|--md]\n"               \
+    "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"         \
+    "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"                 \
+    "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n"          \
+    "  unfused, as in predict attention), mode training|inference, causal,\n"                      \
+    "  tied_embeddings, graphs), or a shipped config by name: gpt-neox-20b, llama-2-7b,\n"         \
+    "  llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"                       \
+    "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"                       \
+    "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"             \
+    "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"            \
+    "  --inference, --attention and --dtype override the file (a V100 takes a bf16\n"              \
+    "  config with --dtype fp16). --decode CONTEXT predicts one decode step\n"                     \
+    "  instead: each of the micro-batch sequences adds a token to a KV\n"                          \
+    "  cache of CONTEXT tokens; the step time is the per-token latency. The step\n"                \
+    "  time is the larger of the GPU's (gpu_time) and the host's (host_time): eager\n"             \
+    "  execution (the default, --eager) dispatches every op from the host, 28 us\n"                \
+    "  each (a PyTorch op call on a typical host), so short ops wait for it;\n"                    \
+    "  --graphs runs the step as one CUDA graph launch. --csv: one row per op, the\n"              \
+    "  layer, step, GPU and host times, tokens/s and MFU on every row (layer: the\n"               \
     "  layer time); --md: the ops and the summary as markdown tables.\n"
 extern const char cmd_predict_gemm_help[];
 extern const char cmd_predict_attention_help[];
@@ -114,8 +114,8 @@ extern const char cmd_predict_model_help[];
  * if it is another flag. On a match *value is the value (NULL, with an
  * error printed, when it is missing) and *i points at the last consumed
  * argument. */
-bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
-              const char **value, bool *bad);
+bool mcli_opt(const char *cmd, int argc, char **argv, int *i, const char *name, const char **value,
+              bool *bad);
 
 /* Flags describing one transformer shape, each setting its model-config key
  * through tc_model_config_set (--hidden, --heads, --kv-heads,

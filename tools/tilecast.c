@@ -41,12 +41,11 @@ static const char usage_head[] =
     "\n"
     "Commands:\n";
 
-static const char exit_codes[] =
-    "Exit status:\n"
-    "  0  success\n"
-    "  1  usage error (unknown flag, missing argument)\n"
-    "  2  input error (bad file, shape, value, GPU id or database)\n"
-    "  3  runtime error (I/O, device, out of memory)\n";
+static const char exit_codes[] = "Exit status:\n"
+                                 "  0  success\n"
+                                 "  1  usage error (unknown flag, missing argument)\n"
+                                 "  2  input error (bad file, shape, value, GPU id or database)\n"
+                                 "  3  runtime error (I/O, device, out of memory)\n";
 
 static void print_usage(FILE *out)
 {
@@ -72,20 +71,13 @@ static const struct {
     const char *command;
     const char *help;
 } sub_helps[] = {
-    {"predict", cmd_predict_gemm_help},
-    {"predict", cmd_predict_attention_help},
-    {"predict", cmd_predict_layer_help},
-    {"predict", cmd_predict_model_help},
-    {"eval", cmd_eval_attention_help},
-    {"db", cmd_db_info_help},
-    {"db", cmd_db_check_help},
-    {"db", cmd_db_import_help},
-    {"db", cmd_db_export_help},
-    {"db", cmd_db_merge_help},
-    {"db", cmd_db_calibrate_help},
-    {"db", cmd_db_migrate_help},
-    {"db", cmd_db_compact_help},
-    {"db", cmd_db_bench_help},
+    {"predict", cmd_predict_gemm_help},  {"predict", cmd_predict_attention_help},
+    {"predict", cmd_predict_layer_help}, {"predict", cmd_predict_model_help},
+    {"eval", cmd_eval_attention_help},   {"db", cmd_db_info_help},
+    {"db", cmd_db_check_help},           {"db", cmd_db_import_help},
+    {"db", cmd_db_export_help},          {"db", cmd_db_merge_help},
+    {"db", cmd_db_calibrate_help},       {"db", cmd_db_migrate_help},
+    {"db", cmd_db_compact_help},         {"db", cmd_db_bench_help},
 };
 
 /* A help text as help2man reads one: each usage block ("Usage: ..." up to
@@ -197,8 +189,8 @@ static void print_options(FILE *out, const char *p)
         size_t n = 2;
         char key[72];
 
-        while (p[n] && (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z') ||
-                        (p[n] >= '0' && p[n] <= '9')))
+        while (p[n] &&
+               (p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9')))
             n++;
         if (n > 2 && n < 64 && strncmp(p, "--help", n) != 0) {
             snprintf(key, sizeof(key), " %.*s ", (int)n, p);
@@ -340,8 +332,8 @@ static void print_shipped(FILE *out, const char *folder, const char *ext)
 
 /* One case arm of the completion: the options and value lists of one help
  * text, under the pattern "CMD SUB" (or "CMD *" for the command's own). */
-static void print_completion_arm(FILE *out, const char *pattern, const char *help,
-                                 const char *name, const char *subs_help)
+static void print_completion_arm(FILE *out, const char *pattern, const char *help, const char *name,
+                                 const char *subs_help)
 {
     fprintf(out, "    %s)\n        opts=\"--help", pattern);
     print_options(out, help);
@@ -382,12 +374,14 @@ static void print_completion(FILE *out)
           "        case ${words[i]} in\n"
           "        --specs-dir) gopts+=(--specs-dir \"${words[i + 1]}\"); ((i++)) ;;\n"
           "        -*) ;;\n"
-          "        *) if [[ -z $cmd ]]; then cmd=${words[i]}; at=$i; else sub=${words[i]}; break; fi ;;\n"
+          "        *) if [[ -z $cmd ]]; then cmd=${words[i]}; at=$i; else sub=${words[i]}; break; "
+          "fi ;;\n"
           "        esac\n"
           "    done\n"
           "    case $prev in\n"
           "    --gpu)\n"
-          "        COMPREPLY=($(compgen -W \"$(\"$tc\" \"${gopts[@]}\" specs list --csv 2>/dev/null |\n"
+          "        COMPREPLY=($(compgen -W \"$(\"$tc\" \"${gopts[@]}\" specs list --csv "
+          "2>/dev/null |\n"
           "            tail -n +2 | cut -d, -f1)\" -- \"$cur\"))\n"
           "        return ;;\n"
           "    --dtype)\n"
@@ -425,8 +419,7 @@ static void print_completion(FILE *out)
             print_completion_arm(out, pattern, sub_helps[j].help, commands[i].name, NULL);
         }
         snprintf(pattern, sizeof(pattern), "\"%s \"*", commands[i].name);
-        print_completion_arm(out, pattern, commands[i].help, commands[i].name,
-                             commands[i].help);
+        print_completion_arm(out, pattern, commands[i].help, commands[i].name, commands[i].help);
     }
     fputs("    *) opts=\"--help --version --specs-dir\" subs=\"help completion", out);
     for (size_t i = 0; i < TC_ARRAY_SIZE_CLI(commands); i++)

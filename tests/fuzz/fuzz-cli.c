@@ -11,7 +11,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const long long int_bounds[][2] = {
-        {1, 1LL << 40}, {0, 1024}, {-5, 5}, {(-9223372036854775807LL - 1), 9223372036854775807LL},
+        {1, 1LL << 40},
+        {0, 1024},
+        {-5, 5},
+        {(-9223372036854775807LL - 1), 9223372036854775807LL},
     };
     static const double dbl_bounds[][2] = {{0, 1}, {0, 1e300}, {-1e9, 1e9}};
     char *buf, *p, *end;

@@ -36,9 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)tc_db_iter_gemm(db, NULL, -1, -1, &it);
     while (it && n++ < 10000 && (rc = tc_db_iter_next(it, &row, gpu)) == 1) {
         /* rows handed out are validated */
-        if (row.m <= 0 || row.n <= 0 || row.k <= 0 || row.batch <= 0 ||
-            !(row.time_us > 0) || !isfinite(row.time_us) ||
-            memchr(gpu, '\0', sizeof(gpu)) == NULL ||
+        if (row.m <= 0 || row.n <= 0 || row.k <= 0 || row.batch <= 0 || !(row.time_us > 0) ||
+            !isfinite(row.time_us) || memchr(gpu, '\0', sizeof(gpu)) == NULL ||
             memchr(row.algo, '\0', sizeof(row.algo)) == NULL)
             abort();
         (void)tc_db_lookup_gemm(db, gpu, row.dtype, row.layout, row.m, row.n, row.k, row.batch,

@@ -84,7 +84,6 @@ const struct tc_shape *tc_sweep_shapes(const struct tc_sweep *sweep);
 /* Parses "I/N" (0 <= I < N). */
 int tc_shard_parse(const char *text, int *index, int *count);
 
-
 /* ------------------------------------------------------------------------ */
 /* Backends and one shape's measurement                                      */
 /* ------------------------------------------------------------------------ */
@@ -124,19 +123,19 @@ struct tc_stats {
 
 /* The harness's stopping rules. */
 struct tc_harness_opts {
-    double rel_ci;           /* stop when the median's relative CI is below (0.01) */
-    double max_time_ms;      /* per-shape budget of warm-up and timed repetitions,
-                              * from the end of prepare (2000) */
-    int min_reps;            /* at least (5) */
-    int max_reps;            /* at most (1000) */
-    int warmup_reps;         /* untimed repetitions at least (2) */
-    double warmup_ms;        /* and untimed for at least this long, until the
-                              * reading settles (100; 0: warmup_reps alone) */
+    double rel_ci;              /* stop when the median's relative CI is below (0.01) */
+    double max_time_ms;         /* per-shape budget of warm-up and timed repetitions,
+                                 * from the end of prepare (2000) */
+    int min_reps;               /* at least (5) */
+    int max_reps;               /* at most (1000) */
+    int warmup_reps;            /* untimed repetitions at least (2) */
+    double warmup_ms;           /* and untimed for at least this long, until the
+                                 * reading settles (100; 0: warmup_reps alone) */
     double timer_resolution_us; /* the backend's (tc_backend_info), set by
-                              * tc_collect_run; 0: never group launches */
-    const volatile int *stop; /* when *stop >= 2 (a second SIGINT), the shape
-                              * in progress is abandoned at its next batch of
-                              * repetitions (set by tc_collect_run; may be NULL) */
+                                 * tc_collect_run; 0: never group launches */
+    const volatile int *stop;   /* when *stop >= 2 (a second SIGINT), the shape
+                                 * in progress is abandoned at its next batch of
+                                 * repetitions (set by tc_collect_run; may be NULL) */
 };
 
 void tc_harness_defaults(struct tc_harness_opts *o);
@@ -154,13 +153,13 @@ struct tc_measurement {
     struct tc_stats total;
     struct tc_stats parts[3];
     bool has_parts;
-    bool converged;          /* rel CI reached before the budget */
-    bool abandoned;          /* given up when asked to (tc_harness_opts.stop) */
-    int warmup_reps;         /* untimed repetitions run */
-    double warmup_ms;        /* and the time they took */
-    int group;               /* launches per timed sample (1: one each) */
-    double wall_ms;          /* wall time the harness spent, incl. flushes */
-    double flush_ms;         /* of which cache flushes the host waited for */
+    bool converged;   /* rel CI reached before the budget */
+    bool abandoned;   /* given up when asked to (tc_harness_opts.stop) */
+    int warmup_reps;  /* untimed repetitions run */
+    double warmup_ms; /* and the time they took */
+    int group;        /* launches per timed sample (1: one each) */
+    double wall_ms;   /* wall time the harness spent, incl. flushes */
+    double flush_ms;  /* of which cache flushes the host waited for */
 };
 
 /* Seconds on CLOCK_MONOTONIC. */
@@ -171,43 +170,42 @@ double tc_now_s(void);
 /* ------------------------------------------------------------------------ */
 
 struct tc_collect_summary {
-    size_t total;       /* shapes in the sweep */
-    size_t in_shard;    /* shapes of this shard */
-    size_t skipped;     /* already stored by this run configuration */
-    size_t measured;    /* measured now (any status) */
+    size_t total;    /* shapes in the sweep */
+    size_t in_shard; /* shapes of this shard */
+    size_t skipped;  /* already stored by this run configuration */
+    size_t measured; /* measured now (any status) */
     /* by status: ok; unsupported (a dtype or layout the backend does not
      * run, a property of the backend, not a failure of the shape); failed
      * (out of memory, library errors) */
     size_t ok, unsupported, failed;
-    double wall_s;      /* the whole loop */
-    double harness_s;   /* inside tc_harness_measure */
-    double kernel_s;    /* sum over ok shapes of every timed repetition */
-    double flush_s;     /* host time spent flushing caches (cpu backend) */
-    double insert_s;    /* database inserts and commits */
+    double wall_s;    /* the whole loop */
+    double harness_s; /* inside tc_harness_measure */
+    double kernel_s;  /* sum over ok shapes of every timed repetition */
+    double flush_s;   /* host time spent flushing caches (cpu backend) */
+    double insert_s;  /* database inserts and commits */
     int64_t run_id;
-    bool resumed;       /* an existing run was continued */
-    bool interrupted;   /* stopped by *stop */
+    bool resumed;     /* an existing run was continued */
+    bool interrupted; /* stopped by *stop */
 };
 
 /* Called after each shape of the shard (measured or skipped). */
 typedef void (*tc_collect_progress_fn)(void *ud, const struct tc_collect_summary *sum,
-                                       const struct tc_shape *s,
-                                       const struct tc_measurement *m);
+                                       const struct tc_shape *s, const struct tc_measurement *m);
 
 struct tc_collect_opts {
     const struct tc_backend_ops *backend;
     int device;
     const char *db_path;
-    const char *gpu_id;          /* NULL: derived from the device name */
-    const struct tc_gpu *gpu;    /* spec snapshot to store, may be NULL */
+    const char *gpu_id;       /* NULL: derived from the device name */
+    const struct tc_gpu *gpu; /* spec snapshot to store, may be NULL */
     int shard_index, shard_count;
-    const double *costs;         /* per sweep shape for sharding; NULL: FLOPs */
+    const double *costs; /* per sweep shape for sharding; NULL: FLOPs */
     struct tc_harness_opts harness;
-    int commit_rows;             /* commit after this many rows (32) */
-    double commit_s;             /* or this many seconds (5) */
+    int commit_rows; /* commit after this many rows (32) */
+    double commit_s; /* or this many seconds (5) */
     tc_collect_progress_fn progress;
     void *progress_ud;
-    volatile int *stop;          /* set (e.g. by SIGINT) to stop after a shape */
+    volatile int *stop; /* set (e.g. by SIGINT) to stop after a shape */
     bool quiet;
 };
 

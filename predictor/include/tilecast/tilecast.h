@@ -156,10 +156,10 @@ struct tc_gpu {
     enum tc_arch arch;
     char compute_capability[16]; /* "sm_80", "gfx90a" */
 
-    int units;                /* SMs or CUs */
-    double clock_tensor_mhz;  /* clock the tensor/matrix peaks assume */
-    double clock_vector_mhz;  /* clock the fp32/fp64 vector peaks assume */
-    double clock_base_mhz;    /* base clock, 0 if unknown */
+    int units;               /* SMs or CUs */
+    double clock_tensor_mhz; /* clock the tensor/matrix peaks assume */
+    double clock_vector_mhz; /* clock the fp32/fp64 vector peaks assume */
+    double clock_base_mhz;   /* base clock, 0 if unknown */
     /* indexed by enum tc_dtype, 0 from TC_DTYPE_COUNT on */
     double peak_tflops[TC_DTYPE_MAX];            /* dense, no sparsity */
     double flops_per_clk_per_unit[TC_DTYPE_MAX]; /* dense, per SM/CU */
@@ -178,7 +178,7 @@ struct tc_gpu {
     int regs_per_sm;
     int max_regs_per_block;
     int max_regs_per_thread;
-    int reg_alloc_unit;             /* registers per warp allocation unit (NVIDIA), VGPR granule (AMD) */
+    int reg_alloc_unit; /* registers per warp allocation unit (NVIDIA), VGPR granule (AMD) */
     int64_t smem_per_sm_bytes;
     int64_t smem_per_block_max_bytes; /* opt-in maximum */
     int64_t reserved_smem_per_block_bytes;
@@ -267,24 +267,24 @@ TC_API int tc_db_put_gpu(struct tc_db *db, const struct tc_gpu *gpu);
 /* Provenance of one run. Strings may be NULL. */
 struct tc_run_info {
     const char *gpu_id;
-    const char *kind;         /* "collected" or "imported" */
+    const char *kind; /* "collected" or "imported" */
     const char *host;
     const char *device_name;
     const char *device_uuid;
     const char *driver_version;
     const char *runtime_version;
     const char *blas_version;
-    const char *backend;      /* "cuda", "hip", "cpu", or the import format */
+    const char *backend; /* "cuda", "hip", "cpu", or the import format */
     const char *sweep_name;
     const char *sweep_hash;
-    const char *config_hash;  /* run configuration key for resume/merge */
-    const char *shard;        /* "I/N" */
-    const char *timing;       /* timing method, e.g. "event-median-l2flush" */
-    const char *source;       /* imported: origin of the data */
+    const char *config_hash; /* run configuration key for resume/merge */
+    const char *shard;       /* "I/N" */
+    const char *timing;      /* timing method, e.g. "event-median-l2flush" */
+    const char *source;      /* imported: origin of the data */
     const char *licence;
-    const char *clocks_json;  /* clocks/temperature before and after */
+    const char *clocks_json; /* clocks/temperature before and after */
     const char *tilecast_version;
-    const char *started_at;   /* ISO 8601 UTC */
+    const char *started_at; /* ISO 8601 UTC */
     const char *ended_at;
 };
 
@@ -301,18 +301,18 @@ TC_API const char *tc_status_name(enum tc_status status);
 /* One GEMM measurement (all `batch` GEMMs of one call). */
 struct tc_gemm_row {
     int64_t run_id;
-    enum tc_dtype dtype;    /* input type A/B */
-    enum tc_dtype dtype_c;  /* output type */
-    enum tc_dtype compute;  /* compute type */
+    enum tc_dtype dtype;   /* input type A/B */
+    enum tc_dtype dtype_c; /* output type */
+    enum tc_dtype compute; /* compute type */
     enum tc_layout layout;
     int64_t m, n, k, batch;
-    double time_us;         /* median */
+    double time_us; /* median */
     double min_us;
-    double spread_pct;      /* relative CI half-width or IQR/median, in % */
+    double spread_pct; /* relative CI half-width or IQR/median, in % */
     int reps;
     /* the algorithm the library chose; zeros/empty when unknown */
     int tile_m, tile_n, tile_k, stages, split_k, cluster_m, cluster_n, swizzle;
-    char algo[256];         /* kernel or solution name */
+    char algo[256]; /* kernel or solution name */
     enum tc_status status;
     char message[256];
 };
@@ -321,12 +321,12 @@ TC_API int tc_db_insert_gemm(struct tc_db *db, const struct tc_gemm_row *row);
 /* Exact lookup of the best ok measurement of a shape on a GPU (any run).
  * TC_ERR_NOT_FOUND if none. */
 TC_API int tc_db_lookup_gemm(struct tc_db *db, const char *gpu_id, enum tc_dtype dtype,
-                             enum tc_layout layout, int64_t m, int64_t n, int64_t k,
-                             int64_t batch, struct tc_gemm_row *out);
+                             enum tc_layout layout, int64_t m, int64_t n, int64_t k, int64_t batch,
+                             struct tc_gemm_row *out);
 /* Whether run_id already stored this shape (resume). */
 TC_API int tc_db_has_gemm(struct tc_db *db, int64_t run_id, enum tc_dtype dtype,
-                          enum tc_layout layout, int64_t m, int64_t n, int64_t k,
-                          int64_t batch, bool *found);
+                          enum tc_layout layout, int64_t m, int64_t n, int64_t k, int64_t batch,
+                          bool *found);
 
 /* Attention implementations. FLASH is the best fused kernel the
  * architecture's libraries offer (Ampere and Ada: FlashAttention-2; Hopper:
@@ -392,8 +392,7 @@ TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc
  * (impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal,
  * backward) on a GPU, over all runs. TC_ERR_NOT_FOUND if none. */
 TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
-                                  const struct tc_attention_row *key,
-                                  struct tc_attention_row *out);
+                                  const struct tc_attention_row *key, struct tc_attention_row *out);
 
 /* Prepares a file for shipping: checkpoints, switches to a rollback journal
  * (so read-only opening never needs -wal/-shm files), ANALYZE, VACUUM.
@@ -407,16 +406,16 @@ TC_API int tc_db_compact(struct tc_db *db);
 struct tc_calibration_row {
     char gpu_id[TC_ID_MAX];
     enum tc_dtype dtype;
-    int layout;                /* enum tc_layout, or -1 for all layouts */
-    int model_version;         /* the predictor's model version the fit belongs to */
+    int layout;                            /* enum tc_layout, or -1 for all layouts */
+    int model_version;                     /* the predictor's model version the fit belongs to */
     char params_json[TC_CALIB_PARAMS_MAX]; /* the fitted parameters, a JSON object */
-    int64_t n_rows;            /* measured rows the fit used */
-    double median_ape_pct;     /* median absolute % error of the fit, in % */
-    double p90_ape_pct;        /* 90th percentile absolute % error, in % */
-    double log_resid_sd;       /* standard deviation of ln(measured / model) */
+    int64_t n_rows;                        /* measured rows the fit used */
+    double median_ape_pct;                 /* median absolute % error of the fit, in % */
+    double p90_ape_pct;                    /* 90th percentile absolute % error, in % */
+    double log_resid_sd;                   /* standard deviation of ln(measured / model) */
     char source_gpu[TC_ID_MAX]; /* transfers: the GPU whose rows were fitted; "" if gpu_id */
-    char tilecast_version[32]; /* written by tc_db_put_calibration when empty */
-    char created_at[32];       /* ISO 8601 UTC; written when empty */
+    char tilecast_version[32];  /* written by tc_db_put_calibration when empty */
+    char created_at[32];        /* ISO 8601 UTC; written when empty */
 };
 
 /* Stores a calibration, replacing one with the same gpu, dtype, layout,
@@ -438,20 +437,20 @@ TC_API int tc_db_get_calibration(struct tc_db *db, const char *gpu_id, enum tc_d
  *             MxNxK: X", "BxMxNxK: X"; their n is the reduction dimension);
  *  "mamf"     logs of the maximum-achievable-matmul finder. */
 struct tc_import_options {
-    const char *gpu_id;   /* cookbook/mamf: required; csv: only rows of this GPU */
+    const char *gpu_id;           /* cookbook/mamf: required; csv: only rows of this GPU */
     const struct tc_specs *specs; /* spec snapshots for GPUs not yet in the db; may be NULL */
-    const char *dtype;    /* logs: input dtype when the log does not say */
-    const char *timing;   /* overrides the timing method (required where unknown) */
-    const char *source;   /* overrides the source (default: the file's own, or its name) */
-    const char *licence;  /* overrides the licence (default: known sources' licence) */
-    bool skip_untimed;    /* csv: skip rows without time_us/tflops (efficiency tables) */
+    const char *dtype;            /* logs: input dtype when the log does not say */
+    const char *timing;           /* overrides the timing method (required where unknown) */
+    const char *source;           /* overrides the source (default: the file's own, or its name) */
+    const char *licence;          /* overrides the licence (default: known sources' licence) */
+    bool skip_untimed;            /* csv: skip rows without time_us/tflops (efficiency tables) */
 };
 
 struct tc_import_stats {
-    int64_t rows;          /* rows stored */
-    int64_t duplicates;    /* rows whose shape the same run already held (first kept) */
-    int64_t runs;          /* runs created */
-    int64_t skipped_gpu;   /* csv rows of other GPUs (with gpu_id set) */
+    int64_t rows;            /* rows stored */
+    int64_t duplicates;      /* rows whose shape the same run already held (first kept) */
+    int64_t runs;            /* runs created */
+    int64_t skipped_gpu;     /* csv rows of other GPUs (with gpu_id set) */
     int64_t skipped_untimed; /* csv rows without a time (skip_untimed) */
 };
 
@@ -462,8 +461,8 @@ TC_API int tc_db_import(struct tc_db *db, const char *format, size_t n_files,
 /* Writes ok GEMM rows (optionally of one GPU) to path ("-" or NULL: stdout)
  * as "csv" (the shared measured-data format, so export -> import round-trips)
  * or "json" (an object with the GPUs, runs and rows). *rows gets the count. */
-TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id,
-                        const char *path, int64_t *rows);
+TC_API int tc_db_export(struct tc_db *db, const char *format, const char *gpu_id, const char *path,
+                        int64_t *rows);
 
 /* Merges databases into out (created if missing; must not be one of the
  * inputs). Runs with identical provenance are joined and identical shapes
@@ -501,8 +500,8 @@ struct tc_db_info_run {
 TC_API const char *tc_db_run_field_name(int i);
 struct tc_db_info_count {
     char gpu_id[TC_ID_MAX];
-    char table[16];  /* "gemm" or "attention" */
-    char kind[16];   /* "collected" or "imported" */
+    char table[16]; /* "gemm" or "attention" */
+    char kind[16];  /* "collected" or "imported" */
     char dtype[8];
     char status[16];
     int64_t rows;
@@ -524,8 +523,8 @@ TC_API void tc_db_info_free(struct tc_db_info *info);
 /* ------------------------------------------------------------------------ */
 
 struct tc_gemm_query {
-    int64_t m, n, k;    /* row-major C[m x n] = A[m x k] . B[k x n] */
-    int64_t batch;      /* 0 is taken as 1 */
+    int64_t m, n, k; /* row-major C[m x n] = A[m x k] . B[k x n] */
+    int64_t batch;   /* 0 is taken as 1 */
     enum tc_dtype dtype;
     enum tc_layout layout;
     int64_t lda, ldb, ldc; /* 0 = packed */
@@ -546,20 +545,20 @@ TC_API const char *tc_align_name(enum tc_align align);
 struct tc_gemm_prediction {
     double time_us;
     double tflops;
-    double frac_peak;        /* of the dtype's dense peak */
+    double frac_peak; /* of the dtype's dense peak */
     enum tc_source source;
-    double lo_us, hi_us;     /* uncertainty interval (see README) */
-    double interval_level;   /* nominal coverage, e.g. 0.8 */
+    double lo_us, hi_us;   /* uncertainty interval (see README) */
+    double interval_level; /* nominal coverage, e.g. 0.8 */
     /* the chosen configuration */
     char kernel[96];
     int tile_m, tile_n, tile_k, stages, warps, split_k, cluster_m, cluster_n;
     bool stream_k;
-    int64_t tiles;           /* incl. batch and split */
+    int64_t tiles; /* incl. batch and split */
     double waves;
-    double wave_eff;         /* useful fraction of the last wave quantization */
-    double tile_eff;         /* useful fraction of tile area */
+    double wave_eff; /* useful fraction of the last wave quantization */
+    double tile_eff; /* useful fraction of tile area */
     int blocks_per_sm;
-    double occupancy;        /* resident warps / max warps */
+    double occupancy; /* resident warps / max warps */
     enum tc_bound bound;
     enum tc_align align;
     /* the model's parts, which calibration rescales: the MMA (compute) time,
@@ -642,7 +641,7 @@ struct tc_attention_prediction {
     double lo_us, hi_us;
     /* unfused parts (0 for flash) */
     double scores_us, softmax_us, values_us;
-    double expand_us;        /* unfused grouped-query: repeating K/V to all heads */
+    double expand_us; /* unfused grouped-query: repeating K/V to all heads */
     /* useful FLOPs, counted as FlashAttention's and cuDNN's benchmarks do:
      * 2·b·h·N·(d_qk + d_vo) forward, 2·b·h·N·(3·d_qk + 2·d_vo) backward, N
      * the (query, key) pairs the mask keeps */
@@ -651,7 +650,7 @@ struct tc_attention_prediction {
     int block_m, block_n, blocks_per_sm;
     int64_t blocks;
     double waves;
-    double occupancy;        /* resident warps / max warps */
+    double occupancy; /* resident warps / max warps */
     enum tc_bound bound;
     enum tc_attn_impl kernel; /* the kernel modelled (FLASH resolved per architecture) */
     int64_t kv_splits;        /* KV splits of the forward (1: none) */
@@ -697,11 +696,11 @@ struct tc_model_config {
     bool rmsnorm;
     enum tc_dtype dtype;
     enum tc_attn_impl attention;
-    bool training;      /* forward + backward; false: inference prefill */
-    bool causal;        /* causal attention mask (default true) */
+    bool training;        /* forward + backward; false: inference prefill */
+    bool causal;          /* causal attention mask (default true) */
     bool tied_embeddings; /* logits reuse the embedding matrix (parameter count only) */
-    bool graphs;        /* the step runs as a CUDA graph: no host dispatch per op
-                         * (default false: eager, each op dispatched by the host) */
+    bool graphs;          /* the step runs as a CUDA graph: no host dispatch per op
+                           * (default false: eager, each op dispatched by the host) */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
@@ -742,8 +741,8 @@ struct tc_op_prediction {
     enum tc_layout layout;
     double time_us, tflops, flops;
     enum tc_source source;
-    bool in_layer;             /* repeated per layer (false: embedding/logits) */
-    double share;              /* of layer time (in_layer) or of step time */
+    bool in_layer; /* repeated per layer (false: embedding/logits) */
+    double share;  /* of layer time (in_layer) or of step time */
     /* the GEMM prediction's explanation (GEMM/bmm ops; defaults otherwise) */
     enum tc_align align;
     enum tc_bound bound;
@@ -754,12 +753,12 @@ struct tc_model_prediction {
     size_t n_ops;
     struct tc_op_prediction *ops; /* one layer, then the logits/embedding ops */
     double layer_time_us;
-    double head_time_us;  /* embedding, logits and loss, once per step */
-    double step_time_us;  /* layers x layer_time_us + head_time_us */
-    double tokens_per_s;  /* b·s / step time (one model replica over tp GPUs) */
-    double model_tflops;  /* useful FLOPs per GPU per second / 1e12 */
-    double mfu;           /* model_tflops / the dtype's dense peak */
-    double step_flops;    /* useful FLOPs of one step, all tp GPUs together */
+    double head_time_us; /* embedding, logits and loss, once per step */
+    double step_time_us; /* layers x layer_time_us + head_time_us */
+    double tokens_per_s; /* b·s / step time (one model replica over tp GPUs) */
+    double model_tflops; /* useful FLOPs per GPU per second / 1e12 */
+    double mfu;          /* model_tflops / the dtype's dense peak */
+    double step_flops;   /* useful FLOPs of one step, all tp GPUs together */
     double params;
     enum tc_source source; /* the least certain source of any op */
     /* The step time is the larger of the GPU's (the ops' sum, gpu_time_us)
@@ -785,7 +784,7 @@ struct tc_model_memory {
                                * inference: one layer's working set */
     double kv_cache_bytes;    /* inference: K and V of every layer and token */
     double total_bytes;
-    double capacity_bytes;    /* what the GPU offers (see tc_model_memory) */
+    double capacity_bytes; /* what the GPU offers (see tc_model_memory) */
     bool fits;
 };
 
@@ -808,13 +807,13 @@ struct tc_advice_candidate {
     struct tc_model_config cfg;
     double step_time_us;
     double tokens_per_s_per_gpu;
-    double speedup;       /* tokens/s per GPU over the baseline's, scaled to the
-                           * same parameter count (x params / baseline params) */
-    double params;        /* parameter count */
-    double params_delta;  /* relative to baseline */
-    int changes;          /* knobs changed: hidden, heads, ffn, vocab,
-                           * micro-batch, tensor-parallel degree */
-    char reason[512];     /* mechanism and the paper's guideline */
+    double speedup;      /* tokens/s per GPU over the baseline's, scaled to the
+                          * same parameter count (x params / baseline params) */
+    double params;       /* parameter count */
+    double params_delta; /* relative to baseline */
+    int changes;         /* knobs changed: hidden, heads, ffn, vocab,
+                          * micro-batch, tensor-parallel degree */
+    char reason[512];    /* mechanism and the paper's guideline */
 };
 
 struct tc_advice {
@@ -846,8 +845,8 @@ TC_API void tc_advice_free(struct tc_advice *a);
 /* tc_db_export written to an open stream out (borrowed, left open; name
  * stands for it in messages): for a caller that writes through a temporary
  * file of its own and renames it into place, as `tilecast db export` does. */
-TC_API int tc_db_export_stream(struct tc_db *db, const char *format, const char *gpu_id,
-                               FILE *out, const char *name, int64_t *rows);
+TC_API int tc_db_export_stream(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,
+                               const char *name, int64_t *rows);
 
 /* One (GPU, dtype) that tc_db_calibrate fitted: the fitted scales of the
  * calibrated model (README; predictor/calibrate.h) and the fit's errors.
@@ -856,17 +855,17 @@ TC_API int tc_db_export_stream(struct tc_db *db, const char *format, const char 
 struct tc_calib_summary {
     char gpu_id[TC_ID_MAX];
     enum tc_dtype dtype;
-    int64_t rows;                 /* measured rows fitted */
+    int64_t rows; /* measured rows fitted */
     double c_compute, c_memory, c_overhead;
-    double align_16b, align_4b, align_elem; /* penalties against the 128-byte class */
-    double host_event_us;         /* host cost of CUDA events around a framework op */
-    double host_wall_us;          /* host cost of wall-clock timing with a synchronize */
-    double fit_p50_pct, fit_p90_pct; /* median and 90th percentile |error| of the fit, % */
-    double heldout_mape_pct;      /* leave-one-shape-out error with the neighbour
-                                   * correction (rows >= 20 us), % */
+    double align_16b, align_4b, align_elem;  /* penalties against the 128-byte class */
+    double host_event_us;                    /* host cost of CUDA events around a framework op */
+    double host_wall_us;                     /* host cost of wall-clock timing with a synchronize */
+    double fit_p50_pct, fit_p90_pct;         /* median and 90th percentile |error| of the fit, % */
+    double heldout_mape_pct;                 /* leave-one-shape-out error with the neighbour
+                                              * correction (rows >= 20 us), % */
     double interval_lo_pct, interval_hi_pct; /* the 80% interval of predictions
                                               * >= 200 us, relative, % */
-    bool stored;                  /* written to the database's calibration table */
+    bool stored;                             /* written to the database's calibration table */
 };
 
 /* The fits of one tc_db_calibrate call. Opaque. */
@@ -885,8 +884,7 @@ TC_API int tc_db_calibrate(struct tc_db *db, const struct tc_specs *specs, const
 TC_API size_t tc_calib_report_count(const struct tc_calib_report *r);
 /* Fit i in the database's order of GPUs and dtypes; NULL past the end.
  * Borrowed, valid until tc_calib_report_free. */
-TC_API const struct tc_calib_summary *tc_calib_report_at(const struct tc_calib_report *r,
-                                                         size_t i);
+TC_API const struct tc_calib_summary *tc_calib_report_at(const struct tc_calib_report *r, size_t i);
 TC_API void tc_calib_report_free(struct tc_calib_report *r);
 
 /* The host cost a timing method adds to kernel time (method tags as
@@ -902,8 +900,8 @@ TC_API int tc_timing_host_cost(const char *timing, struct tc_timing_cost *out);
 
 /* One prediction compared with its measurement. */
 struct tc_eval_point {
-    double ape_pct;     /* |predicted - measured| / measured, % */
-    double signed_pct;  /* (predicted - measured) / measured, %: positive is slower */
+    double ape_pct;    /* |predicted - measured| / measured, % */
+    double signed_pct; /* (predicted - measured) / measured, %: positive is slower */
     double meas_tflops, pred_tflops;
 };
 
@@ -935,7 +933,7 @@ struct tc_layer_group {
     char model[TC_NAME_MAX]; /* "all" in the pooled group */
     size_t layers;           /* complete layers compared */
     double mape_pct, median_ape_pct, p90_ape_pct;
-    enum tc_source source;   /* the least certain source of its GEMMs' predictions */
+    enum tc_source source; /* the least certain source of its GEMMs' predictions */
 };
 
 /* The groups of one tc_layer_compare call. Opaque. */
@@ -951,12 +949,10 @@ struct tc_layer_report;
  * file:line of a bad row; TC_ERR_NOT_FOUND when no complete layer is left.
  * Caller owns *out (tc_layer_report_free). */
 TC_API int tc_layer_compare(struct tc_predictor *p, const struct tc_specs *specs,
-                            const char *csv_path, double min_time_us,
-                            struct tc_layer_report **out);
+                            const char *csv_path, double min_time_us, struct tc_layer_report **out);
 TC_API size_t tc_layer_report_count(const struct tc_layer_report *r);
 /* Borrowed, valid until tc_layer_report_free; NULL past the end. */
-TC_API const struct tc_layer_group *tc_layer_report_at(const struct tc_layer_report *r,
-                                                       size_t i);
+TC_API const struct tc_layer_group *tc_layer_report_at(const struct tc_layer_report *r, size_t i);
 TC_API void tc_layer_report_free(struct tc_layer_report *r);
 
 #ifdef __cplusplus
