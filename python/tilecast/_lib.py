@@ -70,7 +70,7 @@ class RunInfo(Structure):
         "gpu_id", "kind", "host", "device_name", "device_uuid", "driver_version",
         "runtime_version", "blas_version", "backend", "sweep_name", "sweep_hash",
         "config_hash", "shard", "timing", "source", "licence", "clocks_json",
-        "tilecast_version", "started_at", "ended_at")]
+        "tilecast_version", "started_at", "ended_at")] + [("reserved", c_double * 4)]
 
 
 class GemmRow(Structure):
@@ -90,6 +90,7 @@ class GemmRow(Structure):
         ("algo", c_char * 256),
         ("status", c_int),
         ("message", c_char * 256),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -107,6 +108,7 @@ class AttentionRow(Structure):
         ("scores_us", c_double), ("softmax_us", c_double), ("values_us", c_double),
         ("status", c_int),
         ("message", c_char * 256),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -117,6 +119,7 @@ class GemmQuery(Structure):
         ("dtype", c_int),
         ("layout", c_int),
         ("lda", c_int64), ("ldb", c_int64), ("ldc", c_int64),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -144,6 +147,7 @@ class GemmPrediction(Structure):
         ("neighbours", c_int),
         ("neighbour_dist", c_double),
         ("calib_gpu", c_char * TC_ID_MAX),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -159,6 +163,7 @@ class AttentionQuery(Structure):
         ("head_dim_vo", c_int64),
         ("window", c_int64),
         ("kv_splits", c_int64),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -178,6 +183,7 @@ class AttentionPrediction(Structure):
         ("bound", c_int),
         ("kernel", c_int),
         ("kv_splits", c_int64),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -195,6 +201,7 @@ class ModelConfig(Structure):
         ("causal", c_bool),
         ("tied_embeddings", c_bool),
         ("graphs", c_bool),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -252,6 +259,7 @@ class ModelMemory(Structure):
         ("optimizer_bytes", c_double), ("activations_bytes", c_double),
         ("kv_cache_bytes", c_double), ("total_bytes", c_double),
         ("capacity_bytes", c_double), ("fits", c_bool),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -278,6 +286,7 @@ class CalibSummary(Structure):
         "host_event_us", "host_wall_us", "fit_p50_pct", "fit_p90_pct", "heldout_mape_pct",
         "interval_lo_pct", "interval_hi_pct")] + [
         ("stored", c_bool),
+        ("reserved", c_double * 4),
     ]
 
 

@@ -286,6 +286,7 @@ struct tc_run_info {
     const char *tilecast_version;
     const char *started_at; /* ISO 8601 UTC */
     const char *ended_at;
+    double reserved[4]; /* zeroed (see the top of this header) */
 };
 
 /* Records a run; *run_id receives its id. */
@@ -315,6 +316,7 @@ struct tc_gemm_row {
     char algo[256]; /* kernel or solution name */
     enum tc_status status;
     char message[256];
+    double reserved[4]; /* zeroed (see the top of this header) */
 };
 
 TC_API int tc_db_insert_gemm(struct tc_db *db, const struct tc_gemm_row *row);
@@ -360,6 +362,7 @@ struct tc_attention_row {
     double scores_us, softmax_us, values_us;
     enum tc_status status;
     char message[256];
+    double reserved[4]; /* zeroed (see the top of this header) */
 };
 
 TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_row *row);
@@ -416,6 +419,7 @@ struct tc_calibration_row {
     char source_gpu[TC_ID_MAX]; /* transfers: the GPU whose rows were fitted; "" if gpu_id */
     char tilecast_version[32];  /* written by tc_db_put_calibration when empty */
     char created_at[32];        /* ISO 8601 UTC; written when empty */
+    double reserved[4];         /* zeroed (see the top of this header) */
 };
 
 /* Stores a calibration, replacing one with the same gpu, dtype, layout,
@@ -444,6 +448,7 @@ struct tc_import_options {
     const char *source;           /* overrides the source (default: the file's own, or its name) */
     const char *licence;          /* overrides the licence (default: known sources' licence) */
     bool skip_untimed;            /* csv: skip rows without time_us/tflops (efficiency tables) */
+    double reserved[4];           /* zeroed (see the top of this header) */
 };
 
 struct tc_import_stats {
@@ -452,6 +457,7 @@ struct tc_import_stats {
     int64_t runs;            /* runs created */
     int64_t skipped_gpu;     /* csv rows of other GPUs (with gpu_id set) */
     int64_t skipped_untimed; /* csv rows without a time (skip_untimed) */
+    double reserved[4];      /* zeroed (see the top of this header) */
 };
 
 TC_API int tc_db_import(struct tc_db *db, const char *format, size_t n_files,
@@ -473,6 +479,7 @@ struct tc_merge_stats {
     int64_t gemm_added, gemm_duplicates;
     int64_t attention_added, attention_duplicates;
     int64_t calibrations_added;
+    double reserved[4]; /* zeroed (see the top of this header) */
 };
 TC_API int tc_db_merge(const char *out, size_t n_inputs, const char *const *inputs,
                        struct tc_merge_stats *stats);
@@ -528,6 +535,7 @@ struct tc_gemm_query {
     enum tc_dtype dtype;
     enum tc_layout layout;
     int64_t lda, ldb, ldc; /* 0 = packed */
+    double reserved[4];    /* zeroed (see the top of this header) */
 };
 
 enum tc_bound { TC_BOUND_COMPUTE = 0, TC_BOUND_MEMORY, TC_BOUND_LATENCY };
@@ -569,6 +577,7 @@ struct tc_gemm_prediction {
     int neighbours;
     double neighbour_dist;
     char calib_gpu[TC_ID_MAX]; /* transferred: the GPU the data came from */
+    double reserved[4];        /* zeroed (see the top of this header) */
 };
 
 /* A predictor: specs, optional databases, cached calibrations. Opaque. */
@@ -632,6 +641,7 @@ struct tc_attention_query {
                             many keys, its own included; 0 means no window */
     int64_t kv_splits;   /* forward split-KV: 0 = the kernel's heuristic, 1 =
                             never split (training entry points), n = n splits */
+    double reserved[4];  /* zeroed (see the top of this header) */
 };
 
 struct tc_attention_prediction {
@@ -654,6 +664,7 @@ struct tc_attention_prediction {
     enum tc_bound bound;
     enum tc_attn_impl kernel; /* the kernel modelled (FLASH resolved per architecture) */
     int64_t kv_splits;        /* KV splits of the forward (1: none) */
+    double reserved[4];       /* zeroed (see the top of this header) */
 };
 
 /* Predicts one attention call: unfused through the GEMM predictor (scores
@@ -701,6 +712,7 @@ struct tc_model_config {
     bool tied_embeddings; /* logits reuse the embedding matrix (parameter count only) */
     bool graphs;          /* the step runs as a CUDA graph: no host dispatch per op
                            * (default false: eager, each op dispatched by the host) */
+    double reserved[4];   /* zeroed (see the top of this header) */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
@@ -786,6 +798,7 @@ struct tc_model_memory {
     double total_bytes;
     double capacity_bytes; /* what the GPU offers (see tc_model_memory) */
     bool fits;
+    double reserved[4]; /* zeroed (see the top of this header) */
 };
 
 /* The memory of cfg on gpu (decode_context > 0: a decode step over that
@@ -866,6 +879,7 @@ struct tc_calib_summary {
     double interval_lo_pct, interval_hi_pct; /* the 80% interval of predictions
                                               * >= 200 us, relative, % */
     bool stored;                             /* written to the database's calibration table */
+    double reserved[4];                      /* zeroed (see the top of this header) */
 };
 
 /* The fits of one tc_db_calibrate call. Opaque. */
