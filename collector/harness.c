@@ -72,6 +72,9 @@ int tc_stats_compute(double *t, int n, struct tc_stats *out)
 
 void tc_harness_defaults(struct tc_harness_opts *o)
 {
+    /* every field, including the ones set later (stop, the resolution):
+     * a caller's struct on the stack holds garbage */
+    memset(o, 0, sizeof(*o));
     o->rel_ci = 0.01;
     o->max_time_ms = 2000;
     o->min_reps = 5;
