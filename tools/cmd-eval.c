@@ -676,7 +676,8 @@ static int add_group_row(struct run *r, struct cli_table *t, struct group *g)
     char b[8][32];
     int err;
 
-    if ((err = tc_eval_stats(&g->s->e, g->n, sizeof(*g->s), &st)) < 0)
+    /* a group of efficiency rows only has no samples (g->s NULL) */
+    if ((err = tc_eval_stats(g->s ? &g->s->e : NULL, g->n, sizeof(*g->s), &st)) < 0)
         return cli_fail(cmd, err);
     if (r->sweep_key.n && !sweep_spearman(g, &n_sw, &sw_min, &sw_med))
         return cli_fail(cmd, TC_ERR_NOMEM);
