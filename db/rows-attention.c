@@ -121,6 +121,14 @@ TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc
     return TC_OK;
 }
 
+/* A checked read in the two row readers below: on an error, to the
+ * function's label bad with err set. */
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((err = (x)) < 0)                                                                       \
+            goto bad;                                                                              \
+    } while (0)
+
 /* The measured columns of an attention row, time_us, min_us, spread_pct,
  * reps, scores_us, softmax_us and values_us from column c on, each checked
  * (an untrusted file), into r. */
@@ -183,14 +191,8 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
     out->status = TC_STATUS_OK;
     out->message[0] = '\0';
     id = sqlite3_column_int64(st, 0);
-#define TRY(x)                                                                                     \
-    do {                                                                                           \
-        if ((err = (x)) < 0)                                                                       \
-            goto bad;                                                                              \
-    } while (0)
     TRY(db_column_int_range(db, st, 1, 1, INT64_MAX, false, &out->run_id, "run_id", id));
     TRY(read_times(db, st, 2, out, id));
-#undef TRY
     goto out;
 bad:
     snprintf(idtext, sizeof(idtext), "%lld", (long long)id);
@@ -252,11 +254,6 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         r->status = TC_STATUS_OK;
         id = sqlite3_column_int64(st, 0);
         /* an untrusted file: every value is checked before it is used */
-#define TRY(x)                                                                                     \
-    do {                                                                                           \
-        if ((err = (x)) < 0)                                                                       \
-            goto bad;                                                                              \
-    } while (0)
         TRY(db_column_int_range(db, st, 1, 1, INT64_MAX, false, &r->run_id, "run_id", id));
         TRY(db_column_int_range(db, st, 2, 1, INT32_MAX, false, &r->batch, "batch", id));
         TRY(db_column_int_range(db, st, 3, 1, INT32_MAX, false, &r->heads, "heads", id));
@@ -267,7 +264,6 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         TRY(db_column_int_range(db, st, 8, 0, 1, false, &v, "causal", id));
         r->causal = v != 0;
         TRY(read_times(db, st, 9, r, id));
-#undef TRY
         count++;
     }
     if (rc != SQLITE_DONE) {

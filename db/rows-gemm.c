@@ -162,6 +162,19 @@ fail : {
 }
 }
 
+/* The shape key of the lookup and the existence check, parameters 2 to 7
+ * (the first is the GPU or the run); a batch of 0 is one GEMM. */
+static void bind_shape(sqlite3_stmt *st, int64_t m, int64_t n, int64_t k, int64_t batch,
+                       enum tc_dtype dtype, enum tc_layout layout)
+{
+    sqlite3_bind_int64(st, 2, m);
+    sqlite3_bind_int64(st, 3, n);
+    sqlite3_bind_int64(st, 4, k);
+    sqlite3_bind_int64(st, 5, batch <= 0 ? 1 : batch);
+    sqlite3_bind_text(st, 6, tc_dtype_name(dtype), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, tc_layout_name(layout), -1, SQLITE_STATIC);
+}
+
 TC_API int tc_db_lookup_gemm(struct tc_db *db, const char *gpu_id, enum tc_dtype dtype,
                              enum tc_layout layout, int64_t m, int64_t n, int64_t k, int64_t batch,
                              struct tc_gemm_row *out)
@@ -177,12 +190,7 @@ TC_API int tc_db_lookup_gemm(struct tc_db *db, const char *gpu_id, enum tc_dtype
     if (err < 0)
         return err;
     sqlite3_bind_text(st, 1, gpu_id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, m);
-    sqlite3_bind_int64(st, 3, n);
-    sqlite3_bind_int64(st, 4, k);
-    sqlite3_bind_int64(st, 5, batch <= 0 ? 1 : batch);
-    sqlite3_bind_text(st, 6, tc_dtype_name(dtype), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, tc_layout_name(layout), -1, SQLITE_STATIC);
+    bind_shape(st, m, n, k, batch, dtype, layout);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         err = db_read_gemm_row(db, st, 0, out);
@@ -214,12 +222,7 @@ TC_API int tc_db_has_gemm(struct tc_db *db, int64_t run_id, enum tc_dtype dtype,
     if (err < 0)
         return err;
     sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int64(st, 2, m);
-    sqlite3_bind_int64(st, 3, n);
-    sqlite3_bind_int64(st, 4, k);
-    sqlite3_bind_int64(st, 5, batch <= 0 ? 1 : batch);
-    sqlite3_bind_text(st, 6, tc_dtype_name(dtype), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, tc_layout_name(layout), -1, SQLITE_STATIC);
+    bind_shape(st, m, n, k, batch, dtype, layout);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)

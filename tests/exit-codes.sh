@@ -103,6 +103,8 @@ if [ -s "$mandir/tilecast.1" ]; then
     done
     for c in $commands; do
         [ -s "$mandir/tilecast-$c.1" ] || fail "no tilecast-$c.1"
+        # tools/tilecast.h2m lists the pages by hand: a new command must join it
+        grep -q "^\.BR tilecast\\\\-$c (1)" "$mandir/tilecast.1" || fail "tilecast.1: SEE ALSO lacks tilecast-$c(1)"
     done
 fi
 expect 0 '' completion bash
