@@ -221,7 +221,7 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     char gpu_id[TC_ID_MAX], host[256] = "", shard[32], cfg[1024], cfg_hash[40];
     char started[32], ended[32], clocks[512], clocks_json[1200], timing[128];
     char fault[sizeof(((struct tc_outcome *)0)->message)] = "";
-    bool in_tx = false;
+    bool in_tx = false, backward = false;
     int pending = 0, err;
     double t_start = tc_now_s(), t_commit;
 
@@ -279,13 +279,22 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
         tc_strlcpy(snapshot.name, info.device_name, sizeof(snapshot.name));
     }
     tc_strlcpy(snapshot.id, gpu_id, sizeof(snapshot.id));
+    o->backend->clocks(b, clocks, sizeof(clocks));
+    /* The lookup and the creation in one write transaction: BEGIN
+     * IMMEDIATE takes the write lock first, so of collectors started
+     * together on a file without the run, the first creates it and the
+     * others wait and then find it (one run per configuration). A UNIQUE
+     * index on (gpu_id, config_hash) would need every file to hold no
+     * duplicate already, which files written before this are not. */
+    if ((err = tc_db_begin(db)) < 0)
+        goto out;
+    in_tx = true;
     err = tc_db_find_run(db, gpu_id, cfg_hash, &sum->run_id);
     if (err == TC_OK) {
         sum->resumed = true;
     } else if (err == TC_ERR_NOT_FOUND) {
         if ((err = tc_db_put_gpu(db, &snapshot)) < 0)
             goto out;
-        o->backend->clocks(b, clocks, sizeof(clocks));
         snprintf(clocks_json, sizeof(clocks_json), "{\"before\":%s}", clocks);
         tc_utc_now(started, sizeof(started));
         ri.gpu_id = gpu_id;
@@ -310,10 +319,17 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     } else {
         goto out;
     }
+    if ((err = tc_db_commit(db)) < 0)
+        goto out;
+    in_tx = false;
 
     t_commit = tc_now_s();
-    for (size_t i = 0; i < n_sel; i++) {
-        const struct tc_shape *s = &shapes[idx[i]];
+    /* Shapes are taken from the front of the shard's list, or from its back
+     * once another collector of the same run and shard is seen storing a
+     * shape this one measured: the two then work towards each other
+     * instead of measuring every shape in step. */
+    for (size_t lo = 0, hi = n_sel; lo < hi;) {
+        const struct tc_shape *s = &shapes[idx[backward ? --hi : lo++]];
         struct tc_measurement m;
         bool found = false;
         double t0;
@@ -351,6 +367,26 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
         }
         sum->harness_s += tc_now_s() - t0;
         sum->flush_s += m.flush_ms * 1e-3;
+        t0 = tc_now_s();
+        if (!in_tx) {
+            if ((err = tc_db_begin(db)) < 0)
+                goto out;
+            in_tx = true;
+        }
+        /* Under the write lock now: a collector of the same run and shard
+         * may have committed this shape while it was measured here. Its row
+         * stays (the row's uniqueness keeps one anyway) and this one counts
+         * as already stored. A fault's error row is kept for the stop below. */
+        if (!*fault && (err = already_stored(db, sum->run_id, s, &found)) < 0)
+            goto out;
+        if (found) {
+            backward = true;
+            sum->skipped++;
+            sum->insert_s += tc_now_s() - t0;
+            if (o->progress)
+                o->progress(o->progress_ud, sum, s, NULL);
+            continue;
+        }
         sum->measured++;
         if (m.outcome.status == TC_STATUS_OK) {
             sum->ok++;
@@ -359,12 +395,6 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
             sum->unsupported++;
         } else {
             sum->failed++;
-        }
-        t0 = tc_now_s();
-        if (!in_tx) {
-            if ((err = tc_db_begin(db)) < 0)
-                goto out;
-            in_tx = true;
         }
         if ((err = store(db, o->backend, b, sum->run_id, s, &m)) < 0)
             goto out;
