@@ -12,14 +12,15 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "bounds.h"
 #include "collector.h"
 #include "hash.h"
 #include "tc-internal.h"
 #include "yaml-walk.h"
 
-/* Largest dimension a sweep may name: 2^40 elements is far beyond any GPU's
- * memory, so anything larger is a typo. */
-#define DIM_MAX (INT64_C(1) << 40)
+/* Largest dimension a sweep may name or derive: 2^40 elements is far
+ * beyond any GPU's memory, so anything larger is a typo. */
+#define DIM_MAX TC_BOUND_DIM_MAX
 /* Largest number of values one dimension may expand to. */
 #define VALUES_MAX 10000000
 
@@ -590,6 +591,53 @@ enum tf_op { OP_QKV, OP_SCORES, OP_VALUES, OP_PROJ, OP_MLP_UP, OP_MLP_DOWN, OP_L
 static const char *const tf_op_names[OP_N] = {"qkv",    "scores",   "values", "proj",
                                               "mlp_up", "mlp_down", "logits"};
 
+/* How each op's (m, n, k, batch) is derived, for messages. */
+static const char *const tf_op_dims[OP_N][4] = {
+    {"b.s", "3h/t", "h", "1"}, {"s", "s", "h/a", "b.a/t"}, {"s", "h/a", "s", "b.a/t"},
+    {"b.s", "h", "h/t", "1"},  {"b.s", "ffn/t", "h", "1"}, {"b.s", "h", "ffn/t", "1"},
+    {"b.s", "v", "h", "1"},
+};
+
+/* x.y for positive x and y, or INT64_MAX where it would not fit: a derived
+ * dimension that large is refused, never formed. */
+static int64_t sat_mul(int64_t x, int64_t y)
+{
+    int64_t p;
+
+    return __builtin_mul_overflow(x, y, &p) ? INT64_MAX : p;
+}
+
+static int64_t gcd64(int64_t x, int64_t y)
+{
+    while (y) {
+        int64_t r = x % y;
+
+        x = y;
+        y = r;
+    }
+    return x;
+}
+
+/* A derived dimension over DIM_MAX: the GEMM could be neither measured nor
+ * stored (the database keeps dimensions up to 2^40), and the set's values
+ * are what the user has to change, so the message names them. */
+static int tf_dim_error(struct ctx *c, const yaml_node_t *set, int op, int d, int64_t value,
+                        int64_t H, int64_t A, int64_t S, int64_t B, int64_t T, int64_t F)
+{
+    static const char dim_names[4][6] = {"m", "n", "k", "batch"};
+    char v[32];
+
+    if (value == INT64_MAX)
+        snprintf(v, sizeof(v), "more than 2^63");
+    else
+        snprintf(v, sizeof(v), "%" PRId64, value);
+    return tc_yaml_error(c->y, set, TC_ERR_RANGE,
+                         "the %s GEMM's %s = %s is %s, over the 2^40 limit of a dimension (h = "
+                         "%" PRId64 ", a = %" PRId64 ", s = %" PRId64 ", b = %" PRId64
+                         ", t = %" PRId64 ", ffn = %" PRId64 ")",
+                         tf_op_names[op], dim_names[d], tf_op_dims[op][d], v, H, A, S, B, T, F);
+}
+
 /* Transformer sets derive the GEMMs of a Megatron-style layer from h, a, s,
  * b, v, t (reference table in the paper notes); combinations where a does
  * not divide h, t does not divide h or b·a are skipped, as no such model
@@ -656,8 +704,14 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set, const st
                             for (size_t iff = 0; iff < (ffn.n ? ffn.n : 1); iff++) {
                                 int64_t H = h.v[ih], A = a.v[ia], S = s.v[is], B = b.v[ib];
                                 int64_t T = t.v[it], V = v.v[iv];
+                                /* every value is at most 2^40, so 3h and 4h
+                                 * fit; b.s and b.a may not, and saturate */
                                 int64_t F = ffn.n ? ffn.v[iff] : 4 * H;
-                                int64_t bs = B * S, dh = H / A, bat = B * A / T;
+                                int64_t bs = sat_mul(B, S), dh = H / A;
+                                /* t divides b.a when t / gcd(t, a) divides b:
+                                 * tested, and b.a/t formed, without b.a */
+                                int64_t ta = T / gcd64(T, A);
+                                int64_t bat = B % ta ? 0 : sat_mul(B / ta, A / (T / ta));
                                 /* (m, n, k, batch) per op, from the table */
                                 int64_t dims[OP_N][4] = {
                                     {bs, 3 * H / T, H, 1}, {S, S, dh, bat},   {S, dh, S, bat},
@@ -665,13 +719,19 @@ static int parse_transformer_set(struct ctx *c, const yaml_node_t *set, const st
                                     {bs, V, H, 1},
                                 };
 
-                                if (H % A || H % T || F % T || (B * A) % T)
+                                if (H % A || H % T || F % T || B % ta)
                                     continue;
                                 for (int op = 0; op < OP_N; op++) {
                                     bool bmm = op == OP_SCORES || op == OP_VALUES;
 
                                     if (!ops[op])
                                         continue;
+                                    for (int d = 0; d < 4; d++)
+                                        if (dims[op][d] > DIM_MAX) {
+                                            err = tf_dim_error(c, set, op, d, dims[op][d], H, A, S,
+                                                               B, T, F);
+                                            goto out;
+                                        }
                                     if ((err = emit_gemms(c, set, bmm, dtypes, layouts, dims[op][0],
                                                           dims[op][1], dims[op][2], dims[op][3])) <
                                         0)
@@ -691,6 +751,33 @@ out:
     vec_free(&t);
     vec_free(&ffn);
     return err;
+}
+
+/* An attention shape the database can hold: it reads each dimension back
+ * as at most 2^31 - 1, and the scores and values GEMMs' batch, batch.heads,
+ * must stay within a GEMM's 2^40 (with both factors below 2^31 the product
+ * cannot wrap). */
+static int check_attention_dims(struct ctx *c, const yaml_node_t *set, const struct tc_shape *s)
+{
+    const struct {
+        const char *name;
+        int64_t v;
+    } dims[] = {{"batch", s->batch}, {"heads", s->heads},   {"kv_heads", s->kv_heads},
+                {"seq_q", s->seq_q}, {"seq_kv", s->seq_kv}, {"head_dim", s->head_dim}};
+
+    for (size_t i = 0; i < TC_ARRAY_SIZE(dims); i++)
+        if (dims[i].v > INT32_MAX)
+            return tc_yaml_error(c->y, set, TC_ERR_RANGE,
+                                 "%s = %" PRId64 " is over the 2^31 - 1 limit of an attention "
+                                 "dimension",
+                                 dims[i].name, dims[i].v);
+    if (s->batch * s->heads > DIM_MAX)
+        return tc_yaml_error(c->y, set, TC_ERR_RANGE,
+                             "batch.heads = %" PRId64 " (batch %" PRId64 ", heads %" PRId64
+                             "), the batch of the scores and values GEMMs, is over the 2^40 "
+                             "limit of a dimension",
+                             s->batch * s->heads, s->batch, s->heads);
+    return TC_OK;
 }
 
 /* Attention sets: product of batch, heads, head_dim, seq_q, causal; kv_heads
@@ -771,7 +858,8 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set, const stru
                                                             s.kv_heads, s.heads);
                                         goto out;
                                     }
-                                    if ((err = push_shape(c, set, &s)) < 0)
+                                    if ((err = check_attention_dims(c, set, &s)) < 0 ||
+                                        (err = push_shape(c, set, &s)) < 0)
                                         goto out;
                                 }
 out:

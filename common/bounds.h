@@ -71,6 +71,12 @@
  * times, is wider than any interval the residuals of a fit give. */
 #define TC_BOUND_LOG_RATIO_MAX 10
 
+/* A GEMM dimension (m, n, k, batch), read from a sweep, an import or a
+ * database, or derived from a sweep's or a model's sizes (b.s, 3h/t, the
+ * tokens of a step): 2^40 elements is far beyond any device's memory, and
+ * keeps 2.m.n.k.batch a finite double. */
+#define TC_BOUND_DIM_MAX (INT64_C(1) << 40)
+
 /* Whether time_us is a plausible kernel time. */
 bool tc_bound_time_ok(double time_us);
 /* Whether 2.m.n.k.batch FLOP in time_us is at most TC_BOUND_TFLOPS_MAX. */

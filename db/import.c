@@ -17,7 +17,7 @@
 #include "db-internal.h"
 
 /* Largest dimension accepted: keeps 2·m·n·k·batch a finite double. */
-#define DIM_MAX (1LL << 40)
+#define DIM_MAX TC_BOUND_DIM_MAX
 
 struct run_slot {
     char *key;

@@ -431,6 +431,14 @@ static int memory_op(struct decomp *dc, const char *name, bool in_layer, double 
 
     if (!op)
         return TC_ERR_NOMEM;
+    /* the bytes are stored in an int64_t: a tensor of 2^62 bytes is a
+     * config no device holds (the sizes bound the factors, not their
+     * product) */
+    if (!(bytes >= 0 && bytes <= 0x1p62))
+        return tc_error(TC_ERR_RANGE,
+                        "%s moves %.3g bytes, more than 2^62: the sizes (micro_batch, seq, "
+                        "hidden, ffn, vocab) describe no model a device holds",
+                        name, bytes);
     op->m = (int64_t)bytes;
     op->n = op->k = 0;
     op->time_us = tc_elementwise_time_us(dc->gpu, bytes) + (kernels - 1) * TC_KERNEL_FLOOR_US;
@@ -493,6 +501,14 @@ static int allreduce_op(struct decomp *dc, const char *name, double bytes)
     op = op_new(&dc->list, name, "allreduce", true);
     if (!op)
         return TC_ERR_NOMEM;
+    /* the bytes are stored in an int64_t: a tensor of 2^62 bytes is a
+     * config no device holds (the sizes bound the factors, not their
+     * product) */
+    if (!(bytes >= 0 && bytes <= 0x1p62))
+        return tc_error(TC_ERR_RANGE,
+                        "%s moves %.3g bytes, more than 2^62: the sizes (micro_batch, seq, "
+                        "hidden, ffn, vocab) describe no model a device holds",
+                        name, bytes);
     op->m = (int64_t)bytes;
     op->time_us = passes * (8.0 + 2 * (t - 1) / t * bytes / (peer_bw_gbps(dc->gpu) * 1e3 * 0.8));
     return TC_OK;
@@ -588,6 +604,13 @@ static int decompose(struct decomp *dc)
     int64_t qkv_n = (c->heads + 2 * c->kv_heads) * d / t;
     int64_t ffn_t = c->ffn / t;
     int err;
+
+    /* each factor is bounded by its key, their product is not */
+    if (tokens > TC_BOUND_DIM_MAX)
+        return tc_error(TC_ERR_RANGE,
+                        "micro_batch.seq = %lld tokens (micro_batch %lld, seq %lld) is over the "
+                        "2^40 limit of a GEMM dimension",
+                        (long long)tokens, (long long)c->micro_batch, (long long)c->seq);
 
     /* Norms read x and write y; residual adds read two and write one. */
     err = elementwise_op(dc, c->rmsnorm ? "rmsnorm1" : "layernorm1", true, 2 * act_bytes);

@@ -129,6 +129,9 @@ static const struct {
     /* 9e6^4 x 2 does not fit in 64 bits: the count saturates, it does not wrap */
     {"too-big-overflow.yaml", "too-big-overflow.yaml:4:5: the set expands to more than "
                               "18446744073709551615 shapes (9000000 batch x 9000000 heads"},
+    /* derived dimensions past 2^40 are refused, never formed (b.s wrapped) */
+    {"too-big-derived.yaml", "too-big-derived.yaml:4:5: the qkv GEMM's m = b.s is more than 2^63"},
+    {"too-big-attention.yaml", "too-big-attention.yaml:4:5: batch.heads = 2251799812636672"},
 };
 
 START_TEST(test_sweep_errors)
