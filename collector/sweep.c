@@ -15,6 +15,7 @@
 #include "bounds.h"
 #include "collector.h"
 #include "hash.h"
+#include "input.h"
 #include "tc-internal.h"
 #include "yaml-walk.h"
 
@@ -1046,6 +1047,12 @@ struct tc_sweep *tc_sweep_parse(const char *yaml, size_t len, const char *name)
 
     if (!name)
         name = "<sweep>";
+    if (len > TC_INPUT_SWEEP_MAX) {
+        tc_error(TC_ERR_RANGE,
+                 "%s: the sweep is %zu bytes, over the %" PRIu64 " MiB limit of a sweep spec", name,
+                 len, TC_INPUT_SWEEP_MAX / TC_INPUT_MIB);
+        return NULL;
+    }
     sw = calloc(1, sizeof(*sw));
     if (!sw) {
         tc_error(TC_ERR_NOMEM, "out of memory");
@@ -1082,7 +1089,7 @@ struct tc_sweep *tc_sweep_load(const char *name)
     const char *path = name;
     FILE *f;
     char *buf = NULL;
-    size_t len = 0, cap = 0;
+    size_t len = 0;
 
     /* a shipped sweep by name alone: quick, paper, exhaustive */
     if (tc_data_file_named("collector/sweeps", "sweep", name, resolved, sizeof(resolved), &path) <
@@ -1093,29 +1100,8 @@ struct tc_sweep *tc_sweep_load(const char *name)
         tc_error(TC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    for (;;) {
-        size_t got;
-
-        if (len + 4096 > cap) {
-            char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
-
-            if (!nb) {
-                tc_error(TC_ERR_NOMEM, "out of memory");
-                goto out;
-            }
-            buf = nb;
-        }
-        got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        tc_error(TC_ERR_IO, "%s: read error", path);
-        goto out;
-    }
-    sw = tc_sweep_parse(buf, len, path);
-out:
+    if (tc_input_read(path, f, TC_INPUT_SWEEP_MAX, "a sweep spec", &buf, &len) == TC_OK)
+        sw = tc_sweep_parse(buf, len, path);
     free(buf);
     fclose(f);
     return sw;

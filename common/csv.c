@@ -1,11 +1,14 @@
-/* A streaming CSV reader; memory stays bounded by the longest record. */
+/* A streaming CSV reader; memory stays bounded by the longest record,
+ * which input.h caps. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "csv.h"
+#include "input.h"
 #include "tc-internal.h"
 
 struct tc_csv {
@@ -21,13 +24,17 @@ struct tc_csv {
     bool started;   /* the byte order mark has been looked for */
     int pending[3]; /* bytes read ahead, returned first (last in first) */
     int n_pending;
+    uint64_t bytes; /* read from f so far */
 };
 
 static int csv_getc(struct tc_csv *csv)
 {
     /* unlocked: a reader is used by one thread, and the locking getc
      * takes per byte was the largest cost of reading a batch file */
-    return csv->n_pending ? csv->pending[--csv->n_pending] : getc_unlocked(csv->f);
+    if (csv->n_pending)
+        return csv->pending[--csv->n_pending];
+    csv->bytes++;
+    return getc_unlocked(csv->f);
 }
 
 static void csv_ungetc(struct tc_csv *csv, int c)
@@ -47,6 +54,9 @@ static void skip_bom(struct tc_csv *csv)
     csv->started = true;
     while (n < 3 && (got[n] = getc_unlocked(csv->f)) == bom[n])
         n++;
+    /* bytes read from f are counted once: csv_getc does not count those
+     * it returns from the read-ahead */
+    csv->bytes += (uint64_t)n + (n < 3 && got[n] != EOF);
     if (n == 3)
         return;
     /* not a mark: what was read is returned first, in order */
@@ -83,7 +93,18 @@ static int put_byte(struct tc_csv *csv, char c)
 {
     if (csv->buf_len == csv->buf_cap) {
         size_t cap = csv->buf_cap ? csv->buf_cap * 2 : 256;
-        char *buf = realloc(csv->buf, cap);
+        char *buf;
+
+        /* one record is all the reader holds: capped, an endless line
+         * (a binary file, /dev/zero past its NULs) ends here */
+        if (csv->buf_cap >= TC_INPUT_RECORD_MAX)
+            return tc_error(TC_ERR_RANGE,
+                            "%s:%ld: a record of more than %" PRIu64 " MiB, over the limit of a "
+                            "CSV record (not a CSV file?)",
+                            csv->name, csv->record_line, TC_INPUT_RECORD_MAX / TC_INPUT_MIB);
+        if (cap > TC_INPUT_RECORD_MAX)
+            cap = TC_INPUT_RECORD_MAX;
+        buf = realloc(csv->buf, cap);
 
         if (!buf)
             return tc_error(TC_ERR_NOMEM, "out of memory");
@@ -192,9 +213,12 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
              * bytes of a batch file, and the per-byte state machine above
              * was most of the reader's time */
             if (!csv->n_pending) {
+                size_t start = csv->buf_len;
+
                 while ((c = getc_unlocked(csv->f)) != EOF && c != ',' && c != '"' && c != '\n' &&
                        c != '\r' && c != '\0' && csv->buf_len < csv->buf_cap)
                     csv->buf[csv->buf_len++] = (char)c;
+                csv->bytes += csv->buf_len - start + (c != EOF);
                 if (c != EOF)
                     csv_ungetc(csv, c);
             }
@@ -215,6 +239,11 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
     *nfields = csv->nfields;
     *fields = csv->fields;
     return 1;
+}
+
+uint64_t tc_csv_bytes(const struct tc_csv *csv)
+{
+    return csv->bytes;
 }
 
 long tc_csv_line(const struct tc_csv *csv)

@@ -3,6 +3,7 @@
 #ifndef TC_CSV_H
 #define TC_CSV_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct tc_csv;
@@ -12,9 +13,14 @@ struct tc_csv *tc_csv_new(FILE *f, const char *name);
 void tc_csv_free(struct tc_csv *csv);
 
 /* Reads the next record. Returns 1 with *nfields/fields set (valid until the
- * next call), 0 at end of file, or TC_ERR_PARSE (unterminated quote, NUL
- * byte) with the message naming file and line. Blank lines are skipped. */
+ * next call), 0 at end of file, TC_ERR_PARSE (unterminated quote, NUL
+ * byte) or TC_ERR_RANGE (a record over TC_INPUT_RECORD_MAX) with the
+ * message naming file and line. Blank lines are skipped. */
 int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields);
+
+/* The bytes read from the input so far: a reader with a total cap on its
+ * input (imports) tests it after each record. */
+uint64_t tc_csv_bytes(const struct tc_csv *csv);
 
 /* The line on which the last record started (1-based). */
 long tc_csv_line(const struct tc_csv *csv);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "yaml-walk.h"
@@ -28,13 +29,19 @@ static int init(struct tc_yaml *y, const char *file)
     return TC_OK;
 }
 
-int tc_yaml_load_file(struct tc_yaml *y, const char *file, FILE *f, unsigned flags)
+int tc_yaml_load_file(struct tc_yaml *y, const char *file, FILE *f, uint64_t max, const char *what,
+                      unsigned flags)
 {
     int err = init(y, file);
+    size_t len;
 
     if (err < 0)
         return err;
-    yaml_parser_set_input_file(&y->parser, f);
+    /* read whole (and capped) first: libyaml reading the stream itself
+     * would grow its tree without bound on an endless input */
+    if ((err = tc_input_read(file, f, max, what, &y->text, &len)) < 0)
+        return err;
+    yaml_parser_set_input_string(&y->parser, (const unsigned char *)y->text, len);
     return load(y, flags);
 }
 
@@ -72,6 +79,8 @@ void tc_yaml_free(struct tc_yaml *y)
     if (y->have_parser)
         yaml_parser_delete(&y->parser);
     y->have_extra = y->have_doc = y->have_parser = false;
+    free(y->text);
+    y->text = NULL;
 }
 
 yaml_node_t *tc_yaml_root(struct tc_yaml *y)
@@ -163,6 +172,9 @@ int tc_yaml_syntax_error(const char *file, const yaml_parser_t *parser, unsigned
 {
     yaml_mark_t at = parser->problem_mark;
 
+    /* libyaml names no problem when an allocation failed */
+    if (parser->error == YAML_MEMORY_ERROR)
+        return tc_error(TC_ERR_NOMEM, "%s: out of memory while parsing the YAML", file);
     if (!(flags & TC_YAML_SYNTAX_DETAIL))
         return tc_yaml_mark_error(file, at, TC_ERR_PARSE, "%s",
                                   parser->problem ? parser->problem : "malformed YAML");

@@ -10,9 +10,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <yaml.h>
 
+#include "input.h"
 #include "tc-internal.h"
 
 struct tc_yaml {
@@ -21,6 +23,7 @@ struct tc_yaml {
     /* the parser stays until tc_yaml_free: tc_yaml_extra reads on */
     yaml_parser_t parser;
     yaml_document_t extra;
+    char *text; /* the file read by tc_yaml_load_file, which the parser reads */
     bool have_parser, have_doc, have_extra;
 };
 
@@ -31,9 +34,12 @@ struct tc_yaml {
 
 /* Reads the first document from f (borrowed) or from the len bytes at
  * text into y (zeroed by the call); file names the input in messages.
- * Returns TC_OK, TC_ERR_NOMEM, or TC_ERR_PARSE with the syntax error's
- * position. y is freed with tc_yaml_free whatever the result. */
-int tc_yaml_load_file(struct tc_yaml *y, const char *file, FILE *f, unsigned flags);
+ * A file is read whole first, and one over max bytes (input.h's cap for
+ * its kind, `what` in the message) is refused with TC_ERR_RANGE.
+ * Returns TC_OK, TC_ERR_NOMEM, TC_ERR_IO, or TC_ERR_PARSE with the syntax
+ * error's position. y is freed with tc_yaml_free whatever the result. */
+int tc_yaml_load_file(struct tc_yaml *y, const char *file, FILE *f, uint64_t max, const char *what,
+                      unsigned flags);
 int tc_yaml_load_text(struct tc_yaml *y, const char *file, const char *text, size_t len,
                       unsigned flags);
 /* Reads the stream's next document, for readers that refuse a second one:

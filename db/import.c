@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "bounds.h"
 #include "csv.h"
+#include "input.h"
 #include "db-internal.h"
 
 /* Largest dimension accepted: keeps 2·m·n·k·batch a finite double. */
@@ -475,6 +477,8 @@ static int import_csv(struct importer *imp, const char *file)
 
     if (!f)
         return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
+    if ((err = tc_input_check_size(file, f, TC_INPUT_IMPORT_MAX, "an import source")) < 0)
+        goto out;
     csv = tc_csv_new(f, file);
     if (!csv) {
         err = TC_ERR_NOMEM;
@@ -492,6 +496,14 @@ static int import_csv(struct importer *imp, const char *file)
     while ((rc = tc_csv_next(csv, &nfields, &fields)) > 0) {
         long line = tc_csv_line(csv);
 
+        /* a pipe's size is known only as it is read */
+        if (tc_csv_bytes(csv) > TC_INPUT_IMPORT_MAX) {
+            err = tc_error(TC_ERR_RANGE,
+                           "%s:%ld: more than %" PRIu64 " MiB read, over the limit of an import "
+                           "source",
+                           file, line, TC_INPUT_IMPORT_MAX / TC_INPUT_MIB);
+            goto out;
+        }
         if (nfields != header_fields) {
             err = tc_error(TC_ERR_PARSE, "%s:%ld: %d fields, but the header has %d", file, line,
                            nfields, header_fields);
@@ -539,17 +551,28 @@ static int parse_dims(const char *s, int64_t *dims, int max, const char **end)
     return n;
 }
 
-static int read_line(FILE *f, char **buf, size_t *cap, long *line)
+/* One line of a log, within input.h's caps on a line and on the whole
+ * source (*total counts the bytes read): the messages name the file and
+ * the line. */
+static int read_line(FILE *f, const char *file, char **buf, size_t *cap, long *line,
+                     uint64_t *total)
 {
-    ssize_t n = getline(buf, cap, f);
+    size_t n;
+    int rc = tc_input_line(f, TC_INPUT_LINE_MAX, "an import log line", buf, cap, &n);
 
-    if (n < 0)
-        return ferror(f) ? tc_error(TC_ERR_IO, "read error: %s", strerror(errno)) : 0;
-    if (memchr(*buf, '\0', (size_t)n))
-        return tc_error(TC_ERR_PARSE, "line %ld: NUL byte (a binary file?)", *line + 1);
+    if (rc == TC_ERR_RANGE)
+        return tc_error_prefix(rc, "%s:%ld", file, *line + 1);
+    if (rc <= 0)
+        return rc < 0 ? tc_error_prefix(rc, "%s", file) : 0;
+    *total += n + 1;
+    if (*total > TC_INPUT_IMPORT_MAX)
+        return tc_error(TC_ERR_RANGE,
+                        "%s:%ld: more than %" PRIu64 " MiB read, over the limit of an import "
+                        "source",
+                        file, *line + 1, TC_INPUT_IMPORT_MAX / TC_INPUT_MIB);
+    if (memchr(*buf, '\0', n))
+        return tc_error(TC_ERR_PARSE, "%s:%ld: NUL byte (a binary file?)", file, *line + 1);
     ++*line;
-    while (n > 0 && ((*buf)[n - 1] == '\n'))
-        (*buf)[--n] = '\0';
     return 1;
 }
 
@@ -563,6 +586,7 @@ static int import_cookbook(struct importer *imp, const char *file)
     FILE *f = fopen(file, "r");
     char *buf = NULL;
     size_t cap = 0;
+    uint64_t total = 0;
     long line = 0;
     int64_t found = 0;
     enum tc_dtype dtype = TC_DTYPE_FP16;
@@ -570,11 +594,13 @@ static int import_cookbook(struct importer *imp, const char *file)
 
     if (!f)
         return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
+    if ((err = tc_input_check_size(file, f, TC_INPUT_IMPORT_MAX, "an import source")) < 0)
+        goto out;
     if (opt->dtype && parse_dtype_arg(opt->dtype, &dtype) < 0) {
         err = TC_ERR_INVALID;
         goto out;
     }
-    while ((rc = read_line(f, &buf, &cap, &line)) > 0) {
+    while ((rc = read_line(f, file, &buf, &cap, &line, &total)) > 0) {
         struct tc_gemm_row row = {0};
         const char *p = strstr(buf, marker), *end;
         const char *timing, *op, *source;
@@ -648,7 +674,7 @@ static int import_cookbook(struct importer *imp, const char *file)
         found++;
     }
     if (rc < 0) {
-        err = tc_error_prefix(rc, "%s", file);
+        err = rc;
         goto out;
     }
     if (!found)
@@ -821,13 +847,16 @@ static int import_mamf(struct importer *imp, const char *file)
     FILE *f = fopen(file, "r");
     char *buf = NULL;
     size_t cap = 0;
+    uint64_t total = 0;
     long line = 0;
     enum tc_dtype dtype;
     int rc, err = TC_OK;
 
     if (!f)
         return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
-    while ((rc = read_line(f, &buf, &cap, &line)) > 0) {
+    if ((err = tc_input_check_size(file, f, TC_INPUT_IMPORT_MAX, "an import source")) < 0)
+        goto out;
+    while ((rc = read_line(f, file, &buf, &cap, &line, &total)) > 0) {
         char *save = NULL;
 
         for (char *seg = strtok_r(buf, "\r", &save); seg; seg = strtok_r(NULL, "\r", &save)) {
@@ -837,7 +866,7 @@ static int import_mamf(struct importer *imp, const char *file)
         }
     }
     if (rc < 0) {
-        err = tc_error_prefix(rc, "%s", file);
+        err = rc;
         goto out;
     }
     if (log.n == 0) {

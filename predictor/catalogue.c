@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "gemm-internal.h"
+#include "input.h"
 #include "tc-internal.h"
 #include "yaml-walk.h"
 
@@ -419,7 +420,7 @@ int tc_catalogue_load_file(struct tc_catalogue *cat, const char *file)
     f = fopen(file, "rb");
     if (!f)
         return tc_error(TC_ERR_IO, "%s: cannot open: %s", file, strerror(errno));
-    err = tc_yaml_load_file(&y, file, f, 0);
+    err = tc_yaml_load_file(&y, file, f, TC_INPUT_CATALOGUE_MAX, "a kernel catalogue file", 0);
     if (err == TC_OK) {
         struct ctx c = {&y};
 

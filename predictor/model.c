@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "calibrate.h"
+#include "input.h"
 #include "model-internal.h"
 #include "yaml-walk.h"
 
@@ -220,6 +221,8 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
     size_t n_seen = 0;
     const char *field;
     bool in_map = false, done = false;
+    char *text = NULL;
+    size_t text_len;
     int err = TC_OK;
 
     if (!file || !out)
@@ -239,7 +242,11 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
         goto cleanup;
     }
     y.parser_ready = true;
-    yaml_parser_set_input_file(&y.parser, y.f);
+    /* read whole, within the cap, so that an endless input is refused */
+    if ((err = tc_input_read(file, y.f, TC_INPUT_MODEL_MAX, "a model config", &text, &text_len)) <
+        0)
+        goto cleanup;
+    yaml_parser_set_input_string(&y.parser, (const unsigned char *)text, text_len);
 
     while (!done) {
         err = next_event(&y, &ev);
@@ -322,6 +329,7 @@ TC_API int tc_model_config_load(const char *name, struct tc_model_config *out)
 cleanup:
     if (y.parser_ready)
         yaml_parser_delete(&y.parser);
+    free(text);
     fclose(y.f);
     return err;
 }

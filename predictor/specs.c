@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #include "bounds.h"
+#include "input.h"
 #include "tc-internal.h"
 #include "yaml-walk.h"
 
@@ -631,7 +632,7 @@ TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out)
         err = tc_error(TC_ERR_NOMEM, "out of memory");
         goto cleanup;
     }
-    err = tc_yaml_load_file(&y, file, fp, TC_YAML_SYNTAX_DETAIL);
+    err = tc_yaml_load_file(&y, file, fp, TC_INPUT_SPEC_MAX, "a GPU spec", TC_YAML_SYNTAX_DETAIL);
     if (err < 0)
         goto cleanup;
     root = tc_yaml_root(&y);

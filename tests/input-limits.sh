@@ -79,4 +79,70 @@ printf 'hidden: 1048576\nheads: 1\nseq: 1048576\nmicro_batch: 1048576\ndtype: bf
 bounded 2 "$TC" predict model --gpu $A --config bytes.yaml --ignore-memory
 has err "layernorm1 moves 1.38e+19 bytes, more than 2^62"
 
+# --- whole-file readers: sweeps, model configs, specs, the kernel catalogue ----
+bounded 2 "$TC" collect --backend cpu --sweep /dev/zero --dry-run
+has err "/dev/zero: more than 16 MiB read, over the limit of a sweep spec"
+# a valid sweep over the cap (an explicit list of 1.2 million shapes) is
+# refused for its size, not as malformed YAML
+{
+    echo 'dtypes: [fp32]'
+    echo 'sets:'
+    echo '  - shapes:'
+    awk 'BEGIN { for (i = 1; i <= 1200000; i++) printf "      - [%d, 64, 64]\n", i }'
+} >big.yaml
+bounded 2 "$TC" collect --backend cpu --sweep big.yaml --dry-run
+has err "big.yaml: the file is $(stat -c %s big.yaml) bytes"
+has err "over the 16 MiB limit of a sweep spec"
+grep -q malformed "$TMP/err" && fail "a valid sweep over the cap was called malformed"
+head -n 1000 big.yaml >small.yaml
+bounded 0 "$TC" collect --backend cpu --sweep small.yaml --dry-run
+has out "shapes: 997 in the sweep"
+
+bounded 2 "$TC" predict model --gpu $A --config /dev/zero
+has err "/dev/zero: more than 1 MiB read, over the limit of a model config"
+cp "$MODELS/llama-2-7b.yaml" model.yaml
+truncate -s 2M model.yaml
+bounded 2 "$TC" predict model --gpu $A --config model.yaml
+has err "model.yaml: the file is 2097152 bytes (2.0 MiB), over the 1 MiB limit of a model config"
+
+cp "$TILECAST_SOURCE_ROOT/gpu_specs/$A.yaml" spec.yaml
+truncate -s 2M spec.yaml
+bounded 2 "$TC" specs check spec.yaml
+has err "spec.yaml: the file is 2097152 bytes (2.0 MiB), over the 1 MiB limit of a GPU spec"
+
+# the kernel catalogue, in a data folder of its own
+mkdir -p data/gpu_specs
+cp -r "$TILECAST_SOURCE_ROOT/gpu_specs/kernels" "$TILECAST_SOURCE_ROOT"/gpu_specs/*.yaml data/gpu_specs/
+truncate -s 2M data/gpu_specs/kernels/ampere.yaml
+TILECAST_DATA_DIR=$TMP/data bounded 2 "$TC" predict gemm --gpu $A --analytical 4096 4096 4096
+has err "ampere.yaml: the file is 2097152 bytes (2.0 MiB), over the 1 MiB limit of a kernel catalogue file"
+
+# --- streaming readers: imports (a line, a record, the whole source) ---------
+for fmt in cookbook mamf; do
+    bounded 2 "$TC" db import --format $fmt --gpu $A /dev/zero --into z.db
+    has err "/dev/zero:1: a line of more than 16 MiB, over the limit of an import log line"
+    [ -e z.db ] && fail "db import --format $fmt /dev/zero created z.db"
+done
+# a CSV with no newline, through a pipe
+bounded 2 bash -c "tr '\\0' a </dev/zero | \"\$0\" db import --format csv /dev/stdin --into z.db" "$TC"
+has err "/dev/stdin:1: a record of more than 1 MiB, over the limit of a CSV record"
+[ -e z.db ] && fail "db import of an endless CSV created z.db"
+# an import source over its total cap, known by its size before reading
+H='gpu,dtype,op,batch,m,n,k,layout,time_us,tflops,timing,source'
+printf '%s\n%s,fp16,mm,1,4096,4096,4096,NN,600,,event-median,test\n' "$H" $A >huge.csv
+truncate -s 4097M huge.csv
+bounded 2 "$TC" db import --format csv huge.csv --into z.db
+has err "huge.csv: the file is 4296015872 bytes (4097.0 MiB), over the 4096 MiB limit of an import source"
+[ -e z.db ] && fail "db import of a source over the cap created z.db"
+
+# --- CSV batch inputs: no total cap, a record cap -------------------------------
+bounded 2 bash -c "tr '\\0' 1 </dev/zero | \"\$0\" predict gemm --gpu $A --analytical --input -" "$TC"
+has err "<stdin>:1: a record of more than 1 MiB, over the limit of a CSV record"
+bounded 2 bash -c "tr '\\0' 1 </dev/zero | \"\$0\" eval --gpu $A --analytical --input -" "$TC"
+has err "<stdin>:1: a record of more than 1 MiB"
+# a batch larger than the cap of any whole-file reader still streams
+awk 'BEGIN { print "m,n,k"; for (i = 0; i < 1200000; i++) print "4096,4096,4096" }' >rows.csv
+bounded 0 bash -c "\"\$0\" predict gemm --gpu $A --analytical --input rows.csv | wc -l" "$TC"
+has out "1200001"
+
 finish input-limits

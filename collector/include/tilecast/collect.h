@@ -58,7 +58,8 @@ struct tc_sweep;
  * of shapes (first occurrence order). `path` may also name a shipped sweep
  * alone ("quick": <data dir>/collector/sweeps/quick.yaml) when no file of
  * that name exists. NULL on failure, with tc_last_error()
- * naming file:line:column. Caller owns the result (tc_sweep_free). */
+ * naming file:line:column; a file over 16 MiB is refused for its size
+ * before it is parsed. Caller owns the result (tc_sweep_free). */
 struct tc_sweep *tc_sweep_load(const char *path);
 /* The same from a string; `name` stands for the file in messages. */
 struct tc_sweep *tc_sweep_parse(const char *yaml, size_t len, const char *name);

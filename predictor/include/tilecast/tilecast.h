@@ -204,7 +204,8 @@ TC_API int tc_specs_load(const char *path, struct tc_specs **out);
  * GPUs of the files read before an error stay in specs. */
 TC_API int tc_specs_add_dir(struct tc_specs *specs, const char *dir);
 /* Parses one file into *out without adding it anywhere and without
- * tc_gpu_check (the loaders run both). *out is unchanged on failure. */
+ * tc_gpu_check (the loaders run both). A file over 1 MiB is refused for its
+ * size (TC_ERR_RANGE). *out is unchanged on failure. */
 TC_API int tc_specs_parse_file(const char *file, struct tc_gpu *out);
 /* Checks a parsed spec for internal consistency (peak ~ units x flops/clk x
  * clock within 2%, limits positive and coherent). Returns TC_OK or
@@ -719,7 +720,8 @@ struct tc_model_config {
  * `file` is a path, or the name of a shipped config alone ("llama-2-7b":
  * <data dir>/predictor/models/llama-2-7b.yaml) when no file of that name
  * exists. Fields absent from the file keep tc_model_config_defaults()
- * values. Errors name file:line:column. */
+ * values. Errors name file:line:column; a file over 1 MiB is refused for
+ * its size (TC_ERR_RANGE). */
 TC_API int tc_model_config_load(const char *file, struct tc_model_config *out);
 /* Sets one key of a model config from its text, as a YAML config, a shape
  * flag of the command and a Python dict all do: the keys, their aliases and
