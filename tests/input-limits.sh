@@ -16,11 +16,13 @@ MODELS=$TILECAST_SOURCE_ROOT/predictor/models
 cd "$TMP" || exit 1
 
 # An ASan build reserves terabytes of address space for its shadow memory
-# and cannot start under ulimit -v: there the timeout alone bounds a run.
+# and cannot start under ulimit -v: there ASan's own limit on the resident
+# size bounds a run.
 if (ulimit -v 1048576 && "$TC" --version) >/dev/null 2>&1; then
     vlimit=1048576
 else
     vlimit=unlimited
+    export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=2048
 fi
 
 # bounded EXPECTED_RC CMD...: run, under the time and memory bounds
