@@ -3,10 +3,9 @@
  * compaction. See DESIGN.md "The database" and db/prebuilt/README.md.
  *
  * A file is validated before SQLite ever opens it for writing: the header
- * is read by hand, then a read-only, immutable connection (which creates no
- * -wal/-shm files and takes no locks) runs quick_check and looks at the
- * schema. Only a file that passes is opened for real, so a refused file is
- * never modified. */
+ * is read by hand, then a connection that cannot write (read_mode) runs
+ * quick_check and looks at the schema. Only a file that passes is opened
+ * for real, so a refused file is never modified. */
 #include "config.h"
 
 #include <errno.h>
@@ -14,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "bounds.h"
@@ -39,7 +39,8 @@ static uint32_t be32(const unsigned char *p)
 /* Checks the 100-byte SQLite header by hand, so that a file which is not a
  * tilecast database is refused before SQLite touches it. *version receives
  * PRAGMA user_version. */
-static int check_header(const char *path, const struct stat *sb, bool wal, int *version)
+static int check_header(const char *path, const struct stat *sb, bool wal, int *version,
+                        bool *wal_mode)
 {
     unsigned char h[100];
     FILE *f;
@@ -100,6 +101,8 @@ static int check_header(const char *path, const struct stat *sb, bool wal, int *
         return tc_error(TC_ERR_SCHEMA, "%s: corrupt: negative schema version %d", path,
                         user_version);
     *version = user_version;
+    /* bytes 18/19, the write and read versions: 2 in WAL mode */
+    *wal_mode = h[18] == 2 || h[19] == 2;
     return TC_OK;
 }
 
@@ -125,30 +128,135 @@ char *db_file_uri(const char *path, const char *query)
     return uri;
 }
 
-/* Opens path read-only and immutable (no locks, no -wal/-shm created),
- * runs quick_check and checks the schema. */
-static int validate(const char *path, const struct stat *sb, int version, bool readonly, bool wal)
+/* How a file is opened where nothing may be written to it: by the
+ * validation, and for every read-only open. Another process may write the
+ * file meanwhile (a collector, an import, a merge, a calibration), so the
+ * connection takes SQLite's locks and reads the state last committed,
+ * waiting (busy timeout) while a writer holds the file. An immutable one
+ * (no locks, no -wal/-shm) reads the bytes as they are, pages that a writer
+ * or a checkpoint is rewriting included, and SQLite then calls a sound file
+ * malformed. So immutable is used only where no lock can be taken:
+ * - a file on a read-only file system (installed data, a read-only mount):
+ *   nothing can write it, and locks may not work there;
+ * - a file in WAL mode without a -wal or -shm beside it that this user may
+ *   not write (another user's, or in a directory this user may not write):
+ *   SQLite needs both files for a WAL file's locks, and a -wal and -shm
+ *   made here would be this user's, which the owner's own writer then
+ *   cannot open. A writer that starts while such a file is read and
+ *   checkpoints into it may still make the read fail.
+ * A file in rollback mode (prebuilt and compacted ones) is read with its
+ * locks: a read-only connection creates nothing beside it. A file in WAL
+ * mode with a log beside it is read through the log (what its writer
+ * committed; a writer killed before its checkpoint left it). One without a
+ * log that this user may write, in a directory this user may write, is
+ * opened read-write with query_only set: SQLite makes the -wal and -shm its
+ * locks need, and the last connection to close removes them again (a
+ * read-only connection would leave them behind). */
+enum read_mode { READ_LOCKED, READ_LOCKED_RW, READ_IMMUTABLE };
+
+static bool exists_beside(const char *path, const char *suffix, off_t *size)
+{
+    char *side = malloc(strlen(path) + strlen(suffix) + 1);
+    struct stat sb;
+    bool found;
+
+    if (!side)
+        return false;
+    sprintf(side, "%s%s", path, suffix);
+    found = stat(side, &sb) == 0;
+    free(side);
+    if (size)
+        *size = found ? sb.st_size : 0;
+    return found;
+}
+
+/* Whether this user may write path and create files beside it. */
+static bool may_write_beside(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir;
+    bool ok;
+
+    if (access(path, W_OK) != 0)
+        return false;
+    if (!slash)
+        return access(".", W_OK | X_OK) == 0;
+    dir = malloc((size_t)(slash - path) + 2);
+    if (!dir)
+        return false;
+    /* "/x.db" is in "/" */
+    memcpy(dir, path, slash == path ? 1 : (size_t)(slash - path));
+    dir[slash == path ? 1 : slash - path] = '\0';
+    ok = access(dir, W_OK | X_OK) == 0;
+    free(dir);
+    return ok;
+}
+
+static enum read_mode read_mode(const char *path, bool wal_mode, bool wal)
+{
+    struct statvfs vfs;
+
+    if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+        return READ_IMMUTABLE;
+    if (!wal_mode || wal)
+        return READ_LOCKED;
+    /* a read-write connection would play a rollback journal back into the
+     * file, before it was validated */
+    if (may_write_beside(path) && !exists_beside(path, "-journal", NULL))
+        return READ_LOCKED_RW;
+    /* a writer's -wal (empty before its first commit) and -shm: SQLite
+     * opens them read-only and creates nothing */
+    if (exists_beside(path, "-wal", NULL) || exists_beside(path, "-shm", NULL))
+        return READ_LOCKED;
+    return READ_IMMUTABLE;
+}
+
+/* Opens path as read_mode says, the connection unable to write. */
+static int open_for_reading(const char *path, enum read_mode how, int extra_flags, sqlite3 **sql)
+{
+    char *uri = db_file_uri(path, how == READ_IMMUTABLE   ? "mode=ro&immutable=1"
+                                  : how == READ_LOCKED_RW ? "mode=rw"
+                                                          : "mode=ro");
+    int rc;
+
+    *sql = NULL;
+    if (!uri)
+        return SQLITE_NOMEM;
+    rc = sqlite3_open_v2(uri, sql,
+                         extra_flags | SQLITE_OPEN_URI |
+                             (how == READ_LOCKED_RW ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY),
+                         NULL);
+    free(uri);
+    if (rc != SQLITE_OK)
+        return rc;
+    /* another process writing the file (a collector, a merge) holds its
+     * locks for moments: wait rather than call the file corrupt */
+    sqlite3_busy_timeout(*sql, 10000);
+    /* quick_check evaluates CHECK constraints on a writable connection
+     * only: this one checks what a read-only one does (the values are
+     * tilecast_checks' and the readers' to judge) */
+    return sqlite3_exec(*sql,
+                        how == READ_LOCKED_RW
+                            ? "PRAGMA query_only = ON; PRAGMA ignore_check_constraints = ON"
+                            : "PRAGMA query_only = ON",
+                        NULL, NULL, NULL);
+}
+
+/* Opens path for reading (read_mode), runs quick_check and checks the
+ * schema. */
+static int validate(const char *path, const struct stat *sb, int version, bool readonly,
+                    enum read_mode how)
 {
     sqlite3 *sql = NULL;
     sqlite3_stmt *st = NULL;
-    /* immutable: no locks and no -wal/-shm files. A file with a log beside
-     * it is read through the log (the state its writer committed). */
-    char *uri = db_file_uri(path, wal ? "mode=ro" : "mode=ro&immutable=1");
     int err = TC_OK, rc;
 
-    if (!uri)
-        return TC_ERR_NOMEM;
-    rc = sqlite3_open_v2(uri, &sql, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-    free(uri);
+    rc = open_for_reading(path, how, 0, &sql);
     if (rc != SQLITE_OK) {
         err = tc_error(TC_ERR_SCHEMA, "%s: cannot open as SQLite: %s", path,
                        sql ? sqlite3_errmsg(sql) : sqlite3_errstr(rc));
         goto out;
     }
-    /* another process writing the file (a collector, a merge) holds its
-     * locks for moments: wait as the connection itself would, rather than
-     * call the file corrupt */
-    sqlite3_busy_timeout(sql, 10000);
     if (sb->st_size <= (readonly ? QUICK_CHECK_MAX_BYTES_READONLY : QUICK_CHECK_MAX_BYTES)) {
         rc = sqlite3_prepare_v2(sql, "PRAGMA quick_check(1)", -1, &st, NULL);
         if (rc == SQLITE_OK)
@@ -256,7 +364,7 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
     char *uri;
     bool created = false;
     int version = 0, err, rc, flags;
-    bool wal = false;
+    bool wal = false, wal_mode = false;
 
     if (!out)
         return tc_error(TC_ERR_INVALID, "tc_db_open: no result pointer");
@@ -273,17 +381,13 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
     } else if (!S_ISREG(sb.st_mode)) {
         return tc_error(TC_ERR_INVALID, "%s: not a regular file", path);
     } else {
-        char *wal_path = malloc(strlen(path) + 5);
-        struct stat wal_sb;
+        off_t wal_size;
 
-        if (!wal_path)
-            return tc_error(TC_ERR_NOMEM, "out of memory");
-        sprintf(wal_path, "%s-wal", path);
-        wal = stat(wal_path, &wal_sb) == 0 && wal_sb.st_size > 0;
-        free(wal_path);
-        err = check_header(path, &sb, wal, &version);
+        wal = exists_beside(path, "-wal", &wal_size) && wal_size > 0;
+        err = check_header(path, &sb, wal, &version, &wal_mode);
         if (err == TC_OK)
-            err = validate(path, &sb, version, mode == TC_DB_READONLY, wal);
+            err = validate(path, &sb, version, mode == TC_DB_READONLY,
+                           read_mode(path, wal_mode, wal));
         if (err < 0)
             return err;
         if (mode == TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION)
@@ -301,21 +405,24 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
     db->path = tc_strdup(path);
     if (!db->path)
         goto fail;
-    /* always a URI built from the path, so that no file name is ever read
-     * as URI syntax and ATTACH of read-only URIs works (merge) */
-    flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
-    flags |= mode == TC_DB_READONLY ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-    if (created)
-        flags |= SQLITE_OPEN_CREATE;
-    /* read-only without a log beside it: immutable, so that a file in WAL
-     * mode gets no -wal/-shm files created (and left) in its directory */
-    uri = db_file_uri(path, mode == TC_DB_READONLY ? (wal ? "mode=ro" : "mode=ro&immutable=1")
-                            : created              ? "mode=rwc"
-                                                   : "mode=rw");
-    if (!uri)
-        goto fail;
-    rc = sqlite3_open_v2(uri, &db->sql, flags, NULL);
-    free(uri);
+    if (mode == TC_DB_READONLY) {
+        off_t wal_size;
+
+        /* as the validation did, with what is beside the file now */
+        wal = exists_beside(path, "-wal", &wal_size) && wal_size > 0;
+        rc = open_for_reading(path, read_mode(path, wal_mode, wal), SQLITE_OPEN_NOMUTEX, &db->sql);
+    } else {
+        /* always a URI built from the path, so that no file name is ever
+         * read as URI syntax and ATTACH of read-only URIs works (merge) */
+        flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_READWRITE;
+        if (created)
+            flags |= SQLITE_OPEN_CREATE;
+        uri = db_file_uri(path, created ? "mode=rwc" : "mode=rw");
+        if (!uri)
+            goto fail;
+        rc = sqlite3_open_v2(uri, &db->sql, flags, NULL);
+        free(uri);
+    }
     if (rc != SQLITE_OK) {
         err = db_fail(db, rc, "opening");
         goto fail;

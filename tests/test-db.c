@@ -544,6 +544,43 @@ START_TEST(opens_with_a_left_over_wal)
 }
 END_TEST
 
+/* A read-only open of a file in WAL mode with no log beside it, that a
+ * writer opens meanwhile: the reader sees each commit (a reader that read
+ * the bytes without locks kept the state of its opening, and pages that a
+ * checkpoint rewrote under it read as corrupt), and once both are closed
+ * no -wal or -shm is left. */
+START_TEST(reads_what_a_later_writer_commits)
+{
+    int64_t run_id, count;
+    struct tc_db *db = new_db("live.db", &run_id), *w;
+    struct tc_gemm_row r = gemm_row(run_id, 64, 64, 64, 5.0);
+
+    ck_assert_int_eq(tc_db_insert_gemm(db, &r), TC_OK);
+    tc_db_close(db);
+    ck_assert(!exists(tmp_path("live.db-wal")));
+    db = open_db(tmp_path("live.db"), TC_DB_READONLY);
+    ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &count), TC_OK);
+    ck_assert_int_eq(count, 1);
+    w = open_db(tmp_path("live.db"), TC_DB_READWRITE);
+    for (int i = 0; i < 200; i++) {
+        r = gemm_row(run_id, 128 + i, 64, 64, 5.0);
+        ck_assert_int_eq(tc_db_insert_gemm(w, &r), TC_OK);
+    }
+    ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &count), TC_OK);
+    ck_assert_int_eq(count, 201);
+    tc_db_close(w);
+    ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &count), TC_OK);
+    ck_assert_int_eq(count, 201);
+    tc_db_close(db);
+    ck_assert(!exists(tmp_path("live.db-wal")));
+    ck_assert(!exists(tmp_path("live.db-shm")));
+    db = open_db(tmp_path("live.db"), TC_DB_READONLY);
+    tc_db_close(db);
+    ck_assert(!exists(tmp_path("live.db-wal")));
+    ck_assert(!exists(tmp_path("live.db-shm")));
+}
+END_TEST
+
 START_TEST(missing_file_needs_create)
 {
     struct tc_db *db = NULL;
@@ -624,6 +661,7 @@ static Suite *db_suite(void)
     tcase_add_test(core, untrusted_values_checked);
     tcase_add_test(core, calibration_put_get);
     tcase_add_test(core, compact_for_shipping);
+    tcase_add_test(core, reads_what_a_later_writer_commits);
     suite_add_tcase(s, core);
 
     tcase_add_checked_fixture(refuse, setup, teardown);
