@@ -20,6 +20,21 @@
 
 #define KD_LEAF 8
 
+/* split_dim holds a node's split dimension in its low bits and, above
+ * them, the dimensions along which every row under the node has the mid
+ * row's coordinate. Such a coordinate is the rows' exact offset from the
+ * query, which bounds the cell's distance better than the split planes do;
+ * and a held-out query skips a subtree whole when it holds only rows it may
+ * not see. Without these a query walked, one by one, every row of its own
+ * and of a neighbouring layer (n, k) within a factor of two in m: the
+ * leave-one-out fits cost the square of the rows per layer. */
+#define KD_DIM_MASK 0x3u
+#define KD_FLAT(d) (0x4u << (d))
+#define KD_SAME_NK (KD_FLAT(1) | KD_FLAT(2))
+#define KD_SAME_POINT (KD_FLAT(0) | KD_FLAT(1) | KD_FLAT(2) | KD_FLAT(3))
+_Static_assert(KD_DIMS - 1 <= KD_DIM_MASK && KD_DIMS == 4,
+               "a node's dimension and flags fit a byte");
+
 /* The broad tier's neighbour count: few, because it is looked up on nearly
  * every prediction away from measured shapes and must stay cheap. */
 #define NB_BROAD_K 8
@@ -106,6 +121,8 @@ static void kd_build(struct tc_calib *c, size_t lo, size_t hi)
     size_t mid;
     int best = 0;
     double best_spread = -1;
+    bool flat[KD_DIMS];
+    unsigned char node;
 
     if (hi - lo <= KD_LEAF)
         return;
@@ -118,6 +135,7 @@ static void kd_build(struct tc_calib *c, size_t lo, size_t hi)
             if (c->pts[i][d] > mx)
                 mx = c->pts[i][d];
         }
+        flat[d] = mx == mn;
         if (mx - mn > best_spread) {
             best_spread = mx - mn;
             best = d;
@@ -125,7 +143,11 @@ static void kd_build(struct tc_calib *c, size_t lo, size_t hi)
     }
     mid = lo + (hi - lo) / 2;
     select_nth(c, lo, hi, mid, best);
-    c->split_dim[mid] = (unsigned char)best;
+    node = (unsigned char)best;
+    for (int d = 0; d < KD_DIMS; d++)
+        if (flat[d])
+            node |= KD_FLAT(d);
+    c->split_dim[mid] = node;
     kd_build(c, lo, mid);
     kd_build(c, mid + 1, hi);
 }
@@ -170,13 +192,35 @@ static bool kd_skipped(const double *q, const double *p, double d2, int skip)
     return false;
 }
 
-void calib_kd_query(const struct tc_calib *c, size_t lo, size_t hi, const double *q, int skip,
-                    struct nb_heap *h)
+/* Whether every row under a node is one the query skips: the rows share
+ * the mid row's coordinates that kd_skipped tests, so its verdict on the
+ * mid row is the verdict on each of them. */
+static bool kd_subtree_skipped(const double *q, const double *mid_pt, double d2, unsigned node,
+                               int skip)
 {
+    if (skip == KD_SKIP_EXACT)
+        return (node & KD_SAME_POINT) == KD_SAME_POINT && kd_skipped(q, mid_pt, d2, skip);
+    if (skip == KD_SKIP_NK)
+        return (node & KD_SAME_NK) == KD_SAME_NK && kd_skipped(q, mid_pt, d2, skip);
+    return false;
+}
+
+/* off[d] is how far the query lies outside the node's cell along d (0
+ * inside): the squared sum (in dist2's order) is no more than the distance
+ * to any row in the cell, so a cell beyond the heap's bound is left whole.
+ * A row is left only when the heap would refuse it anyway, and in the order
+ * the rows were offered before: the neighbours found are the same. */
+static void kd_search(const struct tc_calib *c, size_t lo, size_t hi, const double *q, int skip,
+                      struct nb_heap *h, const double *off_in)
+{
+    double off[KD_DIMS];
+
+    memcpy(off, off_in, sizeof(off));
     while (hi > lo) {
         size_t mid;
+        unsigned node;
         int d;
-        double diff, d2;
+        double diff, d2, far = 0;
 
         if (hi - lo <= KD_LEAF) {
             for (size_t i = lo; i < hi; i++) {
@@ -187,23 +231,49 @@ void calib_kd_query(const struct tc_calib *c, size_t lo, size_t hi, const double
             return;
         }
         mid = lo + (hi - lo) / 2;
-        d = c->split_dim[mid];
+        node = c->split_dim[mid];
+        d = (int)(node & KD_DIM_MASK);
         d2 = dist2(q, c->pts[mid]);
+        if (kd_subtree_skipped(q, c->pts[mid], d2, node, skip))
+            return;
+        if (node & ~KD_DIM_MASK) { /* an exact offset along some dimension */
+            double here = 0;
+
+            for (int j = 0; j < KD_DIMS; j++) {
+                if (node & KD_FLAT(j))
+                    off[j] = q[j] - c->pts[mid][j];
+                here += off[j] * off[j];
+            }
+            if (here > heap_bound(h))
+                return;
+        }
         if (!kd_skipped(q, c->pts[mid], d2, skip))
             heap_offer(h, d2, mid);
         diff = q[d] - c->pts[mid][d];
+        /* summed in dist2's order: never more than a row's distance */
+        for (int j = 0; j < KD_DIMS; j++)
+            far += j == d ? diff * diff : off[j] * off[j];
         if (diff < 0) {
-            calib_kd_query(c, lo, mid, q, skip, h);
-            if (diff * diff > heap_bound(h))
+            kd_search(c, lo, mid, q, skip, h, off);
+            if (far > heap_bound(h))
                 return;
             lo = mid + 1;
         } else {
-            calib_kd_query(c, mid + 1, hi, q, skip, h);
-            if (diff * diff > heap_bound(h))
+            kd_search(c, mid + 1, hi, q, skip, h, off);
+            if (far > heap_bound(h))
                 return;
             hi = mid;
         }
+        off[d] = diff;
     }
+}
+
+void calib_kd_query(const struct tc_calib *c, size_t lo, size_t hi, const double *q, int skip,
+                    struct nb_heap *h)
+{
+    static const double inside[KD_DIMS] = {0};
+
+    kd_search(c, lo, hi, q, skip, h, inside);
 }
 
 /* The kernel's weight sum and weighted residual sum over the neighbours. */
