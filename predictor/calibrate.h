@@ -44,6 +44,16 @@
  * analytical model together. Bump when either changes. */
 #define TC_CALIB_MODEL_VERSION 1
 
+/* The most rows of one GPU and dtype a predictor fits in memory when the
+ * databases hold no calibration of them. The fit chooses its neighbour
+ * correction by leaving every row out in turn, some 35 us a row on one core
+ * (1.5 s at this limit, 11 s for the 265,000 rows of a large sweep), and a
+ * predictor opens its databases read-only, so it would refit on every call.
+ * Above this it refuses and names the command that fits once and stores
+ * the fit (`tilecast db calibrate`). The vendored measurements hold at most
+ * 24,154 rows of one GPU and dtype. */
+#define TC_CALIB_FIT_MAX_ROWS 50000
+
 /* How a measured time relates to the kernel time the model predicts. */
 enum tc_timing_class {
     TC_TIMING_KERNEL = 0, /* device events/profiler around the kernels only */

@@ -300,12 +300,17 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
 }
 
 /* A stored calibration of the current model version fitted on exactly the
- * rows gathered; otherwise a note says why it is being recomputed. */
+ * rows gathered; otherwise a note says why it is not used, and with refit
+ * that it is recomputed (without, the caller says why it is not). */
 static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry *e,
-                          const struct tc_gpu *gpu, size_t rows, struct tc_calib_params *out)
+                          const struct tc_gpu *gpu, size_t rows, bool refit,
+                          struct tc_calib_params *out)
 {
     struct tc_calibration_row cr;
     uint32_t fp = tc_calib_model_fingerprint(gpu, e->dtype);
+    const char *again = refit ? "; recomputed" : "";
+    const char *store =
+        refit ? "; recomputed in memory ('tilecast db calibrate' stores a new one)" : "";
 
     for (size_t i = 0; i < n_dbs; i++) {
         if (!dbs[i] || dbs[i]->failed)
@@ -314,25 +319,24 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
                                   &cr) == TC_OK) {
             if (tc_calib_params_parse(cr.params_json, out) < 0 || out->format != TC_CALIB_FORMAT) {
                 snprintf(e->note, sizeof(e->note),
-                         "%s: stored calibration of %s %s is unreadable (%s); recomputed",
-                         dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), tc_last_error());
+                         "%s: stored calibration of %s %s is unreadable (%s)%s", dbs[i]->path,
+                         e->gpu_id, tc_dtype_name(e->dtype), tc_last_error(), again);
                 return false;
             }
             if (out->model_fp != fp) {
                 snprintf(e->note, sizeof(e->note),
                          "%s: stored calibration of %s %s was fitted to another analytical "
-                         "model (fingerprint %lu, this one %lu); recomputed in memory "
-                         "('tilecast db calibrate' stores a new one)",
+                         "model (fingerprint %lu, this one %lu)%s",
                          dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype),
-                         (unsigned long)out->model_fp, (unsigned long)fp);
+                         (unsigned long)out->model_fp, (unsigned long)fp, store);
                 return false;
             }
             if ((size_t)out->n_rows != rows) {
                 snprintf(e->note, sizeof(e->note),
-                         "%s: stored calibration of %s %s used %lld rows, the database now "
-                         "holds %zu; recomputed",
+                         "%s: stored calibration of %s %s used %lld rows, the database%s now "
+                         "hold%s %zu%s",
                          dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), (long long)out->n_rows,
-                         rows);
+                         n_dbs > 1 ? "s" : "", n_dbs > 1 ? "" : "s", rows, again);
                 return false;
             }
             return true;
@@ -344,10 +348,9 @@ static bool stored_params(struct pred_db *const *dbs, size_t n_dbs, struct entry
             if (tc_db_get_calibration(dbs[i]->db, e->gpu_id, e->dtype, -1, v, NULL, &cr) == TC_OK) {
                 snprintf(e->note, sizeof(e->note),
                          "%s: stored calibration of %s %s is for model version %d (tilecast "
-                         "%s), this is version %d (tilecast %s); recomputed in memory "
-                         "('tilecast db calibrate' stores a new one)",
+                         "%s), this is version %d (tilecast %s)%s",
                          dbs[i]->path, e->gpu_id, tc_dtype_name(e->dtype), v, cr.tilecast_version,
-                         TC_CALIB_MODEL_VERSION, tc_version());
+                         TC_CALIB_MODEL_VERSION, tc_version(), store);
                 return false;
             }
         }
@@ -453,12 +456,41 @@ const struct tc_gpu *pred_gpu_of(struct tc_predictor *p, const char *gpu_id,
     return NULL;
 }
 
+/* Too many rows to fit on every call (TC_CALIB_FIT_MAX_ROWS): what to run
+ * instead. dbs are the files that hold the rows; e->note says why a stored
+ * calibration is not used, if there is one. A calibration is used only when
+ * fitted on every row the predictor reads, so rows spread over several
+ * files need one file. */
+static int refuse_fit(struct pred_db *const *dbs, size_t n_dbs, const struct entry *e, size_t n)
+{
+    char what[NOTE_MAX];
+
+    if (e->note[0])
+        tc_strlcpy(what, e->note, sizeof(what));
+    else
+        snprintf(what, sizeof(what), "%s%s: %zu measured rows of %s %s and no stored calibration",
+                 n_dbs > 1 ? "the databases " : "", n_dbs > 1 ? "given" : dbs[0]->path, n,
+                 e->gpu_id, tc_dtype_name(e->dtype));
+    if (n_dbs > 1)
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s: a prediction fits at most %d rows of one GPU and dtype in memory, "
+                        "and a calibration is used only when fitted on all of them: merge the "
+                        "files ('tilecast db merge ALL.db FILE...') and run 'tilecast db "
+                        "calibrate ALL.db' once",
+                        what, TC_CALIB_FIT_MAX_ROWS);
+    return tc_error(TC_ERR_UNSUPPORTED,
+                    "%s: a prediction fits at most %d rows of one GPU and dtype in memory; run "
+                    "'tilecast db calibrate %s' once to fit them and store the fit in the file "
+                    "(in a copy of a file you cannot write)",
+                    what, TC_CALIB_FIT_MAX_ROWS, dbs[0]->path);
+}
+
 /* Builds e's own calibration from the rows of its GPU and dtype. */
 static int build_own(struct tc_predictor *p, struct entry *e)
 {
     /* zeroed: the compiler cannot see that pred_dbs_for fills the first n_dbs */
-    struct pred_db *dbs[64] = {0};
-    size_t n_dbs, n = 0, cap = 0;
+    struct pred_db *dbs[64] = {0}, *with_rows[TC_ARRAY_SIZE(dbs)];
+    size_t n_dbs, n_with = 0, n = 0, cap = 0;
     struct tc_calib_sample *samples = NULL;
     struct tc_calib_params stored;
     struct tc_gpu snapshot;
@@ -483,10 +515,15 @@ static int build_own(struct tc_predictor *p, struct entry *e)
         ret = gather(dbs[i], gpu, e->dtype, &samples, &n, &cap);
         if (ret < 0)
             goto cleanup;
+        with_rows[n_with++] = dbs[i];
     }
     if (!n)
         goto cleanup;
-    have_stored = stored_params(dbs, n_dbs, e, gpu, n, &stored);
+    have_stored = stored_params(dbs, n_dbs, e, gpu, n, n <= TC_CALIB_FIT_MAX_ROWS, &stored);
+    if (!have_stored && n > TC_CALIB_FIT_MAX_ROWS) {
+        ret = refuse_fit(with_rows, n_with, e, n);
+        goto cleanup;
+    }
     e->calib = tc_calib_build(samples, n, have_stored ? &stored : NULL);
     if (!e->calib) {
         ret = TC_ERR_NOMEM; /* the rows were validated: only memory fails */
@@ -646,7 +683,7 @@ int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char 
     tc_strlcpy(e.gpu_id, gpu_id, sizeof(e.gpu_id));
     e.dtype = dtype;
     if (reuse)
-        have_stored = stored_params(list, 1, &e, gpu, n, &stored);
+        have_stored = stored_params(list, 1, &e, gpu, n, true, &stored);
     if (note && note_len)
         tc_strlcpy(note, e.note, note_len);
     *out = tc_calib_build(samples, n, have_stored ? &stored : NULL);

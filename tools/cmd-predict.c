@@ -51,7 +51,10 @@
     "  --json, --csv   machine-readable output (default: a table); --md a markdown\n"              \
     "                  table\n"                                                                    \
     "  --analytical    ignore every database: the analytical model only\n"                         \
-    "  --db FILE       calibrate with the measurements in FILE (repeatable)\n"                     \
+    "  --db FILE       calibrate with the measurements in FILE (repeatable); a\n"                  \
+    "                  file without a stored calibration is fitted in memory, up\n"                \
+    "                  to 50000 rows of one GPU and dtype ('tilecast db calibrate\n"               \
+    "                  FILE' stores a fit)\n"                                                      \
     "  --              ends the options: M N K follow\n"                                           \
     "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"                    \
     "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"                 \

@@ -590,7 +590,12 @@ struct tc_predictor;
  * databases it reads come with tc_predictor_add_db, which returns a code. */
 TC_API struct tc_predictor *tc_predictor_new(const struct tc_specs *specs);
 TC_API void tc_predictor_free(struct tc_predictor *p);
-/* Adds a database whose measurements calibrate predictions. */
+/* Adds a database whose measurements calibrate predictions. It is opened
+ * read-only: a calibration stored in it (tc_db_calibrate) is used when it
+ * was fitted on exactly the rows read; otherwise the first prediction of a
+ * GPU and dtype fits them in memory, up to 50,000 rows of that pair in all
+ * the databases added. Beyond, predictions of that pair fail with
+ * TC_ERR_UNSUPPORTED and a message naming `tilecast db calibrate`. */
 TC_API int tc_predictor_add_db(struct tc_predictor *p, const char *path);
 /* Uses the shipped prebuilt databases (default on). */
 TC_API void tc_predictor_use_prebuilt(struct tc_predictor *p, bool on);
