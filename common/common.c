@@ -225,7 +225,7 @@ TC_API const char *tc_status_name(enum tc_status status)
 }
 
 static const char *const attn_impl_names[TC_ATTN_IMPL_COUNT] = {
-    "unfused", "flash", "flash2", "flash3", "flash4", "cudnn",
+    "unfused", "flash", "flash2", "flash3", "flash4", "cudnn", "cudnn_oss",
 };
 
 TC_API const char *tc_attn_impl_name(enum tc_attn_impl impl)
@@ -247,7 +247,7 @@ TC_API int tc_attn_impl_parse(const char *name, enum tc_attn_impl *out)
     }
     return tc_error(TC_ERR_INVALID,
                     "unknown attention implementation '%s' (expected flash, flash2, flash3, "
-                    "flash4, cudnn or unfused)",
+                    "flash4, cudnn, cudnn_oss or unfused)",
                     name);
 }
 

@@ -96,6 +96,10 @@ int db_migrate(struct tc_db *db, int from);
 int db_insert_gemm_op(struct tc_db *db, const struct tc_gemm_row *row, const char *op,
                       bool *inserted);
 
+/* Inserts an attention row (checked first); *inserted is false when the run
+ * already held its shape (the first row is kept). */
+int db_insert_attention(struct tc_db *db, const struct tc_attention_row *row, bool *inserted);
+
 /* Whether a GPU row exists. */
 int db_has_gpu(struct tc_db *db, const char *gpu_id, bool *found);
 

@@ -163,6 +163,21 @@ static int json_section(struct tc_db *db, FILE *out, const char *key, const char
     return TC_OK;
 }
 
+/* The attention rows as JSON objects, given the columns schema v2 added or
+ * what a v1 file (read as it is) means by them. */
+#define ATTN_JSON(hd_vo, window, det)                                                              \
+    "SELECT json_object('run', a.run_id, 'gpu', r.gpu_id, 'impl', a.impl, 'dtype',"                \
+    " a.dtype, 'batch', a.batch, 'heads', a.heads, 'kv_heads', a.kv_heads, 'seq_q',"               \
+    " a.seq_q, 'seq_kv', a.seq_kv, 'head_dim', a.head_dim, 'head_dim_vo', " hd_vo ","              \
+    " 'window', " window ", 'causal',"                                                             \
+    " json(CASE a.causal WHEN 1 THEN 'true' ELSE 'false' END), 'backward',"                        \
+    " json(CASE a.backward WHEN 1 THEN 'true' ELSE 'false' END), 'deterministic',"                 \
+    " json(CASE " det " WHEN 1 THEN 'true' ELSE 'false' END), 'time_us',"                          \
+    " a.time_us, 'min_us', a.min_us, 'spread_pct', a.spread_pct, 'reps', a.reps,"                  \
+    " 'scores_us', a.scores_us, 'softmax_us', a.softmax_us, 'values_us', a.values_us)"             \
+    " FROM run r JOIN attention a ON a.run_id = r.id WHERE a.status = 'ok'"                        \
+    " AND (?1 IS NULL OR r.gpu_id = ?1) ORDER BY r.gpu_id, r.id, a.id"
+
 static int export_json(struct tc_db *db, const char *gpu_id, FILE *out, int64_t *rows)
 {
     int err;
@@ -201,18 +216,11 @@ static int export_json(struct tc_db *db, const char *gpu_id, FILE *out, int64_t 
             " ORDER BY r.gpu_id, r.id, g.id",
             gpu_id, rows, false);
     if (err == TC_OK)
-        err = json_section(
-            db, out, "attention",
-            "SELECT json_object('run', a.run_id, 'gpu', r.gpu_id, 'impl', a.impl, 'dtype',"
-            " a.dtype, 'batch', a.batch, 'heads', a.heads, 'kv_heads', a.kv_heads, 'seq_q',"
-            " a.seq_q, 'seq_kv', a.seq_kv, 'head_dim', a.head_dim, 'causal',"
-            " json(CASE a.causal WHEN 1 THEN 'true' ELSE 'false' END), 'backward',"
-            " json(CASE a.backward WHEN 1 THEN 'true' ELSE 'false' END), 'time_us',"
-            " a.time_us, 'min_us', a.min_us, 'spread_pct', a.spread_pct, 'reps', a.reps,"
-            " 'scores_us', a.scores_us, 'softmax_us', a.softmax_us, 'values_us', a.values_us)"
-            " FROM run r JOIN attention a ON a.run_id = r.id WHERE a.status = 'ok'"
-            " AND (?1 IS NULL OR r.gpu_id = ?1) ORDER BY r.gpu_id, r.id, a.id",
-            gpu_id, rows, true);
+        err = json_section(db, out, "attention",
+                           db->schema_version < 2
+                               ? ATTN_JSON("a.head_dim", "0", "0")
+                               : ATTN_JSON("a.head_dim_vo", "a.sliding_window", "a.deterministic"),
+                           gpu_id, rows, true);
     if (err == TC_OK)
         fputs("}\n", out);
     return err;

@@ -390,7 +390,10 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
                            read_mode(path, wal_mode, wal));
         if (err < 0)
             return err;
-        if (mode == TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION)
+        /* a read-only open reads an older schema as it is (the readers
+         * know each version's columns); only a file without tables has
+         * nothing to read until it is written once */
+        if (mode == TC_DB_READONLY && version < 1)
             return tc_error(TC_ERR_SCHEMA,
                             "%s: schema version %d is older than %d: open it "
                             "for writing once to migrate (tilecast db migrate %s)",
@@ -437,7 +440,8 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
         goto fail;
     }
     db->schema_version = version;
-    if (version < TC_DB_SCHEMA_VERSION && (err = db_migrate(db, version)) < 0)
+    if (mode != TC_DB_READONLY && version < TC_DB_SCHEMA_VERSION &&
+        (err = db_migrate(db, version)) < 0)
         goto fail;
     *out = db;
     return TC_OK;
@@ -493,6 +497,7 @@ TC_API int tc_db_schema_version(struct tc_db *db)
 static const struct {
     const char *what;
     const char *sql;
+    int since; /* the schema version whose columns the check reads (0: all) */
 } tilecast_checks[] = {
     {"gemm rows with an unknown dtype, layout or status",
      "SELECT count(*), min(id) FROM gemm WHERE dtype NOT IN " DTYPE_LIST
@@ -565,7 +570,8 @@ static const struct {
      " AS BLOB)), length(CAST(coalesce(clocks_json, '') AS BLOB)), length(CAST("
      "coalesce(licence, '') AS BLOB))) > 65536"},
     {"attention rows with invalid values",
-     "SELECT count(*), min(id) FROM attention WHERE impl NOT IN ('unfused','flash') OR dtype "
+     "SELECT count(*), min(id) FROM attention WHERE impl NOT IN ('unfused','flash','flash2',"
+     "'flash3','flash4','cudnn','cudnn_oss') OR dtype "
      "NOT IN " DTYPE_LIST " OR batch <= 0 OR heads <= 0 OR kv_heads <= 0 OR seq_q <= 0 OR "
      "seq_kv <= 0 OR head_dim <= 0 OR causal NOT IN (0,1) OR backward NOT IN (0,1) OR "
      "typeof(batch) <> 'integer' OR typeof(heads) <> 'integer' OR typeof(kv_heads) <> "
@@ -575,6 +581,11 @@ static const struct {
      "(status = 'ok' AND (typeof(time_us) NOT IN ('real','integer') OR "
      "NOT (time_us >= " TC_BOUND_SQL(TC_BOUND_TIME_US_MIN) " AND time_us <= "
      TC_BOUND_SQL(TC_BOUND_TIME_US_MAX) ")))"},
+    {"attention rows with an invalid V/O head dim, window or deterministic flag",
+     "SELECT count(*), min(id) FROM attention WHERE typeof(head_dim_vo) <> 'integer' OR "
+     "head_dim_vo <= 0 OR head_dim_vo > 1099511627776 OR typeof(sliding_window) <> 'integer' "
+     "OR sliding_window < 0 OR sliding_window > 1099511627776 OR (sliding_window > 0 AND "
+     "causal <> 1) OR deterministic NOT IN (0,1) OR (deterministic = 1 AND backward <> 1)", 2},
     {"runs with an unknown kind", "SELECT count(*), min(id) FROM run WHERE kind NOT IN "
                                   "('collected','imported')"},
     {"runs without rows or GPU", "SELECT count(*), min(id) FROM run WHERE gpu_id NOT IN "
@@ -629,6 +640,8 @@ TC_API int tc_db_integrity_check(struct tc_db *db)
         goto out;
     }
     for (size_t i = 0; i < TC_ARRAY_SIZE(tilecast_checks); i++) {
+        if (tilecast_checks[i].since > version)
+            continue;
         rc = sqlite3_prepare_v2(db->sql, tilecast_checks[i].sql, -1, &st, NULL);
         if (rc == SQLITE_OK)
             rc = sqlite3_step(st);

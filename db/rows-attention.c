@@ -10,6 +10,12 @@
 #include "bounds.h"
 #include "db-internal.h"
 
+/* The resolved V/O head dim of a row or key: 0 means head_dim. */
+static int64_t head_dim_vo(const struct tc_attention_row *r)
+{
+    return r->head_dim_vo ? r->head_dim_vo : r->head_dim;
+}
+
 static int bind_attention_key(sqlite3_stmt *st, const struct tc_attention_row *r, int first)
 {
     sqlite3_bind_int64(st, first, r->batch);
@@ -21,7 +27,19 @@ static int bind_attention_key(sqlite3_stmt *st, const struct tc_attention_row *r
     sqlite3_bind_text(st, first + 6, tc_dtype_name(r->dtype), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, first + 7, tc_attn_impl_name(r->impl), -1, SQLITE_STATIC);
     sqlite3_bind_int(st, first + 8, r->causal ? 1 : 0);
-    return sqlite3_bind_int(st, first + 9, r->backward ? 1 : 0);
+    sqlite3_bind_int(st, first + 9, r->backward ? 1 : 0);
+    sqlite3_bind_int64(st, first + 10, head_dim_vo(r));
+    sqlite3_bind_int64(st, first + 11, r->window);
+    return sqlite3_bind_int(st, first + 12, r->deterministic ? 1 : 0);
+}
+
+/* Whether a key can have rows in a v1 file, whose attention table holds
+ * 'flash' and 'unfused' rows of equal head dims, without a window or a
+ * deterministic backward (a file opened read-only is not migrated). */
+static bool v1_key(const struct tc_attention_row *r)
+{
+    return (r->impl == TC_ATTN_UNFUSED || r->impl == TC_ATTN_FLASH) &&
+           head_dim_vo(r) == r->head_dim && !r->window && !r->deterministic;
 }
 
 static int check_attention_row(struct tc_db *db, const struct tc_attention_row *r)
@@ -29,22 +47,22 @@ static int check_attention_row(struct tc_db *db, const struct tc_attention_row *
     if ((unsigned)r->dtype >= TC_DTYPE_COUNT || (unsigned)r->impl >= TC_ATTN_IMPL_COUNT)
         return tc_error(TC_ERR_INVALID, "%s: attention row with an invalid dtype or impl",
                         db->path);
-    /* The v1 schema's impl column admits these two names only (a CHECK
-     * constraint); a named library's rows wait for a schema that stores
-     * them, rather than being filed under 'flash', which means the
-     * architecture's best kernel. */
-    if (r->impl != TC_ATTN_UNFUSED && r->impl != TC_ATTN_FLASH)
-        return tc_error(TC_ERR_UNSUPPORTED,
-                        "%s: attention rows of impl '%s' cannot be stored: this schema's "
-                        "attention table holds 'flash' and 'unfused' rows",
-                        db->path, tc_attn_impl_name(r->impl));
     if (r->batch <= 0 || r->heads <= 0 || r->kv_heads < 0 || r->seq_q <= 0 || r->seq_kv < 0 ||
-        r->head_dim <= 0)
+        r->head_dim <= 0 || r->head_dim_vo < 0)
         return tc_error(TC_ERR_RANGE,
                         "%s: attention b=%lld h=%lld s=%lld d=%lld: dimensions "
                         "must be positive",
                         db->path, (long long)r->batch, (long long)r->heads, (long long)r->seq_q,
                         (long long)r->head_dim);
+    if (r->window < 0 || (r->window && !r->causal))
+        return tc_error(TC_ERR_INVALID,
+                        "%s: attention window %lld: a sliding window is a causal mask's, of "
+                        "a positive number of keys",
+                        db->path, (long long)r->window);
+    if (r->deterministic && !r->backward)
+        return tc_error(TC_ERR_INVALID,
+                        "%s: attention: deterministic is a property of the backward pass",
+                        db->path);
     if ((unsigned)r->status > TC_STATUS_ERROR)
         return tc_error(TC_ERR_INVALID, "%s: attention row with an invalid status", db->path);
     if (r->status == TC_STATUS_OK && (!isfinite(r->time_us) || r->time_us <= 0))
@@ -56,13 +74,12 @@ static int check_attention_row(struct tc_db *db, const struct tc_attention_row *
     return TC_OK;
 }
 
-TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_row *r)
+int db_insert_attention(struct tc_db *db, const struct tc_attention_row *r, bool *inserted)
 {
     sqlite3_stmt *st;
     int err, rc;
 
-    if (!db || !r)
-        return tc_error(TC_ERR_INVALID, "tc_db_insert_attention: missing argument");
+    *inserted = false;
     err = check_attention_row(db, r);
     if (err < 0)
         return err;
@@ -89,6 +106,9 @@ TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_ro
     db_bind_pos_double(st, 18, r->values_us);
     sqlite3_bind_text(st, 19, tc_status_name(r->status), -1, SQLITE_STATIC);
     db_bind_text(st, 20, r->message);
+    sqlite3_bind_int64(st, 21, head_dim_vo(r));
+    sqlite3_bind_int64(st, 22, r->window);
+    sqlite3_bind_int(st, 23, r->deterministic ? 1 : 0);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
@@ -97,7 +117,17 @@ TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_ro
                             (long long)r->run_id, sqlite3_errmsg(db->sql));
         return db_fail(db, rc, "inserting an attention row");
     }
+    *inserted = sqlite3_changes(db->sql) > 0;
     return TC_OK;
+}
+
+TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_row *r)
+{
+    bool inserted;
+
+    if (!db || !r)
+        return tc_error(TC_ERR_INVALID, "tc_db_insert_attention: missing argument");
+    return db_insert_attention(db, r, &inserted);
 }
 
 TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc_attention_row *key,
@@ -151,16 +181,31 @@ static int read_times(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_atten
     return TC_OK;
 }
 
+/* A v1 file (opened read-only, not migrated) has no head_dim_vo,
+ * sliding_window or deterministic column: its rows read as equal head
+ * dims, no window and the default backward. */
+#define V1_EXTRA "a.head_dim, 0, 0"
+#define V2_EXTRA "a.head_dim_vo, a.sliding_window, a.deterministic"
+
 TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
                                   const struct tc_attention_row *key, struct tc_attention_row *out)
 {
-    static const char sql[] =
+    static const char sql_v2[] =
         "SELECT a.id, a.run_id, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us,"
         " a.softmax_us, a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
-        " WHERE r.gpu_id = ?12 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
+        " WHERE r.gpu_id = ?15 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
         " AND a.seq_q = ?5 AND a.seq_kv = ?6 AND a.head_dim = ?7 AND a.dtype = ?8"
-        " AND a.impl = ?9 AND a.causal = ?10 AND a.backward = ?11 AND a.status = 'ok'"
+        " AND a.impl = ?9 AND a.causal = ?10 AND a.backward = ?11 AND a.head_dim_vo = ?12"
+        " AND a.sliding_window = ?13 AND a.deterministic = ?14 AND a.status = 'ok'"
         " ORDER BY a.time_us LIMIT 1";
+    /* ?12-?14 bound but unused: v1_key has checked them */
+    static const char sql_v1[] =
+        "SELECT a.id, a.run_id, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us,"
+        " a.softmax_us, a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
+        " WHERE r.gpu_id = ?15 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
+        " AND a.seq_q = ?5 AND a.seq_kv = ?6 AND a.head_dim = ?7 AND a.dtype = ?8"
+        " AND a.impl = ?9 AND a.causal = ?10 AND a.backward = ?11"
+        " AND a.status = 'ok' ORDER BY a.time_us LIMIT 1";
     sqlite3_stmt *st = NULL;
     char idtext[32];
     int64_t id;
@@ -168,13 +213,16 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
 
     if (!db || !gpu_id || !key || !out)
         return tc_error(TC_ERR_INVALID, "tc_db_lookup_attention: missing argument");
-    if ((unsigned)key->dtype >= TC_DTYPE_COUNT)
-        return tc_error(TC_ERR_INVALID, "tc_db_lookup_attention: invalid dtype");
-    rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+    if ((unsigned)key->dtype >= TC_DTYPE_COUNT || (unsigned)key->impl >= TC_ATTN_IMPL_COUNT)
+        return tc_error(TC_ERR_INVALID, "tc_db_lookup_attention: invalid dtype or impl");
+    if (db->schema_version < 2 && !v1_key(key))
+        return tc_error(TC_ERR_NOT_FOUND, "%s: no attention measurement of that shape on %s",
+                        db->path, gpu_id);
+    rc = sqlite3_prepare_v2(db->sql, db->schema_version < 2 ? sql_v1 : sql_v2, -1, &st, NULL);
     if (rc != SQLITE_OK)
         return db_fail(db, rc, "looking up attention");
     bind_attention_key(st, key, 2);
-    sqlite3_bind_text(st, 12, gpu_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 15, gpu_id, -1, SQLITE_TRANSIENT);
     rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) {
         err = tc_error(TC_ERR_NOT_FOUND, "%s: no attention measurement of that shape on %s",
@@ -188,6 +236,7 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
     *out = *key;
     out->kv_heads = key->kv_heads ? key->kv_heads : key->heads;
     out->seq_kv = key->seq_kv ? key->seq_kv : key->seq_q;
+    out->head_dim_vo = head_dim_vo(key);
     out->status = TC_STATUS_OK;
     out->message[0] = '\0';
     id = sqlite3_column_int64(st, 0);
@@ -206,12 +255,14 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
                          enum tc_dtype dtype, bool backward, struct tc_attention_row **rows,
                          size_t *n)
 {
-    static const char sql[] =
-        "SELECT a.id, a.run_id, a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim,"
-        " a.causal, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us, a.softmax_us,"
-        " a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
-        " WHERE r.gpu_id = ?1 AND a.dtype = ?2 AND a.impl = ?3 AND a.backward = ?4"
-        " AND a.status = 'ok' ORDER BY a.id";
+#define ROWS_SQL(extra)                                                                            \
+    "SELECT a.id, a.run_id, a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim,"          \
+    " a.causal, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us, a.softmax_us,"             \
+    " a.values_us, " extra " FROM run r JOIN attention a ON a.run_id = r.id"                       \
+    " WHERE r.gpu_id = ?1 AND a.dtype = ?2 AND a.impl = ?3 AND a.backward = ?4"                    \
+    " AND a.status = 'ok' ORDER BY a.id"
+    static const char sql_v1[] = ROWS_SQL(V1_EXTRA), sql_v2[] = ROWS_SQL(V2_EXTRA);
+#undef ROWS_SQL
     struct tc_attention_row *list = NULL, *grown;
     sqlite3_stmt *st = NULL;
     size_t count = 0, cap = 0;
@@ -223,11 +274,11 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         return tc_error(TC_ERR_INVALID, "tc_db_attention_rows: missing argument");
     *rows = NULL;
     *n = 0;
-    /* every implementation may be asked for; those the schema cannot store
+    /* every implementation may be asked for; those a v1 file cannot store
      * simply have no rows */
     if ((unsigned)dtype >= TC_DTYPE_COUNT || (unsigned)impl >= TC_ATTN_IMPL_COUNT)
         return tc_error(TC_ERR_INVALID, "tc_db_attention_rows: invalid dtype or impl");
-    rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+    rc = sqlite3_prepare_v2(db->sql, db->schema_version < 2 ? sql_v1 : sql_v2, -1, &st, NULL);
     if (rc != SQLITE_OK)
         return db_fail(db, rc, "reading attention rows");
     sqlite3_bind_text(st, 1, gpu_id, -1, SQLITE_TRANSIENT);
@@ -264,6 +315,11 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         TRY(db_column_int_range(db, st, 8, 0, 1, false, &v, "causal", id));
         r->causal = v != 0;
         TRY(read_times(db, st, 9, r, id));
+        TRY(db_column_int_range(db, st, 16, 1, INT32_MAX, false, &r->head_dim_vo, "head_dim_vo",
+                                id));
+        TRY(db_column_int_range(db, st, 17, 0, INT32_MAX, false, &r->window, "sliding_window", id));
+        TRY(db_column_int_range(db, st, 18, 0, 1, false, &v, "deterministic", id));
+        r->deterministic = v != 0;
         count++;
     }
     if (rc != SQLITE_DONE) {

@@ -140,6 +140,63 @@ static const char *const schema_v1[] = {
     "           a.seq_kv, a.head_dim, a.causal, a.backward;\n",
     NULL,
 };
+/* v1 -> v2: attention rows carry the backend (each library named, not only
+ * 'flash' and 'unfused') and what a measured call needs to be matched
+ * exactly: the V/O head dim, a sliding window and a deterministic
+ * backward. SQLite cannot change a CHECK constraint in place, so the table
+ * is rebuilt; v1 rows keep their values, with head_dim_vo = head_dim, no
+ * window and the default backward. The view reading it is dropped first
+ * (a rename would rewrite it to the old table) and made again. */
+#define ATTN_IMPL_OK(c)                                                                       \
+    "(" c " = 'unfused' OR " c " = 'flash' OR " c " = 'flash2' OR " c " = 'flash3' OR " c   \
+    " = 'flash4' OR " c " = 'cudnn' OR " c " = 'cudnn_oss')"
+static const char *const schema_v2[] = {
+    "DROP VIEW attention_best;\n",
+    "ALTER TABLE attention RENAME TO attention_v1;\n",
+    "CREATE TABLE attention (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id),\n"
+    "  impl TEXT NOT NULL CHECK " ATTN_IMPL_OK("impl") ",\n"
+    "  dtype TEXT NOT NULL CHECK " DTYPE_OK("dtype") ",\n"
+    "  batch INTEGER NOT NULL CHECK (batch > 0), heads INTEGER NOT NULL CHECK (heads > 0),\n"
+    "  kv_heads INTEGER NOT NULL CHECK (kv_heads > 0),\n"
+    "  seq_q INTEGER NOT NULL CHECK (seq_q > 0), seq_kv INTEGER NOT NULL CHECK (seq_kv > 0),\n"
+    "  head_dim INTEGER NOT NULL CHECK (head_dim > 0),\n"
+    "  head_dim_vo INTEGER NOT NULL CHECK (head_dim_vo > 0),\n"
+    "  sliding_window INTEGER NOT NULL DEFAULT 0 CHECK (sliding_window >= 0),\n"
+    "  causal INTEGER NOT NULL CHECK (causal = 0 OR causal = 1),\n"
+    "  backward INTEGER NOT NULL CHECK (backward = 0 OR backward = 1),\n"
+    "  deterministic INTEGER NOT NULL DEFAULT 0\n"
+    "    CHECK (deterministic = 0 OR (deterministic = 1 AND backward = 1)),\n"
+    "  time_us REAL CHECK (time_us IS NULL OR time_us > 0),\n"
+    "  min_us REAL, spread_pct REAL, reps INTEGER,\n"
+    "  scores_us REAL, softmax_us REAL, values_us REAL,\n"
+    "  status TEXT NOT NULL DEFAULT 'ok'\n"
+    "    CHECK " STATUS_OK("status") ",\n"
+    "  message TEXT,\n"
+    "  CHECK (status <> 'ok' OR time_us IS NOT NULL),\n"
+    "  CHECK (sliding_window = 0 OR causal = 1),\n"
+    "  UNIQUE (run_id, batch, heads, kv_heads, seq_q, seq_kv, head_dim, head_dim_vo,\n"
+    "          sliding_window, dtype, impl, causal, backward, deterministic)\n"
+    ");\n",
+    "INSERT INTO attention (id, run_id, impl, dtype, batch, heads, kv_heads, seq_q, seq_kv,\n"
+    "    head_dim, head_dim_vo, causal, backward, time_us, min_us, spread_pct, reps,\n"
+    "    scores_us, softmax_us, values_us, status, message)\n"
+    "  SELECT id, run_id, impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim,\n"
+    "         head_dim, causal, backward, time_us, min_us, spread_pct, reps, scores_us,\n"
+    "         softmax_us, values_us, status, message FROM attention_v1;\n",
+    "DROP TABLE attention_v1;\n",
+    "CREATE VIEW attention_best AS\n"
+    "  SELECT r.gpu_id, a.impl, a.dtype, a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,\n"
+    "         a.head_dim, a.head_dim_vo, a.sliding_window, a.causal, a.backward,\n"
+    "         a.deterministic, MIN(a.time_us) AS time_us, a.id AS attention_id, a.run_id,\n"
+    "         r.timing\n"
+    "  FROM attention a JOIN run r ON r.id = a.run_id WHERE a.status = 'ok'\n"
+    "  GROUP BY r.gpu_id, a.impl, a.dtype, a.batch, a.heads, a.kv_heads, a.seq_q,\n"
+    "           a.seq_kv, a.head_dim, a.head_dim_vo, a.sliding_window, a.causal,\n"
+    "           a.backward, a.deterministic;\n",
+    NULL,
+};
 /* clang-format on */
 
 struct migration {
@@ -149,6 +206,7 @@ struct migration {
 
 static const struct migration migrations[] = {
     {0, schema_v1},
+    {1, schema_v2},
 };
 
 /* Tables every v1 file has; a file missing one is refused. */
@@ -200,22 +258,32 @@ int db_check_schema_objects(sqlite3 *sql, const char *path, int version)
             err = tc_error(TC_ERR_SCHEMA, "%s: corrupt schema table", path);
             break;
         }
-        for (size_t m = 0; m < TC_ARRAY_SIZE(migrations) && !same; m++) {
+        const char *latest = NULL;
+
+        /* the object must be as the last step that created it made it: a
+         * later step may drop and create it again (v2's attention table),
+         * and an older version of it is not valid in a newer file */
+        for (size_t m = 0; m < TC_ARRAY_SIZE(migrations); m++) {
             if (migrations[m].from >= version)
                 continue;
-            for (const char *const *stmt = migrations[m].sql; *stmt && !same; stmt++) {
+            for (const char *const *stmt = migrations[m].sql; *stmt; stmt++) {
                 char stmt_name[128];
-                size_t n = strlen(*stmt);
 
-                statement_name(*stmt, stmt_name, sizeof(stmt_name));
-                if (strcmp(stmt_name, name) != 0)
+                if (strncmp(*stmt, "CREATE ", 7) != 0)
                     continue;
-                known_name = true;
-                /* SQLite keeps the statement's text without the ";\n" */
-                while (n && ((*stmt)[n - 1] == '\n' || (*stmt)[n - 1] == ';'))
-                    n--;
-                same = text && strlen(text) == n && memcmp(text, *stmt, n) == 0;
+                statement_name(*stmt, stmt_name, sizeof(stmt_name));
+                if (strcmp(stmt_name, name) == 0)
+                    latest = *stmt;
             }
+        }
+        if (latest) {
+            size_t n = strlen(latest);
+
+            known_name = true;
+            /* SQLite keeps the statement's text without the ";\n" */
+            while (n && (latest[n - 1] == '\n' || latest[n - 1] == ';'))
+                n--;
+            same = text && strlen(text) == n && memcmp(text, latest, n) == 0;
         }
         if (!same) {
             err = tc_error(

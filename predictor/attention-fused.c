@@ -377,6 +377,11 @@ static int resolve_kernel(const struct tc_gpu *gpu, const struct tc_attention_qu
             return TC_OK;
         }
     }
+    /* the cuDNN frontend's open-source engines publish no tiles of their
+     * own: they are modelled as cuDNN's engines, and their measured rows
+     * calibrate them apart from cuDNN's (attention.c) */
+    if (impl == TC_ATTN_CUDNN_OSS)
+        impl = TC_ATTN_CUDNN;
     switch (impl) {
     case TC_ATTN_FLASH2:
         if (!nvidia_ampere_or_later(gpu) && gpu->vendor == TC_VENDOR_NVIDIA)

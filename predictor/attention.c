@@ -359,6 +359,9 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
             .head_dim = row->head_dim,
             .causal = row->causal,
             .backward = row->backward,
+            .deterministic = row->deterministic,
+            .head_dim_vo = row->head_dim_vo,
+            .window = row->window,
         };
         struct tc_attention_prediction pred;
 
@@ -400,16 +403,18 @@ static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
     set = tc_predictor_attention_rows(p, gpu->id, q->impl, q->dtype, q->backward, &err);
     if (!set)
         return err;
-    /* a row records neither a V/O head dim of its own, a window nor a
-     * deterministic backward: it measures none of them exactly */
-    bool plain =
-        (!q->head_dim_vo || q->head_dim_vo == q->head_dim) && !q->window && !q->deterministic;
+    int64_t dvo = q->head_dim_vo ? q->head_dim_vo : q->head_dim;
 
-    for (size_t i = 0; plain && i < set->n; i++) {
+    /* the row must be the same call: V/O head dim, window and the
+     * deterministic backward included (rows read from a v1 file have equal
+     * head dims, no window and the default backward) */
+    for (size_t i = 0; i < set->n; i++) {
         const struct tc_attention_row *row = &set->rows[i];
+        int64_t row_dvo = row->head_dim_vo ? row->head_dim_vo : row->head_dim;
 
         if (row->batch == q->batch && row->heads == q->heads && row->kv_heads == kv_heads &&
             row->seq_q == q->seq_q && row->seq_kv == seq_kv && row->head_dim == q->head_dim &&
+            row_dvo == dvo && row->window == q->window && row->deterministic == q->deterministic &&
             row->causal == q->causal && (!best || row->time_us < best->time_us))
             best = row;
     }
@@ -517,8 +522,11 @@ TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
     key.seq_q = q->seq_q;
     key.seq_kv = q->seq_kv ? q->seq_kv : q->seq_q;
     key.head_dim = q->head_dim;
+    key.head_dim_vo = q->head_dim_vo;
+    key.window = q->window;
     key.causal = q->causal;
     key.backward = q->backward;
+    key.deterministic = q->deterministic;
     err = tc_db_lookup_attention(db, gpu_id, &key, &row);
     if (err < 0)
         return err;

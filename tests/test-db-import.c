@@ -292,7 +292,8 @@ START_TEST(export_import_round_trip)
         json_t *root = json_load_file(tmp_path("a.json"), 0, &jerr), *gemm;
 
         ck_assert_msg(root != NULL, "export JSON: %s (line %d)", jerr.text, jerr.line);
-        ck_assert_int_eq(json_integer_value(json_object_get(root, "schema_version")), 1);
+        ck_assert_int_eq(json_integer_value(json_object_get(root, "schema_version")),
+                         TC_DB_SCHEMA_VERSION);
         ck_assert_str_eq(json_string_value(json_object_get(
                              json_array_get(json_object_get(root, "gpus"), 0), "id")),
                          "a100-pcie-40gb");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "db-fixture.h"
+#include "db.h"
 #include "tilecast/tilecast.h"
 
 START_TEST(create_insert_lookup_iterate)
@@ -97,7 +98,7 @@ START_TEST(create_insert_lookup_iterate)
     ck_assert_int_eq(sql_int(tmp_path("a.db"), "SELECT count(*) FROM gemm_best"), 2);
     ck_assert_int_eq(sql_int(tmp_path("a.db"), "SELECT value FROM meta WHERE key = "
                                                "'schema_version'"),
-                     1);
+                     TC_DB_SCHEMA_VERSION);
 }
 END_TEST
 
@@ -181,15 +182,60 @@ START_TEST(resume_is_idempotent)
         a.causal = false;
         ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got), TC_ERR_NOT_FOUND);
         a.causal = true;
-        /* a named library's rows: this schema stores flash and unfused only,
-         * and reading them finds nothing rather than failing */
-        a.impl = TC_ATTN_FLASH3;
-        ck_assert_int_eq(tc_db_insert_attention(db, &a), TC_ERR_UNSUPPORTED);
-        ck_assert(strstr(tc_last_error(), "flash3") != NULL);
-        ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got), TC_ERR_NOT_FOUND);
-        ck_assert_int_eq(tc_db_has_attention(db, run_id, &a, &found), TC_OK);
-        ck_assert(!found);
+        /* a named library's rows are stored apart from 'flash' ones */
+        for (int impl = TC_ATTN_FLASH2; impl < TC_ATTN_IMPL_COUNT; impl++) {
+            a.impl = (enum tc_attn_impl)impl;
+            ck_assert_int_eq(tc_db_has_attention(db, run_id, &a, &found), TC_OK);
+            ck_assert(!found);
+            a.time_us = 310.0 + impl;
+            ck_assert_msg(tc_db_insert_attention(db, &a) == TC_OK, "%s", tc_last_error());
+            ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &a, &got), TC_OK);
+            ck_assert_double_eq(got.time_us, 310.0 + impl);
+        }
+        a.impl = TC_ATTN_CUDNN_OSS;
+        /* the V/O head dim, the window and the deterministic backward are
+         * part of the shape: each another row, none found for the plain key */
+        {
+            struct tc_attention_row v = a;
+
+            v.head_dim_vo = 64;
+            ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &v, &got),
+                             TC_ERR_NOT_FOUND);
+            v.time_us = 250.0;
+            ck_assert_int_eq(tc_db_insert_attention(db, &v), TC_OK);
+            ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &v, &got), TC_OK);
+            ck_assert_double_eq(got.time_us, 250.0);
+            ck_assert_int_eq(got.head_dim_vo, 64);
+            v.head_dim_vo = 128; /* the same as 0: head_dim */
+            ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &v, &got), TC_OK);
+            ck_assert_double_eq(got.time_us, 310.0 + TC_ATTN_CUDNN_OSS);
+            v.window = 128;
+            ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &v, &got),
+                             TC_ERR_NOT_FOUND);
+            ck_assert_int_eq(tc_db_insert_attention(db, &v), TC_OK);
+            v.window = 0;
+            v.backward = true;
+            v.deterministic = true;
+            ck_assert_int_eq(tc_db_insert_attention(db, &v), TC_OK);
+            ck_assert_int_eq(tc_db_has_attention(db, run_id, &v, &found), TC_OK);
+            ck_assert(found);
+            v.deterministic = false;
+            ck_assert_int_eq(tc_db_has_attention(db, run_id, &v, &found), TC_OK);
+            ck_assert(!found);
+            /* refused: a window without the causal mask, a deterministic forward */
+            v.window = 64;
+            v.causal = false;
+            ck_assert_int_eq(tc_db_insert_attention(db, &v), TC_ERR_INVALID);
+            ck_assert(strstr(tc_last_error(), "window 64") != NULL);
+            v.window = 0;
+            v.causal = true;
+            v.backward = false;
+            v.deterministic = true;
+            ck_assert_int_eq(tc_db_insert_attention(db, &v), TC_ERR_INVALID);
+            ck_assert(strstr(tc_last_error(), "deterministic") != NULL);
+        }
         a.impl = TC_ATTN_FLASH;
+        a.time_us = 300.0;
     }
 
     /* --resume finds the run of the same configuration */
@@ -197,7 +243,8 @@ START_TEST(resume_is_idempotent)
     ck_assert_int_eq(again, run_id);
     ck_assert_int_eq(tc_db_find_run(db, "a100-sxm4-80gb", "other", &again), TC_ERR_NOT_FOUND);
     tc_db_close(db);
-    ck_assert_int_eq(sql_int(tmp_path("r.db"), "SELECT count(*) FROM attention"), 1);
+    /* one flash row, one of each named library, three variants */
+    ck_assert_int_eq(sql_int(tmp_path("r.db"), "SELECT count(*) FROM attention"), 9);
 }
 END_TEST
 
@@ -362,9 +409,9 @@ START_TEST(refuses_newer_schema)
     struct tc_db *db = new_db("new.db", NULL);
 
     tc_db_close(db);
-    sql_exec(tmp_path("new.db"), "PRAGMA journal_mode = DELETE; PRAGMA user_version = 2;"
-                                 "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
-    assert_refused(tmp_path("new.db"), "schema version 2 is newer");
+    sql_exec(tmp_path("new.db"), "PRAGMA journal_mode = DELETE; PRAGMA user_version = 3;"
+                                 "UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+    assert_refused(tmp_path("new.db"), "schema version 3 is newer");
 }
 END_TEST
 
@@ -406,7 +453,7 @@ START_TEST(refuses_foreign_schema_objects)
     sql_exec(tmp_path("view.db"), "DROP VIEW gemm_best; CREATE VIEW gemm_best AS "
                                   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
                                   "FROM c) SELECT x FROM c;");
-    assert_refused(tmp_path("view.db"), "view 'gemm_best' differs from schema v1");
+    assert_refused(tmp_path("view.db"), "view 'gemm_best' differs from schema v2");
     sql_exec(tmp_path("index.db"), "CREATE INDEX extra ON gemm (time_us);");
     assert_refused(tmp_path("index.db"), "unexpected index 'extra'");
 }
@@ -605,18 +652,104 @@ START_TEST(migrates_from_v0)
     sql_exec(tmp_path("v0.db"), "PRAGMA application_id = 1413694530;");
     ck_assert_int_eq(sql_int(tmp_path("v0.db"), "PRAGMA user_version"), 0);
     /* read-only cannot migrate: refused, untouched */
-    assert_refused_modes(tmp_path("v0.db"), "older than 1", 1);
+    assert_refused_modes(tmp_path("v0.db"), "older than 2", 1);
     ck_assert_msg(tc_db_open(tmp_path("v0.db"), TC_DB_READWRITE, &db) == TC_OK, "%s",
                   tc_last_error());
-    ck_assert_int_eq(tc_db_schema_version(db), 1);
+    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
     ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
     tc_db_close(db);
-    ck_assert_int_eq(sql_int(tmp_path("v0.db"), "PRAGMA user_version"), 1);
+    ck_assert_int_eq(sql_int(tmp_path("v0.db"), "PRAGMA user_version"), TC_DB_SCHEMA_VERSION);
     ck_assert_int_eq(sql_int(tmp_path("v0.db"), "SELECT count(*) FROM sqlite_schema WHERE "
                                                 "type = 'table' AND name IN ('meta', 'gpu', "
                                                 "'run', 'gemm', 'attention', 'calibration')"),
                      6);
     ck_assert_int_eq(tc_db_open(tmp_path("v0.db"), TC_DB_READONLY, &db), TC_OK);
+    tc_db_close(db);
+}
+END_TEST
+
+/* A v1 file (tests/data/db/schema-v1.sql, written by tilecast 0.1.0): read
+ * as it is when opened read-only (the file untouched), migrated to v2 on a
+ * writable open with every row kept, its attention rows reading as equal
+ * head dims, no window and the default backward. */
+START_TEST(migrates_from_v1)
+{
+    const struct tc_attention_row key = {.impl = TC_ATTN_FLASH,
+                                         .dtype = TC_DTYPE_BF16,
+                                         .batch = 2,
+                                         .heads = 16,
+                                         .seq_q = 2048,
+                                         .head_dim = 128,
+                                         .causal = true};
+    struct tc_attention_row got, *rows = NULL, named = key;
+    const char *path = tmp_path("v1.db");
+    struct tc_db *db;
+    size_t n, len_before, len_after;
+    char *sql = slurp(src_path("tests/data/db/schema-v1.sql"), &n), *before, *after;
+    int64_t rows_gemm;
+
+    sql[n] = '\0'; /* slurp leaves room for it */
+    sql_exec(path, sql);
+    free(sql);
+    ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 1);
+    before = slurp(path, &len_before);
+    ck_assert_msg(tc_db_open(path, TC_DB_READONLY, &db) == TC_OK, "%s", tc_last_error());
+    ck_assert_int_eq(tc_db_schema_version(db), 1);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_int_eq(tc_db_count_gemm(db, NULL, -1, -1, &rows_gemm), TC_OK);
+    ck_assert_int_eq(rows_gemm, 4);
+    ck_assert_msg(tc_db_lookup_attention(db, "a100-sxm4-80gb", &key, &got) == TC_OK, "%s",
+                  tc_last_error());
+    ck_assert_double_eq(got.time_us, 300.0);
+    ck_assert_int_eq(got.head_dim_vo, 128);
+    /* what a v1 file cannot hold is not there */
+    named.impl = TC_ATTN_CUDNN;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &named, &got), TC_ERR_NOT_FOUND);
+    named = key;
+    named.head_dim_vo = 64;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &named, &got), TC_ERR_NOT_FOUND);
+    ck_assert_int_eq(
+        tc_db_attention_rows(db, "a100-sxm4-80gb", TC_ATTN_FLASH, TC_DTYPE_BF16, true, &rows, &n),
+        TC_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_double_eq(rows[0].time_us, 800.0);
+    ck_assert_int_eq(rows[0].head_dim_vo, 128);
+    ck_assert(!rows[0].deterministic && rows[0].window == 0);
+    free(rows);
+    tc_db_close(db);
+    after = slurp(path, &len_after);
+    ck_assert_uint_eq(len_before, len_after);
+    ck_assert(memcmp(before, after, len_before) == 0);
+    free(before);
+    free(after);
+
+    /* a merge of the v1 file reads it as it is, into a v2 file */
+    ck_assert_msg(tc_db_merge(tmp_path("v1-merged.db"), 1, &path, NULL) == TC_OK, "%s",
+                  tc_last_error());
+    ck_assert_int_eq(sql_int(tmp_path("v1-merged.db"), "SELECT count(*) FROM attention WHERE "
+                                                       "head_dim_vo = head_dim"),
+                     3);
+
+    ck_assert_msg(tc_db_open(path, TC_DB_READWRITE, &db) == TC_OK, "%s", tc_last_error());
+    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq(got.time_us, 300.0);
+    /* now it stores what v1 could not */
+    named = key;
+    named.run_id = got.run_id;
+    named.impl = TC_ATTN_CUDNN_OSS;
+    named.head_dim_vo = 64;
+    named.time_us = 200.0;
+    named.status = TC_STATUS_OK;
+    ck_assert_msg(tc_db_insert_attention(db, &named) == TC_OK, "%s", tc_last_error());
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention"), 4);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM gemm"), 4);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention_best"), 4);
+    /* the migrated file passes the schema check of a fresh open */
+    ck_assert_msg(tc_db_open(path, TC_DB_READONLY, &db) == TC_OK, "%s", tc_last_error());
     tc_db_close(db);
 }
 END_TEST
@@ -676,6 +809,7 @@ static Suite *db_suite(void)
     tcase_add_test(refuse, missing_file_needs_create);
     tcase_add_test(refuse, opens_with_a_left_over_wal);
     tcase_add_test(refuse, migrates_from_v0);
+    tcase_add_test(refuse, migrates_from_v1);
     suite_add_tcase(s, refuse);
     return s;
 }

@@ -172,10 +172,11 @@ END_TEST
 
 START_TEST(test_attn_impl_names)
 {
-    static const char *const names[] = {"unfused", "flash", "flash2", "flash3", "flash4", "cudnn"};
+    static const char *const names[] = {"unfused", "flash", "flash2",   "flash3",
+                                        "flash4",  "cudnn", "cudnn_oss"};
     enum tc_attn_impl impl;
 
-    ck_assert_int_eq(TC_ATTN_IMPL_COUNT, 6);
+    ck_assert_int_eq(TC_ATTN_IMPL_COUNT, 7);
     /* the values databases and bindings depend on */
     ck_assert_int_eq(TC_ATTN_UNFUSED, 0);
     ck_assert_int_eq(TC_ATTN_FLASH, 1);

@@ -177,8 +177,8 @@ poison endless-view "a view that never ends" \
 # The attention table: a valid measured row, then poisoned copies of it.
 cp good.db attention.db
 sqlite3 attention.db "INSERT INTO attention (run_id, impl, dtype, batch, heads, kv_heads, seq_q,
-    seq_kv, head_dim, causal, backward, time_us, min_us, spread_pct, reps, status)
-    VALUES (1, 'flash', 'fp16', 1, 8, 8, 1024, 1024, 64, 0, 0, 50.0, 49.0, 1.0, 10, 'ok');" ||
+    seq_kv, head_dim, head_dim_vo, causal, backward, time_us, min_us, spread_pct, reps, status)
+    VALUES (1, 'flash', 'fp16', 1, 8, 8, 1024, 1024, 64, 64, 0, 0, 50.0, 49.0, 1.0, 10, 'ok');" ||
     fail "could not add an attention row"
 run db check attention.db
 [ "$rc" -eq 0 ] || fail "db check of a valid attention row: exit $rc: $(cat err)"
@@ -208,6 +208,15 @@ attention_poison attention-text-impl "an unknown implementation" "UPDATE attenti
 attention_poison attention-causal "causal neither 0 nor 1" "UPDATE attention SET causal = 7;"
 attention_poison attention-huge "huge sizes" \
     "UPDATE attention SET seq_q = 9223372036854775807, seq_kv = 9223372036854775807;"
+attention_poison attention-neg-vo "a negative V/O head dim" "UPDATE attention SET head_dim_vo = -64;"
+attention_poison attention-text-vo "a V/O head dim that is text" \
+    "UPDATE attention SET head_dim_vo = 'sixty-four';"
+attention_poison attention-window "a window without the causal mask" \
+    "UPDATE attention SET sliding_window = 128;"
+attention_poison attention-det "deterministic neither 0 nor 1" \
+    "UPDATE attention SET deterministic = 3;"
+attention_poison attention-det-fwd "a deterministic forward" \
+    "UPDATE attention SET deterministic = 1;"
 
 # A trigger in a shipped file must not run when tilecast writes to it:
 # importing into it either is refused or keeps every row.

@@ -37,8 +37,8 @@ const char cmd_eval_attention_help[] =
     "The last row, gpu 'all', pools every compared row.\n"
     "\n"
     "How rows become queries: impl is tilecast's name (flash2, flash3, flash4,\n"
-    "cudnn, flash, unfused); cudnn_oss (the cuDNN frontend's open-source engines)\n"
-    "is predicted as cudnn. pass is fwd or bwd. mask no_mask or top_left (with\n"
+    "cudnn, cudnn_oss, flash, unfused); cudnn_oss (the cuDNN frontend's open-source\n"
+    "engines) is modelled as cudnn. pass is fwd or bwd. mask no_mask or top_left (with\n"
     "seq_q = seq_kv; tilecast aligns a causal mask at the bottom right, which is\n"
     "the same square); window is the causal sliding window in keys. The times\n"
     "are kernel times (cupti-median): no host time is added. The source called\n"
@@ -146,9 +146,7 @@ static bool row_query(char **fields, const struct acols *c, struct tc_attention_
         *why = "dtype";
         return false;
     }
-    if (strcmp(fields[c->impl], "cudnn_oss") == 0)
-        q->impl = TC_ATTN_CUDNN;
-    else if (tc_attn_impl_parse(fields[c->impl], &q->impl) < 0) {
+    if (tc_attn_impl_parse(fields[c->impl], &q->impl) < 0) {
         *why = "impl";
         return false;
     }

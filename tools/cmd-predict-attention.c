@@ -134,8 +134,8 @@ int cmd_predict_attention(int argc, char **argv)
                 break;
             if (tc_attn_impl_parse(v, &q.impl) < 0) {
                 cli_error(cmd,
-                          "--impl: '%s' (expected flash, flash2, flash3, flash4, cudnn or "
-                          "unfused)",
+                          "--impl: '%s' (expected flash, flash2, flash3, flash4, cudnn, "
+                          "cudnn_oss or unfused)",
                           v);
                 return CLI_EXIT_INPUT;
             }

@@ -21,7 +21,9 @@
     "  --impl IMPL           flash (default: the architecture's best fused kernel:\n"              \
     "                        FlashAttention-2 on Ampere/Ada, -3 on Hopper, -4 on\n"                \
     "                        Blackwell), flash2, flash3, flash4, cudnn (each that\n"               \
-    "                        library's kernels, where it runs), or unfused (scores\n"              \
+    "                        library's kernels, where it runs), cudnn_oss (the cuDNN\n"            \
+    "                        frontend's open-source engines: modelled as cudnn,\n"                 \
+    "                        calibrated by their own rows), or unfused (scores\n"                  \
     "                        bmm + softmax + values bmm through the GEMM predictor)\n"             \
     "  --batch, --heads, --seq, --head-dim   the shape (seq is the query length,\n"                \
     "                        head dim that of Q and K)\n"                                          \
@@ -46,14 +48,15 @@
     "  --analytical, --db FILE   as for predict gemm. The attention rows of the --db\n"            \
     "                        file (else of the GPU's prebuilt database) calibrate\n"               \
     "                        the model: a shape measured exactly (same impl, dtype,\n"             \
-    "                        shape, mask, direction) is its measurement (source\n"                 \
+    "                        shape, V/O head dim, mask, window, direction and\n"                   \
+    "                        deterministic) is its measurement (source\n"                          \
     "                        measured); otherwise, with ok rows of the same GPU,\n"                \
     "                        impl, dtype and direction, the model's time x\n"                      \
     "                        exp(w * median ln(measured / model)), w = n / (n + 5)\n"              \
     "                        for n rows (source calibrated; interval from the\n"                   \
     "                        10th/90th percentiles of those log ratios, blended\n"                 \
-    "                        with the model's +-25% by w). Databases store flash\n"                \
-    "                        and unfused rows only\n"                                              \
+    "                        with the model's +-25% by w). Rows of one impl never\n"               \
+    "                        calibrate another, nor one GPU another\n"                             \
     "  --json, --csv         one record as a JSON object (as every predict --json:\n"              \
     "                        'tilecast predict --help') or a CSV row\n"
 #define MCLI_PREDICT_LAYER_HELP                                                                    \

@@ -23,7 +23,7 @@ TC_NAME_MAX = 128
 TC_OP_NAME_MAX = 32
 TC_DTYPE_COUNT = 7
 TC_DTYPE_MAX = 16  # the capacity of struct tc_gpu's dtype arrays
-TC_ATTN_IMPL_COUNT = 6  # enum tc_attn_impl: unfused, flash, flash2, flash3, flash4, cudnn
+TC_ATTN_IMPL_COUNT = 7  # enum tc_attn_impl: unfused, flash, flash2, flash3, flash4, cudnn, cudnn_oss
 
 # enum tc_db_mode
 TC_DB_READONLY = 0
@@ -103,6 +103,9 @@ class AttentionRow(Structure):
         ("seq_q", c_int64), ("seq_kv", c_int64), ("head_dim", c_int64),
         ("causal", c_bool),
         ("backward", c_bool),
+        ("deterministic", c_bool),
+        ("head_dim_vo", c_int64),
+        ("window", c_int64),
         ("time_us", c_double), ("min_us", c_double), ("spread_pct", c_double),
         ("reps", c_int),
         ("scores_us", c_double), ("softmax_us", c_double), ("values_us", c_double),

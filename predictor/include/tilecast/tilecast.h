@@ -235,7 +235,7 @@ TC_API const char *tc_data_dir(void);
 /* Database (db/)                                                            */
 /* ------------------------------------------------------------------------ */
 
-#define TC_DB_SCHEMA_VERSION 1
+#define TC_DB_SCHEMA_VERSION 2
 
 struct tc_db;
 
@@ -343,6 +343,9 @@ enum tc_attn_impl {
     TC_ATTN_FLASH3,      /* FlashAttention-3 (wgmma, warp-specialised, sm90) */
     TC_ATTN_FLASH4,      /* FlashAttention-4 (CuTe DSL: sm80 forward, sm90, sm100) */
     TC_ATTN_CUDNN,       /* cuDNN's fused SDPA engines (sm80 and later) */
+    TC_ATTN_CUDNN_OSS,   /* the cuDNN frontend's open-source SDPA engines: no
+                            tiles of their own are published, so the model is
+                            cuDNN's; rows of their own calibrate it apart */
     TC_ATTN_IMPL_COUNT
 };
 /* "flash", "flash2", ...; "?" for out-of-range values. */
@@ -355,8 +358,11 @@ struct tc_attention_row {
     enum tc_attn_impl impl;
     enum tc_dtype dtype;
     int64_t batch, heads, kv_heads, seq_q, seq_kv, head_dim;
-    bool causal;
+    bool causal; /* aligned at the bottom right when seq_kv > seq_q */
     bool backward;
+    bool deterministic;  /* backward: the deterministic variant */
+    int64_t head_dim_vo; /* V and O head dim; 0 means head_dim */
+    int64_t window;      /* causal sliding window in keys; 0 means none */
     double time_us, min_us, spread_pct;
     int reps;
     /* unfused parts, 0 when not measured */
@@ -393,8 +399,9 @@ TC_API int tc_db_count_gemm(struct tc_db *db, const char *gpu_id, int dtype, int
 TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc_attention_row *key,
                                bool *found);
 /* Exact lookup of the fastest ok attention measurement of key's shape
- * (impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal,
- * backward) on a GPU, over all runs. TC_ERR_NOT_FOUND if none. */
+ * (impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim,
+ * head_dim_vo, window, causal, deterministic, backward) on a GPU, over all
+ * runs. TC_ERR_NOT_FOUND if none. */
 TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
                                   const struct tc_attention_row *key, struct tc_attention_row *out);
 
