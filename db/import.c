@@ -1,5 +1,6 @@
 /* Imports of measurements made by other tools: the shared measured-data CSV,
- * EleutherAI cookbook sizing logs and mamf-finder logs. Every import runs in
+ * EleutherAI cookbook sizing logs and mamf-finder logs (attention results,
+ * import-attention.c). Every import runs in
  * one transaction, so a malformed line anywhere leaves the database exactly
  * as it was. Imported runs are kind 'imported' and keep their source, timing
  * method and licence; they are never presented as collected by tilecast. */
@@ -17,25 +18,10 @@
 #include "csv.h"
 #include "input.h"
 #include "db-internal.h"
+#include "import-internal.h"
 
 /* Largest dimension accepted: keeps 2·m·n·k·batch a finite double. */
 #define DIM_MAX TC_BOUND_DIM_MAX
-
-struct run_slot {
-    char *key;
-    int64_t id;
-};
-
-struct importer {
-    struct tc_db *db;
-    const char *format;
-    const struct tc_import_options *opt;
-    tc_gpu_lookup_fn lookup;
-    const void *lookup_ctx;
-    struct tc_import_stats *stats;
-    struct run_slot *runs;
-    size_t n_runs, cap_runs;
-};
 
 /* Licences of the public sources tilecast knows, by repository prefix of the
  * `source` column (owner/repo@commit:path). */
@@ -48,9 +34,10 @@ static const struct {
     {"ROCm/rocBLAS@", "MIT"},
     {"EleutherAI/cookbook@", "Apache-2.0"},
     {"stas00/ml-engineering@", "CC-BY-SA-4.0"},
+    {"NVIDIA/cudnn-frontend@", "Apache-2.0"},
 };
 
-static const char *known_licence(const char *source)
+const char *db_import_licence(const char *source)
 {
     for (size_t i = 0; source && i < TC_ARRAY_SIZE(known_sources); i++)
         if (strncmp(source, known_sources[i].prefix, strlen(known_sources[i].prefix)) == 0)
@@ -58,7 +45,7 @@ static const char *known_licence(const char *source)
     return NULL;
 }
 
-static const char *base_name(const char *path)
+const char *db_import_base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
 
@@ -92,9 +79,9 @@ static int ensure_gpu(struct importer *imp, const char *gpu_id, const char *file
 /* One run per (format, GPU, timing method, source). Its config_hash makes
  * a second import of the same data find the same run, whose unique shape
  * key then drops the repeated rows: imports are idempotent. */
-static int get_run(struct importer *imp, const char *gpu_id, const char *timing, const char *source,
-                   const char *licence, const char *runtime, const char *file, long line,
-                   int64_t *run_id)
+int db_import_run(struct importer *imp, const char *gpu_id, const char *timing, const char *source,
+                  const char *licence, const char *runtime, const char *file, long line,
+                  int64_t *run_id)
 {
     struct tc_run_info info = {0};
     char *key = NULL, hash[17], now[32];
@@ -140,7 +127,7 @@ static int get_run(struct importer *imp, const char *gpu_id, const char *timing,
         goto fail;
     if (imp->n_runs == imp->cap_runs) {
         size_t cap = imp->cap_runs ? imp->cap_runs * 2 : 8;
-        struct run_slot *runs = realloc(imp->runs, cap * sizeof(*runs));
+        struct import_run_slot *runs = realloc(imp->runs, cap * sizeof(*runs));
 
         if (!runs) {
             err = tc_error(TC_ERR_NOMEM, "out of memory");
@@ -455,12 +442,12 @@ static int import_csv_record(struct importer *imp, const char *file, long line, 
                         file, line, COL(C_TIMING));
     source = opt->source ? opt->source : field(fields, cols, C_SOURCE);
     if (!source)
-        source = base_name(file);
+        source = db_import_base_name(file);
     licence = opt->licence ? opt->licence : field(fields, cols, C_LICENCE);
     if (!licence)
-        licence = known_licence(source);
+        licence = db_import_licence(source);
 #undef COL
-    err = get_run(imp, gpu_id, timing, source, licence, NULL, file, line, &run_id);
+    err = db_import_run(imp, gpu_id, timing, source, licence, NULL, file, line, &run_id);
     if (err < 0)
         return err;
     row.run_id = run_id;
@@ -490,6 +477,13 @@ static int import_csv(struct importer *imp, const char *file)
         goto out;
     }
     header_fields = nfields;
+    /* the same format's attention rows (attention_fused.csv): an impl and a
+     * pass instead of m, n and k */
+    if (tc_csv_find(nfields, fields, "impl") >= 0 && tc_csv_find(nfields, fields, "pass") >= 0 &&
+        tc_csv_find(nfields, fields, "m") < 0) {
+        err = db_import_attention_csv(imp, file, csv, nfields, fields);
+        goto out;
+    }
     err = csv_header(file, nfields, fields, cols, imp->opt);
     if (err < 0)
         goto out;
@@ -661,10 +655,10 @@ static int import_cookbook(struct importer *imp, const char *file)
          * bmm_flops.py keeps the slowest of 200 */
         timing = opt->timing ? opt->timing : n == 4 ? "wall-slowest" : "wall-avg-incl-launch";
         op = n == 4 ? "bmm" : "mm";
-        source = opt->source ? opt->source : base_name(file);
-        err =
-            get_run(imp, opt->gpu_id, timing, source,
-                    opt->licence ? opt->licence : known_licence(source), NULL, file, line, &run_id);
+        source = opt->source ? opt->source : db_import_base_name(file);
+        err = db_import_run(imp, opt->gpu_id, timing, source,
+                            opt->licence ? opt->licence : db_import_licence(source), NULL, file,
+                            line, &run_id);
         if (err < 0)
             goto out;
         row.run_id = run_id;
@@ -921,11 +915,11 @@ static int import_mamf(struct importer *imp, const char *file)
         row.time_us = flops / (r->tflops * 1e6);
         row.min_us = flops / (r->max_tflops * 1e6);
         row.status = TC_STATUS_OK;
-        const char *source = opt->source ? opt->source : base_name(file);
+        const char *source = opt->source ? opt->source : db_import_base_name(file);
 
-        err = get_run(imp, opt->gpu_id, timing, source,
-                      opt->licence ? opt->licence : known_licence(source),
-                      log.runtime[0] ? log.runtime : NULL, file, 0, &run_id);
+        err = db_import_run(imp, opt->gpu_id, timing, source,
+                            opt->licence ? opt->licence : db_import_licence(source),
+                            log.runtime[0] ? log.runtime : NULL, file, 0, &run_id);
         if (err < 0)
             goto out;
         row.run_id = run_id;
@@ -964,12 +958,15 @@ int tc_db_import_lookup(struct tc_db *db, const char *format, size_t n_files,
         fn = import_cookbook;
     else if (strcmp(format, "mamf") == 0)
         fn = import_mamf;
+    else if (strcmp(format, "cudnn-frontend") == 0)
+        fn = db_import_cudnn_frontend;
     else
         return tc_error(TC_ERR_INVALID,
-                        "unknown import format '%s' (expected csv, cookbook "
-                        "or mamf)",
+                        "unknown import format '%s' (expected csv, cookbook, "
+                        "mamf or cudnn-frontend)",
                         format);
-    if (fn != import_csv && (!opt->gpu_id || !*opt->gpu_id))
+    /* a cuDNN frontend result names its GPU in each row */
+    if (fn != import_csv && fn != db_import_cudnn_frontend && (!opt->gpu_id || !*opt->gpu_id))
         return tc_error(TC_ERR_INVALID, "%s logs do not name the GPU: give its id (--gpu)", format);
     if (opt->gpu_id && strlen(opt->gpu_id) >= TC_ID_MAX)
         return tc_error(TC_ERR_INVALID, "GPU id '%s' is too long", opt->gpu_id);

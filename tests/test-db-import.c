@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "db-fixture.h"
+#include "db.h"
 #include "tilecast/tilecast.h"
 
 /* ------------------------------------------------------------------------ */
@@ -423,6 +424,154 @@ START_TEST(merge_dedups)
 }
 END_TEST
 
+/* The cuDNN frontend's attention_training result layout (rows of
+ * attention_fused.csv written back in it, one unsupported case): each
+ * backend stored under its own impl (flash_attention as flash2), the source's milliseconds as us,
+ * its GPU name mapped to a spec id, the run keeping cupti-median and the cuDNN backend version; a
+ * second import stores nothing twice. */
+START_TEST(import_cudnn_frontend)
+{
+    struct tc_db *db = open_db(tmp_path("cf.db"), TC_DB_CREATE);
+    struct tc_attention_row key = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 4096,
+                                   .seq_kv = 4096,
+                                   .head_dim = 128,
+                                   .causal = true,
+                                   .backward = true};
+    struct tc_attention_row got, *rows;
+    struct tc_import_options opt = {.source = "NVIDIA/cudnn-frontend@816ea45:llama3.1.csv"};
+    struct tc_import_stats st;
+    size_t n;
+
+    ck_assert_ptr_nonnull(db);
+    ck_assert_msg(
+        import1(db, "cudnn-frontend", "tests/data/db/cudnn-frontend-a100.csv", &opt, &st) == TC_OK,
+        "%s", tc_last_error());
+    ck_assert_int_eq(st.rows, 14);
+    ck_assert_int_eq(st.skipped_failed, 1);
+    ck_assert_int_eq(st.runs, 1);
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq_tol(got.time_us, 10772.0, 1e-6);
+    ck_assert_int_eq(got.reps, 5); /* the median of iterations 6-10 */
+    key.deterministic = true;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq_tol(got.time_us, 10352.0, 1e-6);
+    key.impl = TC_ATTN_CUDNN_OSS; /* its deterministic case was unsupported */
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_ERR_NOT_FOUND);
+    key.deterministic = false;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq_tol(got.time_us, 12739.0, 1e-6);
+    /* DeepSeek's 192/128 head dims, a 128-key window, a short query on a long
+     * KV without a mask */
+    key = (struct tc_attention_row){.impl = TC_ATTN_CUDNN,
+                                    .dtype = TC_DTYPE_BF16,
+                                    .batch = 2,
+                                    .heads = 128,
+                                    .seq_q = 32768,
+                                    .head_dim = 192,
+                                    .causal = true};
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_ERR_NOT_FOUND);
+    key.head_dim_vo = 128;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq_tol(got.time_us, 749317.0, 1e-6);
+    ck_assert_int_eq(
+        tc_db_attention_rows(db, "a100-pcie-80gb", TC_ATTN_CUDNN, TC_DTYPE_BF16, false, &rows, &n),
+        TC_OK);
+    ck_assert_uint_eq(n, 5);
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].head_dim == 512) {
+            ck_assert_int_eq(rows[i].window, 128);
+            ck_assert(rows[i].causal);
+        }
+        if (rows[i].seq_kv == 62208) {
+            ck_assert_int_eq(rows[i].seq_q, 985);
+            ck_assert(!rows[i].causal);
+        }
+    }
+    free(rows);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(tmp_path("cf.db"), "SELECT count(*) FROM run WHERE timing = "
+                                                "'cupti-median' AND licence = 'Apache-2.0' AND "
+                                                "runtime_version = 'cudnn_backend 92700.000' "
+                                                "AND kind = 'imported'"),
+                     1);
+    ck_assert_int_eq(sql_int(tmp_path("cf.db"), "SELECT count(DISTINCT impl) FROM attention"), 4);
+    /* the benchmark's flash_attention is FlashAttention-2 */
+    ck_assert_int_eq(sql_int(tmp_path("cf.db"), "SELECT count(*) FROM attention WHERE impl = "
+                                                "'flash2' AND time_us = 2690"),
+                     1);
+    db = open_db(tmp_path("cf.db"), TC_DB_READWRITE);
+    ck_assert_int_eq(
+        import1(db, "cudnn-frontend", "tests/data/db/cudnn-frontend-a100.csv", &opt, &st), TC_OK);
+    ck_assert_int_eq(st.rows, 0);
+    ck_assert_int_eq(st.duplicates, 14);
+    tc_db_close(db);
+}
+END_TEST
+
+/* Bad rows of either attention layout fail the whole import, naming the
+ * file, line and value; an unknown GPU name is taken as --gpu's GPU. */
+START_TEST(import_attention_errors)
+{
+    struct tc_import_options opt = {.gpu_id = "b200"};
+    struct tc_import_stats st;
+    struct tc_db *db;
+
+    assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-bad-gpu.csv", NULL,
+                        "cudnn-frontend-bad-gpu.csv:3:23: unknown GPU name 'NVIDIA GB300'");
+    assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-bad-time.csv", NULL,
+                        "cudnn-frontend-bad-time.csv:3: time 1.0772e+07 us gives 0.1 TFLOP/s");
+    assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-bad-mask.csv", NULL,
+                        "cudnn-frontend-bad-mask.csv:2:5: a top-left causal mask");
+    assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-bad-backend.csv", NULL,
+                        "cudnn-frontend-bad-backend.csv:3:3: backend 'pyt_math'");
+    assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-inference.csv", NULL,
+                        "cudnn-frontend-inference.csv:1: an attention_inference result");
+    assert_import_fails("csv", "tests/data/db/attention-bad-impl.csv", NULL,
+                        "attention-bad-impl.csv:3:3: unknown impl 'flash5'");
+    /* nothing of the good rows before the bad one was kept */
+    db = open_db(tmp_path("g.db"), TC_DB_CREATE);
+    ck_assert_int_eq(import1(db, "csv", "tests/data/db/attention-bad-impl.csv", NULL, &st),
+                     TC_ERR_PARSE);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(tmp_path("g.db"), "SELECT count(*) FROM attention"), 0);
+    ck_assert_int_eq(sql_int(tmp_path("g.db"), "SELECT count(*) FROM run"), 0);
+    db = open_db(tmp_path("gb.db"), TC_DB_CREATE);
+    ck_assert_msg(import1(db, "cudnn-frontend", "tests/data/db/cudnn-frontend-bad-gpu.csv", &opt,
+                          &st) == TC_OK,
+                  "%s", tc_last_error());
+    ck_assert_int_eq(st.rows, 3);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(tmp_path("gb.db"), "SELECT count(*) FROM run WHERE gpu_id = 'b200'"),
+                     1);
+}
+END_TEST
+
+/* attention_fused.csv's layout through --format csv: the rows of --gpu's
+ * GPU, each source file its own run with the source's licence. */
+START_TEST(import_csv_attention)
+{
+    struct tc_db *db = open_db(tmp_path("a.db"), TC_DB_CREATE);
+    struct tc_import_options opt = {.gpu_id = "a100-pcie-80gb"};
+    struct tc_import_stats st;
+
+    ck_assert_msg(import1(db, "csv", "tests/data/db/attention-small.csv", &opt, &st) == TC_OK, "%s",
+                  tc_last_error());
+    ck_assert_int_eq(st.rows, 2);
+    ck_assert_int_eq(st.skipped_gpu, 2);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(tmp_path("a.db"), "SELECT count(*) FROM attention a JOIN run r ON "
+                                               "r.id = a.run_id WHERE r.licence = 'Apache-2.0' "
+                                               "AND r.source LIKE 'NVIDIA/cudnn-frontend@%' AND "
+                                               "a.impl IN ('cudnn', 'cudnn_oss')"),
+                     2);
+}
+END_TEST
+
 static Suite *db_import_suite(void)
 {
     Suite *s = suite_create("db-import");
@@ -435,6 +584,9 @@ static Suite *db_import_suite(void)
     tcase_add_test(imports, import_csv_skip_untimed);
     tcase_add_test(imports, import_cookbook);
     tcase_add_test(imports, import_mamf);
+    tcase_add_test(imports, import_cudnn_frontend);
+    tcase_add_test(imports, import_attention_errors);
+    tcase_add_test(imports, import_csv_attention);
     tcase_add_test(imports, export_import_round_trip);
     tcase_add_test(imports, merge_dedups);
     suite_add_tcase(s, imports);

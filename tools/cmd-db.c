@@ -87,7 +87,8 @@ const char cmd_db_check_help[] =
     "3 runtime.\n";
 
 const char cmd_db_import_help[] =
-    "Usage: tilecast db import --format csv|cookbook|mamf FILE... [--gpu ID] --into DB\n"
+    "Usage: tilecast db import --format csv|cookbook|mamf|cudnn-frontend FILE...\n"
+    "                          [--gpu ID] --into DB\n"
     "                          [--dtype DTYPE] [--timing TAG] [--source TEXT]\n"
     "                          [--licence TEXT] [--skip-untimed]\n"
     "\n"
@@ -99,14 +100,30 @@ const char cmd_db_import_help[] =
     "Options:\n"
     "  --format F     (required) csv: the shared measured-data CSV (gpu,dtype,op,\n"
     "                   batch,m,n,k,layout,time_us,tflops,timing,source,...; time_us\n"
-    "                   in microseconds, checked against tflops when both are given)\n"
+    "                   in microseconds, checked against tflops when both are given);\n"
+    "                   a header with impl and pass (and no m) holds attention rows\n"
+    "                   (attention_fused.csv): gpu, dtype, impl, pass, batch, heads,\n"
+    "                   kv_heads, seq_q, seq_kv, head_dim, causal, time_us, tflops,\n"
+    "                   timing, source, and optionally head_dim_vo, mask, window and\n"
+    "                   deterministic\n"
+    "                 cudnn-frontend: the result CSVs of the cuDNN frontend's\n"
+    "                   benchmark/attention_training (backend, data_type, attn_mask,\n"
+    "                   batch_size, q_seqlen, ..., time_ms, gpu_name): backends\n"
+    "                   cudnn, cudnn_oss, flash_attention (flash2), flash_attention_3\n"
+    "                   and _4 (flash3, flash4), pyt_cudnn, pyt_flash_attention;\n"
+    "                   the GPU from gpu_name (or --gpu); timing cupti-median (its\n"
+    "                   profiler kernel times); cases it reports failed or\n"
+    "                   unsupported are skipped and counted; a top-left causal mask\n"
+    "                   on q_seqlen != kv_seqlen, mxfp8 and attention_inference\n"
+    "                   results (paged KV caches) are refused\n"
     "                 cookbook: EleutherAI cookbook sizing logs, lines\n"
     "                   'Throughput (in TFLOP/s) for MxNxK: X' and 'BxMxNxK: X';\n"
     "                   their n is the reduction dimension (stored as k)\n"
     "                 mamf: mamf-finder.py logs (per-shape lines or the summary)\n"
     "  --into DB      (required) the database to write\n"
     "  --gpu ID       the GPU the logs were measured on (required for cookbook and\n"
-    "                 mamf); for csv, import only the rows of this GPU\n"
+    "                 mamf; for cudnn-frontend, instead of each row's gpu_name); for\n"
+    "                 csv, import only the rows of this GPU\n"
     "  --dtype DTYPE  input dtype of cookbook and mamf logs (default: fp16 for\n"
     "                 cookbook, the log's '** Dtype:' line for mamf); csv rows\n"
     "                 name their own\n"
@@ -547,11 +564,13 @@ static int db_import(int argc, char **argv)
         goto out;
     }
     if (strcmp(format, "csv") != 0 && strcmp(format, "cookbook") != 0 &&
-        strcmp(format, "mamf") != 0) {
-        ret = usage("db import: unknown format '%s' (expected csv, cookbook or mamf)", format);
+        strcmp(format, "mamf") != 0 && strcmp(format, "cudnn-frontend") != 0) {
+        ret = usage("db import: unknown format '%s' (expected csv, cookbook, mamf or "
+                    "cudnn-frontend)",
+                    format);
         goto out;
     }
-    if (strcmp(format, "csv") != 0 && !opt.gpu_id) {
+    if (strcmp(format, "csv") != 0 && strcmp(format, "cudnn-frontend") != 0 && !opt.gpu_id) {
         ret = usage("db import: %s logs do not name the GPU: give --gpu ID", format);
         goto out;
     }
@@ -616,6 +635,9 @@ static int db_import(int argc, char **argv)
         printf("; %lld rows of other GPUs skipped", (long long)stats.skipped_gpu);
     if (stats.skipped_untimed)
         printf("; %lld rows without a time skipped", (long long)stats.skipped_untimed);
+    if (stats.skipped_failed)
+        printf("; %lld cases the source reports failed or unsupported skipped",
+               (long long)stats.skipped_failed);
     printf(")\n");
 out:
     tc_db_close(db);

@@ -465,6 +465,8 @@ struct tc_import_stats {
     int64_t runs;            /* runs created */
     int64_t skipped_gpu;     /* csv rows of other GPUs (with gpu_id set) */
     int64_t skipped_untimed; /* csv rows without a time (skip_untimed) */
+    int64_t skipped_failed;  /* cudnn-frontend: cases the source itself reports as
+                                failed or unsupported (no time to store) */
     double reserved[4];      /* zeroed (see the top of this header) */
 };
 
