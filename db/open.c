@@ -36,18 +36,47 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The application_id and user_version of a file: *version receives the
+ * schema version of a tilecast database. */
+static int check_stamps(const char *path, uint32_t app_id, int32_t user_version, int *version)
+{
+    if (app_id != TC_DB_APPLICATION_ID)
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: an SQLite database but not a tilecast one "
+                        "(application_id 0x%08x, expected 0x%08x)",
+                        path, app_id, TC_DB_APPLICATION_ID);
+    if (user_version > TC_DB_SCHEMA_VERSION)
+        return tc_error(TC_ERR_SCHEMA,
+                        "%s: schema version %d is newer than this tilecast (%s) "
+                        "understands (%d): use a newer tilecast",
+                        path, user_version, tc_version(), TC_DB_SCHEMA_VERSION);
+    if (user_version < 0)
+        return tc_error(TC_ERR_SCHEMA, "%s: corrupt: negative schema version %d", path,
+                        user_version);
+    *version = user_version;
+    return TC_OK;
+}
+
 /* Checks the 100-byte SQLite header by hand, so that a file which is not a
  * tilecast database is refused before SQLite touches it. *version receives
- * PRAGMA user_version. */
+ * PRAGMA user_version, or -1 when the stamps are in a log beside the file
+ * (validate reads them). */
 static int check_header(const char *path, const struct stat *sb, bool wal, int *version,
                         bool *wal_mode)
 {
     unsigned char h[100];
     FILE *f;
     size_t got;
-    uint32_t page_size, pages, app_id;
-    int32_t user_version;
+    uint32_t page_size, pages;
 
+    /* with a log beside it, the header that counts may be in the log: a
+     * file being created or migrated in WAL mode has page 1 unstamped (or
+     * not yet written) until a checkpoint; the validation reads the stamps
+     * through SQLite */
+    *wal_mode = wal;
+    *version = -1;
+    if (sb->st_size == 0 && wal)
+        return TC_OK;
     if (sb->st_size == 0)
         return tc_error(TC_ERR_SCHEMA, "%s: empty file (0 bytes): not a tilecast database", path);
     f = fopen(path, "rb");
@@ -85,25 +114,11 @@ static int check_header(const char *path, const struct stat *sb, bool wal, int *
                         "%s: truncated: the header says %u pages (%llu bytes) "
                         "but the file has %lld bytes",
                         path, pages, (unsigned long long)pages * page_size, (long long)sb->st_size);
-    app_id = be32(h + 68);
-    user_version = (int32_t)be32(h + 60);
-    if (app_id != TC_DB_APPLICATION_ID)
-        return tc_error(TC_ERR_SCHEMA,
-                        "%s: an SQLite database but not a tilecast one "
-                        "(application_id 0x%08x, expected 0x%08x)",
-                        path, app_id, TC_DB_APPLICATION_ID);
-    if (user_version > TC_DB_SCHEMA_VERSION)
-        return tc_error(TC_ERR_SCHEMA,
-                        "%s: schema version %d is newer than this tilecast (%s) "
-                        "understands (%d): use a newer tilecast",
-                        path, user_version, tc_version(), TC_DB_SCHEMA_VERSION);
-    if (user_version < 0)
-        return tc_error(TC_ERR_SCHEMA, "%s: corrupt: negative schema version %d", path,
-                        user_version);
-    *version = user_version;
     /* bytes 18/19, the write and read versions: 2 in WAL mode */
     *wal_mode = h[18] == 2 || h[19] == 2;
-    return TC_OK;
+    if (wal && *wal_mode)
+        return TC_OK;
+    return check_stamps(path, be32(h + 68), (int32_t)be32(h + 60), version);
 }
 
 /* "file:" URI of path with the characters URIs reserve escaped. */
@@ -244,18 +259,41 @@ static int open_for_reading(const char *path, enum read_mode how, int extra_flag
 
 /* Opens path for reading (read_mode), runs quick_check and checks the
  * schema. */
-static int validate(const char *path, const struct stat *sb, int version, bool readonly,
+static int validate(const char *path, const struct stat *sb, int *versionp, bool readonly,
                     enum read_mode how)
 {
     sqlite3 *sql = NULL;
     sqlite3_stmt *st = NULL;
-    int err = TC_OK, rc;
+    int err = TC_OK, rc, version = *versionp;
 
     rc = open_for_reading(path, how, 0, &sql);
     if (rc != SQLITE_OK) {
         err = tc_error(TC_ERR_SCHEMA, "%s: cannot open as SQLite: %s", path,
                        sql ? sqlite3_errmsg(sql) : sqlite3_errstr(rc));
         goto out;
+    }
+    if (version < 0) {
+        /* the stamps as committed, read through the log (check_header) */
+        int64_t stamp[2] = {0, 0};
+        static const char *const pragmas[2] = {"PRAGMA application_id", "PRAGMA user_version"};
+
+        for (int i = 0; i < 2; i++) {
+            rc = sqlite3_prepare_v2(sql, pragmas[i], -1, &st, NULL);
+            if (rc == SQLITE_OK)
+                rc = sqlite3_step(st);
+            if (rc != SQLITE_ROW) {
+                err =
+                    tc_error(TC_ERR_SCHEMA, "%s: corrupt database: %s", path, sqlite3_errmsg(sql));
+                goto out;
+            }
+            stamp[i] = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+            st = NULL;
+        }
+        err = check_stamps(path, (uint32_t)stamp[0], (int32_t)stamp[1], &version);
+        if (err < 0)
+            goto out;
+        *versionp = version;
     }
     if (sb->st_size <= (readonly ? QUICK_CHECK_MAX_BYTES_READONLY : QUICK_CHECK_MAX_BYTES)) {
         rc = sqlite3_prepare_v2(sql, "PRAGMA quick_check(1)", -1, &st, NULL);
@@ -386,7 +424,7 @@ TC_API int tc_db_open(const char *path, enum tc_db_mode mode, struct tc_db **out
         wal = exists_beside(path, "-wal", &wal_size) && wal_size > 0;
         err = check_header(path, &sb, wal, &version, &wal_mode);
         if (err == TC_OK)
-            err = validate(path, &sb, version, mode == TC_DB_READONLY,
+            err = validate(path, &sb, &version, mode == TC_DB_READONLY,
                            read_mode(path, wal_mode, wal));
         if (err < 0)
             return err;

@@ -2,14 +2,16 @@
 # Readers of a database that others write. First, readers while a writer in
 # rollback mode holds its lock with its changes half written into the file
 # (a compacted file, as shipped, written by any SQLite program): they wait
-# and read what is committed. Then everything at once on one file: a
-# collector (cpu backend) writing it, merges, imports and calibrations into
-# it that come and go, and readers (db info, db export, predict gemm --db)
-# all along. No reader may fail or call the file corrupt or locked, and
-# none may see rows go missing; afterwards the file passes integrity_check
-# and db check, and every row is there exactly once. A reader that reads
-# the file's bytes without SQLite's locks (immutable) reads pages a writer
-# is rewriting, and calls a sound file malformed.
+# and read what is committed. Then readers while an import creates a file in
+# WAL mode, its stamps and schema still in the log: they read the committed,
+# empty database, not "not a tilecast one". Then everything at once on one
+# file: a collector (cpu backend) writing it, merges, imports and
+# calibrations into it that come and go, and readers (db info, db export,
+# predict gemm --db) all along. No reader may fail or call the file corrupt
+# or locked, and none may see rows go missing; afterwards the file passes
+# integrity_check and db check, and every row is there exactly once. A
+# reader that reads the file's bytes without SQLite's locks (immutable)
+# reads pages a writer is rewriting, and calls a sound file malformed.
 set -u
 : "${TILECAST_BIN:?TILECAST_BIN is not set}" "${TILECAST_SOURCE_ROOT:?TILECAST_SOURCE_ROOT is not set}"
 : "${TILECAST_MEASURED_DATA:?TILECAST_MEASURED_DATA is not set}"
@@ -81,6 +83,31 @@ wait $r1 $r2 $r3
 wait $writer || fail "the rollback-mode writer failed: $(cat writer.out)"
 n=$(exported export)
 [ "$n" -eq "$committed" ] || fail "db export during a write gave $n rows, not the $committed committed"
+
+# --- readers while an import creates the file -------------------------------------
+# the import waits for its input (a pipe) with the new file made and its
+# schema committed to the log, page 1 of the file itself still unstamped:
+# readers see the committed, empty database
+rounds=creating
+mkfifo rows.csv
+"$TC" db import --format csv rows.csv --into new.db >import.out 2>&1 &
+importer=$!
+exec 3>rows.csv
+head -1 "$big" >&3
+for _ in $(seq 1 300); do
+    [ -s new.db-wal ] && break
+    sleep 0.01
+done
+[ -s new.db-wal ] || fail "the import has not created its file"
+reader info "$TC" db info new.db
+grep -q "GPUs (0)" reader-info.out || fail "db info during the creation: $(head -3 reader-info.out)"
+reader export "$TC" db export new.db --format csv
+[ "$(exported export)" -eq 0 ] || fail "db export during the creation: $(exported export) rows"
+reader predict "$TC" predict gemm --gpu $GPU --layout NT --db new.db 4096 4096 4096
+grep "^$BIG_GPU," "$big" >&3
+exec 3>&-
+wait $importer || fail "the import creating new.db failed: $(cat import.out)"
+[ "$(count new.db "SELECT count(*) FROM gemm")" -gt 0 ] || fail "the import stored no rows"
 
 # --- everything at once ----------------------------------------------------------
 # inputs with rows of their own, told apart by their source
