@@ -31,10 +31,13 @@ static int csv_getc(struct tc_csv *csv)
 {
     /* unlocked: a reader is used by one thread, and the locking getc
      * takes per byte was the largest cost of reading a batch file */
+    int c;
+
     if (csv->n_pending)
         return csv->pending[--csv->n_pending];
-    csv->bytes++;
-    return getc_unlocked(csv->f);
+    c = getc_unlocked(csv->f);
+    csv->bytes += c != EOF;
+    return c;
 }
 
 static void csv_ungetc(struct tc_csv *csv, int c)
