@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "bounds.h"
 #include "import-internal.h"
+#include "input.h"
 
 /* Largest dimension accepted, as for GEMM rows: the FLOP counts stay finite. */
 #define ATTN_DIM_MAX (1LL << 40)
@@ -141,6 +143,12 @@ static int each_record(struct importer *imp, const char *file, struct tc_csv *cs
     while ((rc = tc_csv_next(csv, &nfields, &fields)) > 0) {
         long line = tc_csv_line(csv);
 
+        /* a pipe's size is known only as it is read */
+        if (tc_csv_bytes(csv) > TC_INPUT_IMPORT_MAX)
+            return tc_error(TC_ERR_RANGE,
+                            "%s:%ld: more than %" PRIu64 " MiB read, over the limit of an import "
+                            "source",
+                            file, line, TC_INPUT_IMPORT_MAX / TC_INPUT_MIB);
         if (nfields != width)
             return tc_error(TC_ERR_PARSE, "%s:%ld: %d fields, but the header has %d", file, line,
                             nfields, width);
@@ -640,6 +648,8 @@ int db_import_cudnn_frontend(struct importer *imp, const char *file)
 
     if (!f)
         return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
+    if ((err = tc_input_check_size(file, f, TC_INPUT_IMPORT_MAX, "an import source")) < 0)
+        goto out;
     csv = tc_csv_new(f, file);
     if (!csv) {
         err = TC_ERR_NOMEM;

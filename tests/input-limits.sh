@@ -136,6 +136,11 @@ truncate -s 4097M huge.csv
 bounded 2 "$TC" db import --format csv huge.csv --into z.db
 has err "huge.csv: the file is 4296015872 bytes (4097.0 MiB), over the 4096 MiB limit of an import source"
 [ -e z.db ] && fail "db import of a source over the cap created z.db"
+printf 'backend,data_type,attn_mask\n' >huge-cf.csv
+truncate -s 4097M huge-cf.csv
+bounded 2 "$TC" db import --format cudnn-frontend --gpu $A huge-cf.csv --into z.db
+has err "huge-cf.csv: the file is 4296015872 bytes (4097.0 MiB), over the 4096 MiB limit of an import source"
+[ -e z.db ] && fail "db import --format cudnn-frontend of a source over the cap created z.db"
 
 # --- CSV batch inputs: no total cap, a record cap -------------------------------
 bounded 2 bash -c "tr '\\0' 1 </dev/zero | \"\$0\" predict gemm --gpu $A --analytical --input -" "$TC"
