@@ -40,7 +40,10 @@
  * and the few #defines after it), with its source. Nothing is fitted to
  * individual measurements. Per (GPU, dtype), the per-kernel rates are
  * computed once and cached per thread; the hot path then does integer
- * arithmetic, a few divisions and no allocation. */
+ * arithmetic, a few divisions and no allocation. It works out a
+ * candidate's SM time first: with the launch it is a lower bound of the
+ * candidate's time, and where that cannot beat the fastest so far the data
+ * movement is not worked out, which leaves the pick as it would be. */
 #include "config.h"
 
 #include <math.h>
@@ -189,6 +192,65 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
+/* The hot path's integer divisions, exact and mostly without a divide
+ * instruction. A divisor: d > 0, its shift when it is a power of two (else
+ * -1) and its rounded reciprocal. */
+struct divisor {
+    int64_t d;
+    int shift;
+    double inv;
+};
+
+static void divisor_init(struct divisor *v, int64_t d)
+{
+    v->d = d;
+    v->shift = -1;
+    for (int b = 0; b < 62; b++)
+        if (d == (int64_t)1 << b)
+            v->shift = b;
+    v->inv = 1.0 / (double)d;
+}
+
+/* floor(a / d) for a >= 0. Below 2^50 the product a x inv is within a
+ * quarter of a / d (two roundings of 2^-53 each, a / d < 2^50), so its
+ * truncation is off by at most one, which the remainder corrects. */
+static inline int64_t div_floor(int64_t a, const struct divisor *v)
+{
+    int64_t q, rem;
+
+    if (v->shift >= 0)
+        return a >> v->shift;
+    if (a >= (int64_t)1 << 50)
+        return a / v->d;
+    q = (int64_t)((double)a * v->inv);
+    rem = a - q * v->d;
+    if (rem < 0)
+        q--;
+    else if (rem >= v->d)
+        q++;
+    return q;
+}
+
+/* ceil(a / d) for a >= 1 */
+static inline int64_t div_ceil(int64_t a, const struct divisor *v)
+{
+    return div_floor(a + v->d - 1, v);
+}
+
+/* split_factors[] as divisors */
+#define SPLIT(d, shift)                                                                            \
+    {                                                                                              \
+        d, shift, 1.0 / d                                                                          \
+    }
+static const struct divisor split_div[] = {
+    SPLIT(1, 0),   SPLIT(2, 1),   SPLIT(3, -1),   SPLIT(4, 2),   SPLIT(6, -1),  SPLIT(8, 3),
+    SPLIT(12, -1), SPLIT(16, 4),  SPLIT(24, -1),  SPLIT(32, 5),  SPLIT(48, -1), SPLIT(64, 6),
+    SPLIT(96, -1), SPLIT(128, 7), SPLIT(192, -1), SPLIT(256, 8),
+};
+#undef SPLIT
+_Static_assert(TC_ARRAY_SIZE(split_div) == TC_ARRAY_SIZE(split_factors),
+               "split_div[] mirrors split_factors[]");
+
 int64_t tc_kernel_smem_bytes(const struct tc_kernel *k, enum tc_dtype dtype)
 {
     if (k->smem_bytes > 0)
@@ -326,6 +388,12 @@ struct shape {
     int elem_bytes; /* inputs */
     int out_bytes;  /* C */
     enum tc_align align;
+    /* the bytes of A, B and C (one of the batch), and C's of all of it */
+    double a_bytes, b_bytes, c_bytes, c_bytes_batch;
+    /* A and B fit in half the L2: each operand read once, whatever the
+     * kernel, so the DRAM traffic and its load fraction are the shape's */
+    bool l2_fit;
+    double fit_dram_total, fit_load_frac;
 };
 
 /* Per (GPU, dtype) rates shared by every candidate. */
@@ -339,6 +407,7 @@ struct rates {
     double us_per_dram_byte, us_per_l2_byte; /* their inverses (no division in the loop) */
     double l2_bytes;
     int units;
+    struct divisor units_div;
     int warp;
     int max_warps;
     bool k_tail_loop; /* K residue at instruction depth (Tensile) */
@@ -368,6 +437,12 @@ struct cand {
     double smem_us_per_iter;
     double l2_bytes_per_iter; /* per tile, after cluster multicast */
     double loss;              /* overlap loss */
+    int64_t slots;            /* resident blocks on the whole GPU */
+    double issue_full;        /* issue fraction of a full SM, <= 1 */
+    double penalty[4];        /* narrow-load efficiency by alignment class */
+    struct divisor tile_m, tile_n, tile_k, slots_div;
+    /* the swizzled patch of a full wave (evaluate()) */
+    int64_t wave_rows, wave_cols;
 };
 
 static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const struct tc_kernel *kr,
@@ -407,17 +482,67 @@ static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const str
     c->l2_bytes_per_iter =
         ((double)kr->tile_m / kr->cluster_n + (double)kr->tile_n / kr->cluster_m) * kr->tile_k * e;
     c->loss = kr->tma ? OVERLAP_LOSS_WARP_SPECIALISED : OVERLAP_LOSS;
+    c->slots = (int64_t)r->units * c->bps;
+    divisor_init(&c->tile_m, kr->tile_m);
+    divisor_init(&c->tile_n, kr->tile_n);
+    divisor_init(&c->tile_k, kr->tile_k);
+    if (c->bps > 0) {
+        divisor_init(&c->slots_div, c->slots);
+        c->wave_rows = (int64_t)(sqrt((double)c->slots * kr->tile_n / kr->tile_m) + 0.5);
+        if (c->wave_rows < 1)
+            c->wave_rows = 1;
+        c->wave_cols = ceil_div(c->slots, c->wave_rows);
+    }
+    c->issue_full = (double)c->bps * c->warps / am->schedulers;
+    if (c->issue_full > 1.0)
+        c->issue_full = 1.0;
+    /* The narrow-load variants' cost, by the shape's alignment class.
+     * Hopper's TMA kernels pay it too. TMA itself has no narrow path (a
+     * 16-byte stride loads whole boxes; a shorter one cannot be encoded),
+     * but the only 16-byte-class H100 rows in the data (Vidur Llama-2-7B
+     * TP8 MLP down, K = 1376) are predicted best with it: 9.573% MAPE over
+     * the 7584 H100 rows against 9.584% without, the sweep's median error
+     * +0.5% against -3.2%. Measured against its 128-byte neighbours
+     * (K = 1024 and 2048, log-interpolated) that sweep runs 3.6% faster
+     * rather than 5% slower, so the figure waits for an H100 sweep of K. */
+    for (int a = 0; a < (int)TC_ARRAY_SIZE(c->penalty); a++) {
+        c->penalty[a] = 1.0;
+        if (kr->align_bytes > 0 && a > (int)required_class(kr->align_bytes) &&
+            a < (int)TC_ARRAY_SIZE(am->align_eff))
+            c->penalty[a] = am->align_eff[a] / am->align_eff[required_class(kr->align_bytes)];
+    }
 }
 
-static bool evaluate(const struct rates *r, const struct cand *c, const struct shape *s,
-                     int64_t tiles_m, int64_t tiles_n, int split, struct result *res)
+/* The SM side of one (candidate, split): the K loop, the waves and the time
+ * the SMs spend on them, which evaluate() reports as compute_us. A
+ * candidate's time is that plus parts that are never negative (overlap()
+ * returns at least its compute argument; the overheads hold the launch at
+ * least), and IEEE rounding is monotone, so compute_us + launch_us computed
+ * here never exceeds the time evaluate() computes from it: try_cand() uses
+ * it as the lower bound that lets it skip a candidate without changing the
+ * pick. */
+struct sm_part {
+    int64_t tiles;
+    double iters;
+    double block_us;
+    double compute_us;
+    double full_compute;
+    /* whole waves (not stream-K) */
+    int64_t full_waves, last_tiles, last_per_sm;
+    double last_compute;
+    double waves_frac; /* stream-K */
+};
+
+static void sm_part(const struct rates *r, const struct cand *c, const struct shape *s,
+                    int64_t tiles_mn, size_t split_j, struct sm_part *p)
 {
+    int split = split_factors[split_j];
     const struct arch_model *am = r->am;
     const struct tc_kernel *kr = c->k;
-    int bps = c->bps;
-    int64_t tiles_mn = tiles_m * tiles_n;
-    int64_t tiles = tiles_mn * s->batch * split;
-    int64_t k_split = ceil_div(s->k, split);
+    int64_t k_split = split > 1 ? div_ceil(s->k, &split_div[split_j]) : s->k;
+    double mma_us, smem_us;
+
+    p->tiles = tiles_mn * split;
     /* Main-loop steps. CUTLASS-style kernels (NVIDIA) run the K residue as
      * one more full step of predicated (zero) loads and full-depth MMAs.
      * The Hopper TMA kernels too: CUTLASS 3's sm90 warp-specialised
@@ -432,33 +557,71 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
      * finishes K in a tail loop at the matrix instruction's depth, so only
      * the remainder rounded to instr_k is paid (which is why the paper's
      * MI250X sweep over k is flat). */
-    double iters = r->k_tail_loop
-                       ? (double)round_up(k_split, kr->instr_k > 0 ? kr->instr_k : 1) / kr->tile_k
-                       : (double)ceil_div(k_split, kr->tile_k);
-    int64_t slots = (int64_t)r->units * bps;
-    int warps = c->warps;
-    double mma_us, smem_us, block_us, l2_tile_bytes, dram_total, dram_tile_bytes, load_frac;
-    double full_compute, full_mem, full_l2, last_compute, last_mem, last_l2, overhead;
-    int64_t full_waves, last_tiles;
-    double penalty = 1.0;
+    p->iters = r->k_tail_loop
+                   ? (double)round_up(k_split, kr->instr_k > 0 ? kr->instr_k : 1) / kr->tile_k
+                   : (double)div_ceil(k_split, &c->tile_k);
+
+    /* One block's K loop on an SM it has to itself. A division by a
+     * penalty or an issue fraction of 1 is skipped: it is exact. */
+    mma_us = p->iters * c->mma_us_per_iter;
+    if (c->penalty[s->align] != 1.0)
+        mma_us /= c->penalty[s->align];
+    smem_us = p->iters * c->smem_us_per_iter;
+    p->block_us = mma_us > smem_us ? mma_us : smem_us;
+
+    if (kr->stream_k) {
+        /* Work is spread evenly over the slots: fractional waves. */
+        p->waves_frac = (double)p->tiles / (double)c->slots;
+        p->full_compute = p->waves_frac * (double)c->bps * p->block_us;
+        p->compute_us = p->full_compute;
+        p->full_waves = p->last_tiles = p->last_per_sm = 0;
+        p->last_compute = 0.0;
+        return;
+    }
+    p->full_waves = div_floor(p->tiles, &c->slots_div);
+    p->last_tiles = p->tiles - p->full_waves * c->slots;
+    /* A block's warps keep warps/schedulers of the issue slots busy. Each
+     * wave's blocks wait for their first loads (and drain their stores)
+     * before and after the K loop: SM time, during which DRAM keeps serving
+     * the other SMs, so a memory-bound wave hides it. */
+    p->full_compute = (double)c->bps * p->block_us;
+    if (c->issue_full != 1.0)
+        p->full_compute /= c->issue_full;
+    p->full_compute += am->fill_us;
+    p->last_compute = 0.0;
+    p->last_per_sm = 0;
+    if (p->last_tiles > 0) {
+        double issue_last;
+
+        p->last_per_sm = div_ceil(p->last_tiles, &r->units_div);
+        p->last_compute = (double)p->last_per_sm * p->block_us;
+        /* (the issue fraction is below 1 exactly when the warps are fewer
+         * than the schedulers: small exact integers) */
+        if (p->last_per_sm * c->warps < am->schedulers) {
+            issue_last = (double)p->last_per_sm * c->warps / am->schedulers;
+            p->last_compute /= issue_last;
+        }
+        p->last_compute += am->fill_us;
+    }
+    p->compute_us = (double)p->full_waves * p->full_compute + p->last_compute;
+}
+
+/* The time of candidate c with split factor `split` on shape s, from its SM
+ * side p (sm_part() of the same arguments). */
+static void evaluate(const struct rates *r, const struct cand *c, const struct shape *s,
+                     int64_t tiles_m, int64_t tiles_n, int split, const struct sm_part *p,
+                     struct result *res)
+{
+    const struct arch_model *am = r->am;
+    const struct tc_kernel *kr = c->k;
+    int bps = c->bps;
+    int64_t tiles_mn = tiles_m * tiles_n;
+    int64_t tiles = p->tiles;
+    double iters = p->iters;
+    int64_t slots = c->slots;
+    double l2_tile_bytes, dram_total, dram_tile_bytes, load_frac;
+    double full_compute = p->full_compute, full_mem, full_l2, last_mem, last_l2, overhead;
     double loss = c->loss;
-
-    /* Hopper's TMA kernels pay it too. TMA itself has no narrow path (a
-     * 16-byte stride loads whole boxes; a shorter one cannot be encoded),
-     * but the only 16-byte-class H100 rows in the data (Vidur Llama-2-7B
-     * TP8 MLP down, K = 1376) are predicted best with it: 9.573% MAPE over
-     * the 7584 H100 rows against 9.584% without, the sweep's median error
-     * +0.5% against -3.2%. Measured against its 128-byte neighbours
-     * (K = 1024 and 2048, log-interpolated) that sweep runs 3.6% faster
-     * rather than 5% slower, so the figure waits for an H100 sweep of K. */
-    if (kr->align_bytes > 0 && s->align > required_class(kr->align_bytes) &&
-        (unsigned)s->align < TC_ARRAY_SIZE(am->align_eff))
-        penalty = am->align_eff[s->align] / am->align_eff[required_class(kr->align_bytes)];
-
-    /* One block's K loop on an SM it has to itself. */
-    mma_us = iters * c->mma_us_per_iter / penalty;
-    smem_us = iters * c->smem_us_per_iter;
-    block_us = mma_us > smem_us ? mma_us : smem_us;
 
     /* Data movement. L2 -> SM: each tile streams its A and B panels. DRAM:
      * every operand once when both fit in half the L2 (the other half holds
@@ -473,55 +636,52 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
         l2_tile_bytes =
             iters * kr->tile_k * s->elem_bytes * (rows_a / kr->cluster_n + cols_b / kr->cluster_m);
     }
-    {
-        double a_bytes = (double)s->m * s->k * s->elem_bytes;
-        double b_bytes = (double)s->k * s->n * s->elem_bytes;
-        double c_bytes = (double)s->m * s->n * s->out_bytes;
+    if (s->l2_fit) {
+        dram_total = s->fit_dram_total;
+        load_frac = s->fit_load_frac;
+    } else {
+        /* The library rasterises (swizzles) the grid so that a wave
+         * covers a near-square patch of tiles, rows x cols, which
+         * minimises the panels it streams: rows ~ sqrt(wave x BN / BM). */
+        int64_t per_wave = slots < tiles_mn ? slots : tiles_mn;
+        int64_t rows, cols;
 
-        if (a_bytes + b_bytes <= 0.5 * r->l2_bytes) {
-            dram_total = (a_bytes + b_bytes + c_bytes) * (double)s->batch;
+        /* (a full wave's patch is the candidate's, computed once) */
+        if (per_wave == slots) {
+            rows = c->wave_rows;
         } else {
-            /* The library rasterises (swizzles) the grid so that a wave
-             * covers a near-square patch of tiles, rows x cols, which
-             * minimises the panels it streams: rows ~ sqrt(wave x BN / BM). */
-            int64_t per_wave = slots < tiles_mn ? slots : tiles_mn;
-            int64_t rows = (int64_t)(sqrt((double)per_wave * kr->tile_n / kr->tile_m) + 0.5);
-            int64_t cols;
-
+            rows = (int64_t)(sqrt((double)per_wave * kr->tile_n / kr->tile_m) + 0.5);
             if (rows < 1)
                 rows = 1;
-            if (rows > tiles_m)
-                rows = tiles_m;
-            cols = ceil_div(per_wave, rows);
-            if (cols > tiles_n) {
-                cols = tiles_n;
-                rows = ceil_div(per_wave, cols);
-            }
-            double waves_mn = (double)tiles_mn / (double)per_wave;
-            double panel_a = (double)rows * kr->tile_m, panel_b = (double)cols * kr->tile_n;
-            double wave_bytes;
-
-            if (panel_a > (double)s->m)
-                panel_a = (double)s->m;
-            if (panel_b > (double)s->n)
-                panel_b = (double)s->n;
-            wave_bytes = (panel_a + panel_b) * (double)s->k * s->elem_bytes;
-            double streamed = wave_bytes * waves_mn;
-
-            if (streamed < a_bytes + b_bytes)
-                streamed = a_bytes + b_bytes;
-            dram_total = (streamed + c_bytes) * (double)s->batch;
         }
+        if (rows > tiles_m)
+            rows = tiles_m;
+        cols = per_wave == slots && rows == c->wave_rows ? c->wave_cols : ceil_div(per_wave, rows);
+        if (cols > tiles_n) {
+            cols = tiles_n;
+            rows = ceil_div(per_wave, cols);
+        }
+        double waves_mn = (double)tiles_mn / (double)per_wave;
+        double panel_a = (double)rows * kr->tile_m, panel_b = (double)cols * kr->tile_n;
+        double wave_bytes;
+
+        if (panel_a > (double)s->m)
+            panel_a = (double)s->m;
+        if (panel_b > (double)s->n)
+            panel_b = (double)s->n;
+        wave_bytes = (panel_a + panel_b) * (double)s->k * s->elem_bytes;
+        double streamed = wave_bytes * waves_mn;
+
+        if (streamed < s->a_bytes + s->b_bytes)
+            streamed = s->a_bytes + s->b_bytes;
+        dram_total = (streamed + s->c_bytes) * (double)s->batch;
+        load_frac = 1.0 - s->c_bytes_batch / dram_total;
     }
     dram_tile_bytes = dram_total / (double)tiles;
-    load_frac = 1.0 - (double)s->m * s->n * s->out_bytes * (double)s->batch / dram_total;
 
     if (kr->stream_k) {
-        /* Work is spread evenly over the slots: fractional waves. */
-        double waves_frac = (double)tiles / (double)slots;
-        int64_t per_sm = bps;
+        double waves_frac = p->waves_frac;
 
-        full_compute = waves_frac * (double)per_sm * block_us;
         full_mem = waves_frac * (double)slots * dram_tile_bytes * r->us_per_dram_byte;
         full_l2 = waves_frac * (double)slots * l2_tile_bytes * r->us_per_l2_byte;
         res->compute_us = full_compute;
@@ -545,34 +705,19 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
                            r->us_per_l2_byte;
         }
     } else {
-        double issue_full, issue_last;
-        int64_t last_per_sm;
+        int64_t full_waves = p->full_waves, last_tiles = p->last_tiles;
+        double last_compute = p->last_compute;
 
-        full_waves = tiles / slots;
-        last_tiles = tiles - full_waves * slots;
-        /* A block's warps keep warps/schedulers of the issue slots busy. */
-        issue_full = (double)bps * warps / am->schedulers;
-        if (issue_full > 1.0)
-            issue_full = 1.0;
-        /* Each wave's blocks wait for their first loads (and drain their
-         * stores) before and after the K loop: SM time, during which DRAM
-         * keeps serving the other SMs, so a memory-bound wave hides it. */
-        full_compute = (double)bps * block_us / issue_full + am->fill_us;
         full_mem = (double)slots * dram_tile_bytes * r->us_per_dram_byte;
         full_l2 = (double)slots * l2_tile_bytes * r->us_per_l2_byte;
-        last_compute = last_mem = last_l2 = 0.0;
+        last_mem = last_l2 = 0.0;
         if (last_tiles > 0) {
-            last_per_sm = ceil_div(last_tiles, r->units);
-            issue_last = (double)last_per_sm * warps / am->schedulers;
-            if (issue_last > 1.0)
-                issue_last = 1.0;
-            last_compute = (double)last_per_sm * block_us / issue_last + am->fill_us;
             last_mem = (double)last_tiles * dram_tile_bytes * r->us_per_dram_byte;
             /* L2 -> SM bandwidth is per SM: a partial wave's busiest SM
              * pulls its tiles' panels alone, the idle SMs' share unused. */
-            last_l2 = (double)last_per_sm * r->units * l2_tile_bytes * r->us_per_l2_byte;
+            last_l2 = (double)p->last_per_sm * r->units * l2_tile_bytes * r->us_per_l2_byte;
         }
-        res->compute_us = (double)full_waves * full_compute + last_compute;
+        res->compute_us = p->compute_us;
         res->memory_us = (double)full_waves * (full_mem > full_l2 ? full_mem : full_l2) +
                          (last_mem > last_l2 ? last_mem : last_l2);
         res->time_us =
@@ -598,7 +743,6 @@ static bool evaluate(const struct rates *r, const struct cand *c, const struct s
     res->split = split;
     res->blocks_per_sm = bps;
     res->tiles = tiles;
-    return true;
 }
 
 /* The explanation of the chosen result: only computed for the winner. */
@@ -696,6 +840,7 @@ static void rates_init(const struct tc_gpu *gpu, enum tc_dtype dtype, struct rat
     r->am = &arch_models[gpu->arch];
     r->tensor = dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD;
     r->units = gpu->units;
+    divisor_init(&r->units_div, gpu->units);
     r->sm_flops_per_us = gpu->peak_tflops[dtype] * 1e6 / gpu->units;
     r->clock_per_us = r->tensor ? gpu->clock_tensor_mhz : gpu->clock_vector_mhz;
     if (!(r->clock_per_us > 0))
@@ -749,55 +894,90 @@ static const struct cand_table *cand_table_get(const struct tc_catalogue *cat,
     return t;
 }
 
-/* Considers candidate c for shape s; keeps the fastest in *best (valid
- * when *have). Returns whether c became the best. */
-static bool consider(const struct rates *r, const struct cand *c, const struct shape *s, bool *have,
-                     struct result *best)
+/* The shape's numbers shared by every candidate, the same expressions as
+ * evaluate() would compute them. */
+static void shape_init(const struct rates *r, const struct tc_gemm_query *q, int64_t batch,
+                       struct shape *s)
 {
-    bool improved = false;
+    s->m = q->m;
+    s->n = q->n;
+    s->k = q->k;
+    s->batch = batch;
+    s->elem_bytes = tc_dtype_bytes(q->dtype);
+    /* fp8 GEMMs write 16-bit outputs; fp32/tf32 write fp32. */
+    s->out_bytes = s->elem_bytes < 2 ? 2 : s->elem_bytes;
+    s->align = tc_gemm_align_class(q);
+    s->a_bytes = (double)s->m * s->k * s->elem_bytes;
+    s->b_bytes = (double)s->k * s->n * s->elem_bytes;
+    s->c_bytes = (double)s->m * s->n * s->out_bytes;
+    s->c_bytes_batch = s->c_bytes * (double)s->batch;
+    s->l2_fit = s->a_bytes + s->b_bytes <= 0.5 * r->l2_bytes;
+    if (s->l2_fit) {
+        s->fit_dram_total = (s->a_bytes + s->b_bytes + s->c_bytes) * (double)s->batch;
+        s->fit_load_frac = 1.0 - s->c_bytes_batch / s->fit_dram_total;
+    }
+}
+
+/* The fastest candidate so far and its result. Candidates are tried in
+ * catalogue order and splits in split_factors[] order, and only a strictly
+ * faster one replaces the pick, so of equal times the first wins. */
+struct pick {
+    const struct cand *c; /* NULL until one is found */
+    struct cand own;      /* a copy of *c where the candidate does not last */
+    struct result res[2]; /* res[cur] is the pick's; the other is scratch */
+    int cur;
+};
+
+/* The split factors candidate c may use on shape s, as a count of
+ * split_factors[]: splits only fill the machine, and keep K loops long
+ * enough (4 steps) to amortise the pipeline. */
+static size_t n_splits(const struct rates *r, const struct cand *c, const struct shape *s,
+                       int64_t tiles_mn)
+{
     const struct tc_kernel *kr = c->k;
-    int64_t tiles_m, tiles_n, tiles_mn, slots = (int64_t)r->units * c->bps;
+    size_t j = 1;
+
+    if (!kr->split_k || (s->batch > 1 && !r->batch_split))
+        return 1;
+    while (j < TC_ARRAY_SIZE(split_factors) && tiles_mn * split_factors[j] <= c->slots &&
+           s->k >= (int64_t)split_factors[j] * kr->tile_k * 4)
+        j++;
+    return j;
+}
+
+/* Tries every split of candidate c on shape s that can beat the pick: the
+ * SM side first, and the data movement only where the SM time plus the
+ * launch, which never exceeds the whole time (sm_part()), is below the
+ * pick's, so the pick is the one that evaluating every split would make. */
+static void try_cand(const struct rates *r, const struct cand *c, const struct shape *s,
+                     struct pick *best)
+{
+    const struct tc_kernel *kr = c->k;
+    int64_t tiles_m, tiles_n, tiles_mn;
+    size_t n;
 
     /* TMA cannot address strides that are not multiples of 16 bytes. */
     if (kr->tma && s->align > TC_ALIGN_16B)
-        return false;
+        return;
     if (s->batch > 1 && !kr->batched)
-        return false;
-    tiles_m = ceil_div(s->m, kr->tile_m);
-    tiles_n = ceil_div(s->n, kr->tile_n);
+        return;
+    tiles_m = div_ceil(s->m, &c->tile_m);
+    tiles_n = div_ceil(s->n, &c->tile_n);
     tiles_mn = tiles_m * tiles_n * s->batch;
-    if (*have) {
-        /* A lower bound for every split of this kernel: its tiles' main
-         * loops spread perfectly over the SMs, each SM finishing at most one
-         * tile per block time, plus the launch. Skip it if that cannot win. */
-        double per_iter =
-            c->mma_us_per_iter > c->smem_us_per_iter ? c->mma_us_per_iter : c->smem_us_per_iter;
-        double bound =
-            r->am->launch_us + (double)tiles_mn * ((double)s->k / kr->tile_k) * per_iter / r->units;
+    n = n_splits(r, c, s, tiles_mn);
+    for (size_t j = 0; j < n; j++) {
+        struct result *res = &best->res[!best->cur];
+        struct sm_part p;
 
-        if (bound >= best->time_us)
-            return false;
-    }
-    for (size_t j = 0; j < TC_ARRAY_SIZE(split_factors); j++) {
-        int split = split_factors[j];
-        struct result res;
-
-        if (split > 1) {
-            /* Split only to fill the machine, and keep K loops long enough
-             * (4 steps) to amortise the pipeline. */
-            if (!kr->split_k || (s->batch > 1 && !r->batch_split) || tiles_mn * split > slots ||
-                s->k < (int64_t)split * kr->tile_k * 4)
-                break;
-        }
-        if (!evaluate(r, c, s, tiles_m, tiles_n, split, &res))
+        sm_part(r, c, s, tiles_mn, j, &p);
+        if (best->c && p.compute_us + r->am->launch_us >= best->res[best->cur].time_us)
             continue;
-        if (!*have || res.time_us < best->time_us) {
-            *best = res;
-            *have = true;
-            improved = true;
+        evaluate(r, c, s, tiles_m, tiles_n, split_factors[j], &p, res);
+        if (!best->c || res->time_us < best->res[best->cur].time_us) {
+            best->c = c;
+            best->cur = !best->cur;
         }
     }
-    return improved;
 }
 
 int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
@@ -806,10 +986,9 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
     const struct tc_kernel *const *kernels;
     const struct tc_kernel *best_k = NULL;
     const struct cand_table *table;
-    struct cand best_c = {0};
-    bool have = false;
-    struct result best = {0};
-    struct rates r;
+    const struct rates *r;
+    struct rates own_rates;
+    struct pick best;
     struct shape s;
     size_t nk;
     int64_t batch = 1;
@@ -826,34 +1005,43 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
                         "kernel catalogue",
                         tc_dtype_name(q->dtype), tc_arch_name(gpu->arch), gpu->id);
 
-    s.m = q->m;
-    s.n = q->n;
-    s.k = q->k;
-    s.batch = batch;
-    s.elem_bytes = tc_dtype_bytes(q->dtype);
-    /* fp8 GEMMs write 16-bit outputs; fp32/tf32 write fp32. */
-    s.out_bytes = s.elem_bytes < 2 ? 2 : s.elem_bytes;
-    s.align = tc_gemm_align_class(q);
-
     table = cand_table_get(cat, gpu, q->dtype, kernels, nk);
     if (table) {
-        r = table->r;
-        for (size_t i = 0; i < table->n; i++)
-            if (consider(&r, &table->c[i], &s, &have, &best))
-                best_c = table->c[i];
+        r = &table->r;
     } else {
-        rates_init(gpu, q->dtype, &r);
-        for (size_t i = 0; i < nk; i++) {
-            struct cand c;
+        rates_init(gpu, q->dtype, &own_rates);
+        r = &own_rates;
+    }
+    shape_init(r, q, batch, &s);
+    best.c = NULL;
+    best.cur = 0;
+    if (table) {
+        for (size_t i = 0; i < table->n; i++)
+            try_cand(r, &table->c[i], &s, &best);
+    } else {
+        /* Too many kernels to cache: built and tried in batches. */
+        struct cand c[CACHE_MAX_CANDS];
 
-            cand_init(&r, gpu, kernels[i], q->dtype, &c);
-            if (c.bps > 0 && consider(&r, &c, &s, &have, &best))
-                best_c = c;
+        for (size_t i = 0; i < nk;) {
+            const struct cand *before = best.c;
+            size_t n = 0;
+
+            for (; i < nk && n < CACHE_MAX_CANDS; i++) {
+                cand_init(r, gpu, kernels[i], q->dtype, &c[n]);
+                if (c[n].bps > 0)
+                    n++;
+            }
+            for (size_t j = 0; j < n; j++)
+                try_cand(r, &c[j], &s, &best);
+            if (best.c != before) {
+                best.own = *best.c;
+                best.c = &best.own;
+            }
         }
     }
-    if (have) {
-        best_k = best_c.k;
-        describe(&r, &best_c, &s, &best);
+    if (best.c) {
+        best_k = best.c->k;
+        describe(r, best.c, &s, &best.res[best.cur]);
     }
     if (!best_k)
         return tc_error(TC_ERR_UNSUPPORTED,
@@ -863,46 +1051,47 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
                         tc_align_name(s.align));
 
     memset(out, 0, sizeof(*out));
-    out->time_us = best.time_us;
-    out->tflops =
-        2.0 * (double)s.m * (double)s.n * (double)s.k * (double)s.batch / (best.time_us * 1e6);
+    out->time_us = best.res[best.cur].time_us;
+    out->tflops = 2.0 * (double)s.m * (double)s.n * (double)s.k * (double)s.batch /
+                  (best.res[best.cur].time_us * 1e6);
     out->frac_peak = out->tflops / gpu->peak_tflops[q->dtype];
     out->source = TC_SOURCE_ANALYTICAL;
     /* An 80% band from how far measurements fall from the analytical model:
      * the 10th and 90th percentiles of measured / predicted time were 0.92
      * and 1.21 on the kernel-timed fp16 development data (1.38 with host
      * timings), so the band is [0.92, 1.25] x the prediction. */
-    out->lo_us = INTERVAL_LO * best.time_us;
-    out->hi_us = INTERVAL_HI * best.time_us;
+    out->lo_us = INTERVAL_LO * best.res[best.cur].time_us;
+    out->hi_us = INTERVAL_HI * best.res[best.cur].time_us;
     out->interval_level = 0.8;
     tc_strlcpy(out->kernel, best_k->name, sizeof(out->kernel));
     out->tile_m = best_k->tile_m;
     out->tile_n = best_k->tile_n;
     out->tile_k = best_k->tile_k;
     out->stages = best_k->stages;
-    out->warps = (best_k->threads + r.warp - 1) / r.warp;
-    out->split_k = best.split;
+    out->warps = (best_k->threads + r->warp - 1) / r->warp;
+    out->split_k = best.res[best.cur].split;
     out->cluster_m = best_k->cluster_m;
     out->cluster_n = best_k->cluster_n;
     out->stream_k = best_k->stream_k;
-    out->tiles = best.tiles;
-    out->waves = best.waves;
-    out->wave_eff = best.wave_eff;
-    out->tile_eff = best.tile_eff;
-    out->blocks_per_sm = best.blocks_per_sm;
+    out->tiles = best.res[best.cur].tiles;
+    out->waves = best.res[best.cur].waves;
+    out->wave_eff = best.res[best.cur].wave_eff;
+    out->tile_eff = best.res[best.cur].tile_eff;
+    out->blocks_per_sm = best.res[best.cur].blocks_per_sm;
     {
         int warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
         int warps = (best_k->threads + warp - 1) / warp;
 
-        out->occupancy = gpu->max_warps_per_sm > 0
-                             ? (double)(best.blocks_per_sm * warps) / gpu->max_warps_per_sm
-                             : 0.0;
+        out->occupancy =
+            gpu->max_warps_per_sm > 0
+                ? (double)(best.res[best.cur].blocks_per_sm * warps) / gpu->max_warps_per_sm
+                : 0.0;
     }
-    out->bound = best.bound;
+    out->bound = best.res[best.cur].bound;
     out->align = s.align;
-    out->compute_us = best.compute_us;
-    out->memory_us = best.memory_us;
-    out->overhead_us = best.overhead_us;
+    out->compute_us = best.res[best.cur].compute_us;
+    out->memory_us = best.res[best.cur].memory_us;
+    out->overhead_us = best.res[best.cur].overhead_us;
     return TC_OK;
 }
 
