@@ -21,6 +21,12 @@
 static const uint64_t pow10_u64[] = {1,      10,      100,      1000,      10000,
                                      100000, 1000000, 10000000, 100000000, 1000000000};
 
+/* "00" to "99": two digits per division by 100 */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "6263646566676869707172737475767778798081828384858687888990919293"
+                                  "949596979899";
+
 static size_t printf_fixed(char *buf, size_t len, double x, int decimals)
 {
     int n = snprintf(buf, len, "%.*f", decimals, x);
@@ -36,7 +42,7 @@ size_t tc_format_fixed(char *buf, size_t len, double x, int decimals)
     char digits[24];
     uint64_t bits, m, ip, frac_digits;
     u128 f, num, q = 0;
-    int sh, nd = 0;
+    int sh, nd;
     size_t o = 0;
 
     if (decimals < 0 || decimals > 9 || !(fabs(x) < 9007199254740992.0) || len < 48)
@@ -62,7 +68,21 @@ size_t tc_format_fixed(char *buf, size_t len, double x, int decimals)
     /* the fraction f / 2^sh times 10^decimals, rounded to nearest, ties to
      * the even last digit (the integer's with no decimals); under 2^-73
      * (sh > 126) it is below half a unit of the ninth decimal */
-    if (f && sh <= 126) {
+    if (f && sh < 64 && (uint64_t)f <= UINT64_MAX / pow10_u64[decimals]) {
+        /* the same in 64 bits, where the product fits (values from about
+         * 4 up with 4 decimals): the common case, and the 128-bit shifts
+         * were most of the cost */
+        uint64_t num64 = (uint64_t)f * pow10_u64[decimals], q64 = num64 >> sh;
+        uint64_t r = num64 - (q64 << sh), half = (uint64_t)1 << (sh - 1);
+
+        if (r > half || (r == half && ((decimals ? q64 : ip) & 1)))
+            q64++;
+        if (q64 >= pow10_u64[decimals]) {
+            q64 -= pow10_u64[decimals];
+            ip++;
+        }
+        q = q64;
+    } else if (f && sh <= 126) {
         u128 r, half = (u128)1 << (sh - 1);
 
         num = f * pow10_u64[decimals];
@@ -78,18 +98,31 @@ size_t tc_format_fixed(char *buf, size_t len, double x, int decimals)
     frac_digits = (uint64_t)q;
     if (bits >> 63) /* as printf: -0.0 and -0.00001 print "-0.0000" */
         buf[o++] = '-';
-    do {
-        digits[nd++] = (char)('0' + ip % 10);
-        ip /= 10;
-    } while (ip);
-    while (nd)
-        buf[o++] = digits[--nd];
+    /* the integer's digits from the last, two at a time */
+    nd = (int)sizeof(digits);
+    while (ip >= 100) {
+        nd -= 2;
+        memcpy(digits + nd, digit_pairs + 2 * (ip % 100), 2);
+        ip /= 100;
+    }
+    if (ip >= 10) {
+        nd -= 2;
+        memcpy(digits + nd, digit_pairs + 2 * ip, 2);
+    } else {
+        digits[--nd] = (char)('0' + ip);
+    }
+    memcpy(buf + o, digits + nd, sizeof(digits) - (size_t)nd);
+    o += sizeof(digits) - (size_t)nd;
     if (decimals) {
+        int d = decimals;
+
         buf[o++] = '.';
-        for (int d = decimals - 1; d >= 0; d--) {
-            buf[o + (size_t)d] = (char)('0' + frac_digits % 10);
-            frac_digits /= 10;
+        for (; d >= 2; d -= 2) {
+            memcpy(buf + o + (size_t)d - 2, digit_pairs + 2 * (frac_digits % 100), 2);
+            frac_digits /= 100;
         }
+        if (d)
+            buf[o] = (char)('0' + frac_digits);
         o += (size_t)decimals;
     }
     buf[o] = '\0';
