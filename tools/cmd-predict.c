@@ -556,6 +556,84 @@ struct stream_opts {
     bool keep_going;
 };
 
+/* One output row of the batch path, built in memory and written with one
+ * call: a stdio call per field and per number cost as much as the parsing.
+ * It grows to the longest row. */
+struct row_buf {
+    char *b;
+    size_t len, cap;
+};
+
+/* Room for n more bytes; false when memory runs out. */
+static bool row_room(struct row_buf *row, size_t n)
+{
+    size_t cap = row->cap ? row->cap : 256;
+    char *b;
+
+    if (row->cap - row->len >= n)
+        return true;
+    while (cap - row->len < n)
+        cap *= 2;
+    if (!(b = realloc(row->b, cap)))
+        return false;
+    row->b = b;
+    row->cap = cap;
+    return true;
+}
+
+static bool row_bytes(struct row_buf *row, const char *s, size_t n)
+{
+    if (!row_room(row, n))
+        return false;
+    memcpy(row->b + row->len, s, n);
+    row->len += n;
+    return true;
+}
+
+/* Field s and then sep, quoted as cli_csv_field() quotes it. */
+static bool row_field(struct row_buf *row, const char *s, char sep)
+{
+    size_t n = 0;
+
+    while (s[n] && s[n] != ',' && s[n] != '"' && s[n] != '\n' && s[n] != '\r')
+        n++;
+    if (!s[n]) {
+        if (!row_room(row, n + 1))
+            return false;
+        memcpy(row->b + row->len, s, n);
+        row->len += n;
+    } else {
+        if (!row_room(row, 2 * (n + strlen(s + n)) + 3))
+            return false;
+        row->b[row->len++] = '"';
+        for (; *s; s++) {
+            if (*s == '"')
+                row->b[row->len++] = '"';
+            row->b[row->len++] = *s;
+        }
+        row->b[row->len++] = '"';
+    }
+    row->b[row->len++] = sep;
+    return true;
+}
+
+/* x as printf's "%.4f" writes it (common/format.c) */
+static bool row_fixed4(struct row_buf *row, double x)
+{
+    size_t n;
+
+    if (!row_room(row, 64))
+        return false;
+    n = tc_format_fixed(row->b + row->len, 64, x, 4);
+    if (n >= 64) { /* beyond 10^58: printf's digits, all of them */
+        if (!row_room(row, n + 1))
+            return false;
+        n = tc_format_fixed(row->b + row->len, n + 1, x, 4);
+    }
+    row->len += n;
+    return true;
+}
+
 static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
                           const struct gemm_defaults *def, const struct stream_opts *so,
                           const struct predictor_opts *po)
@@ -564,6 +642,7 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
     const char *inputs[1 + sizeof(po->dbs) / sizeof(po->dbs[0])];
     FILE *in = NULL, *out = NULL;
     struct tc_csv *csv = NULL;
+    struct row_buf row = {0};
     struct gemm_columns cols;
     const struct tc_gpu *gpu = NULL;
     const char *in_name = strcmp(so->input, "-") == 0 ? "<stdin>" : so->input;
@@ -654,40 +733,33 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
             cli_csv_field(out, err, true);
             continue;
         }
-        for (int c = 0; c < nfields; c++)
-            cli_csv_field(out, fields[c], false);
         /* the interval of the prediction's source (80 %), so coverage can be
          * measured on any file */
-        {
-            /* printf's "%.4f" bytes, several times faster (common/format.c):
-             * the formatting cost more than the model */
-            char num[64];
-            const double v[4] = {pr.time_us, pr.tflops, pr.lo_us, pr.hi_us};
+        bool ok = true;
+        const char *label = gemm_source_label(pr.source);
 
-            for (int c = 0; c < 4; c++) {
-                size_t n = tc_format_fixed(num, sizeof(num), v[c], 4);
-
-                if (c)
-                    putc_unlocked(',', out);
-                fwrite_unlocked(num, 1, n, out);
-                if (c == 1) {
-                    putc_unlocked(',', out);
-                    fputs_unlocked(gemm_source_label(pr.source), out);
-                }
-            }
-        }
-        if (so->explain) {
+        row.len = 0;
+        for (int c = 0; c < nfields; c++)
+            ok = ok && row_field(&row, fields[c], ',');
+        ok = ok && row_fixed4(&row, pr.time_us) && row_bytes(&row, ",", 1) &&
+             row_fixed4(&row, pr.tflops) && row_bytes(&row, ",", 1) &&
+             row_bytes(&row, label, strlen(label)) && row_bytes(&row, ",", 1) &&
+             row_fixed4(&row, pr.lo_us) && row_bytes(&row, ",", 1) && row_fixed4(&row, pr.hi_us);
+        if (ok && so->explain) {
             char vals[N_EXPLAIN][96];
 
             explain_values(&pr, vals);
-            for (int c = 0; c < N_EXPLAIN; c++) {
-                fputc(',', out);
-                fputs(vals[c], out);
-            }
+            for (int c = 0; c < N_EXPLAIN; c++)
+                ok = ok && row_bytes(&row, ",", 1) && row_bytes(&row, vals[c], strlen(vals[c]));
         }
-        if (so->keep_going)
-            putc_unlocked(',', out);
-        putc_unlocked('\n', out);
+        if (ok && so->keep_going)
+            ok = row_bytes(&row, ",", 1);
+        ok = ok && row_bytes(&row, "\n", 1);
+        if (!ok) {
+            rc = cli_fail("predict", TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        fwrite_unlocked(row.b, 1, row.len, out);
     }
     if (r < 0) {
         rc = cli_fail("predict", r);
@@ -701,6 +773,7 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
     }
 
 cleanup:
+    free(row.b);
     tc_csv_free(csv);
     if (in && in != stdin)
         fclose(in);
