@@ -222,6 +222,16 @@ int tc_csv_next(struct tc_csv *csv, int *nfields, char ***fields)
                        c != '\r' && c != '\0' && csv->buf_len < csv->buf_cap)
                     csv->buf[csv->buf_len++] = (char)c;
                 csv->bytes += csv->buf_len - start + (c != EOF);
+                /* the delimiter that ends the run, as the loop above takes
+                 * it (the other bytes go back to it) */
+                if (c == ',') {
+                    if ((err = end_field(csv)) < 0)
+                        return err;
+                    quoted = false;
+                    continue;
+                }
+                if (c == '\n')
+                    break;
                 if (c != EOF)
                     csv_ungetc(csv, c);
             }

@@ -617,13 +617,15 @@ static bool row_field(struct row_buf *row, const char *s, char sep)
     return true;
 }
 
-/* x as printf's "%.4f" writes it (common/format.c) */
-static bool row_fixed4(struct row_buf *row, double x)
+/* sep (unless 0), then x as printf's "%.4f" writes it (common/format.c) */
+static bool row_fixed4(struct row_buf *row, char sep, double x)
 {
     size_t n;
 
-    if (!row_room(row, 64))
+    if (!row_room(row, 65))
         return false;
+    if (sep)
+        row->b[row->len++] = sep;
     n = tc_format_fixed(row->b + row->len, 64, x, 4);
     if (n >= 64) { /* beyond 10^58: printf's digits, all of them */
         if (!row_room(row, n + 1))
@@ -741,10 +743,9 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
         row.len = 0;
         for (int c = 0; c < nfields; c++)
             ok = ok && row_field(&row, fields[c], ',');
-        ok = ok && row_fixed4(&row, pr.time_us) && row_bytes(&row, ",", 1) &&
-             row_fixed4(&row, pr.tflops) && row_bytes(&row, ",", 1) &&
-             row_bytes(&row, label, strlen(label)) && row_bytes(&row, ",", 1) &&
-             row_fixed4(&row, pr.lo_us) && row_bytes(&row, ",", 1) && row_fixed4(&row, pr.hi_us);
+        ok = ok && row_fixed4(&row, 0, pr.time_us) && row_fixed4(&row, ',', pr.tflops) &&
+             row_bytes(&row, ",", 1) && row_bytes(&row, label, strlen(label)) &&
+             row_fixed4(&row, ',', pr.lo_us) && row_fixed4(&row, ',', pr.hi_us);
         if (ok && so->explain) {
             char vals[N_EXPLAIN][96];
 
