@@ -750,7 +750,7 @@ static void describe(const struct rates *r, const struct cand *c, const struct s
                      struct result *res)
 {
     const struct tc_kernel *kr = c->k;
-    double tiles_mn = (double)ceil_div(s->m, kr->tile_m) * (double)ceil_div(s->n, kr->tile_n);
+    double tiles_mn = (double)div_ceil(s->m, &c->tile_m) * (double)div_ceil(s->n, &c->tile_n);
 
     res->waves = (double)res->tiles / ((double)r->units * c->bps);
     res->wave_eff = res->whole_waves ? res->waves / (double)res->whole_waves : 1.0;

@@ -172,6 +172,25 @@ static int row_int(const char *file, long line, char **fields, int col, const ch
     return TC_OK;
 }
 
+/* A layout column's two letters as tc_layout_parse() reads them (ignoring
+ * case), without its strcasecmp calls per row; false for anything else,
+ * which goes to tc_layout_parse() and its message. */
+static bool layout_letters(const char *f, enum tc_layout *out)
+{
+    if (!f[0] || !f[1] || f[2])
+        return false;
+    for (int i = 0; i < TC_LAYOUT_COUNT; i++) {
+        const char *name = tc_layout_name((enum tc_layout)i);
+
+        /* (| 0x20 folds a letter's case and maps no other byte onto one) */
+        if ((f[0] | 0x20) == (name[0] | 0x20) && (f[1] | 0x20) == (name[1] | 0x20)) {
+            *out = (enum tc_layout)i;
+            return true;
+        }
+    }
+    return false;
+}
+
 int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols,
                    const struct gemm_defaults *def, const char *file, long line, char **fields,
                    const struct tc_gpu **gpu, struct tc_gemm_query *q, char *err, size_t len)
@@ -204,6 +223,7 @@ int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols
         return row_error(err, len, file, line, cols->dtype + 1, TC_ERR_INVALID, "%s",
                          tc_last_error());
     if (cols->layout >= 0 && *fields[cols->layout] &&
+        !layout_letters(fields[cols->layout], &q->layout) &&
         tc_layout_parse(fields[cols->layout], &q->layout) < 0)
         return row_error(err, len, file, line, cols->layout + 1, TC_ERR_INVALID, "%s",
                          tc_last_error());
