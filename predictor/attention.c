@@ -390,24 +390,16 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
  * several) is answered by its measurement; otherwise the model's time is
  * scaled as attention_fit describes and labelled calibrated. TC_OK with
  * *out untouched when there are no rows. */
-static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
-                               struct tc_gemm_memo *memo, const struct tc_attention_query *q,
-                               int64_t seq_kv, struct tc_attention_prediction *out)
+/* The fastest row of set that measured q's call exactly: V/O head dim,
+ * window and the deterministic backward included (rows read from a v1 file
+ * have equal head dims, no window and the default backward). */
+static const struct tc_attention_row *exact_row(const struct tc_attn_rows *set,
+                                                const struct tc_attention_query *q, int64_t seq_kv)
 {
     int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads;
-    const struct tc_attention_row *best = NULL;
-    struct tc_attn_rows *set;
-    double k;
-    int err;
-
-    set = tc_predictor_attention_rows(p, gpu->id, q->impl, q->dtype, q->backward, &err);
-    if (!set)
-        return err;
     int64_t dvo = q->head_dim_vo ? q->head_dim_vo : q->head_dim;
+    const struct tc_attention_row *best = NULL;
 
-    /* the row must be the same call: V/O head dim, window and the
-     * deterministic backward included (rows read from a v1 file have equal
-     * head dims, no window and the default backward) */
     for (size_t i = 0; i < set->n; i++) {
         const struct tc_attention_row *row = &set->rows[i];
         int64_t row_dvo = row->head_dim_vo ? row->head_dim_vo : row->head_dim;
@@ -418,7 +410,22 @@ static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
             row->causal == q->causal && (!best || row->time_us < best->time_us))
             best = row;
     }
-    if (best) {
+    return best;
+}
+
+static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
+                               struct tc_gemm_memo *memo, const struct tc_attention_query *q,
+                               int64_t seq_kv, struct tc_attention_prediction *out)
+{
+    const struct tc_attention_row *best;
+    struct tc_attn_rows *set;
+    double k;
+    int err;
+
+    set = tc_predictor_attention_rows(p, gpu->id, q->impl, q->dtype, q->backward, &err);
+    if (!set)
+        return err;
+    if ((best = exact_row(set, q, seq_kv))) {
         fill_measured(q, seq_kv, best, out);
         return TC_OK;
     }
@@ -476,6 +483,33 @@ static int predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
     return TC_OK;
 }
 
+/* A call the model refuses (a head dim above 256, a deterministic backward
+ * it does not model) that a database measured exactly is answered by its
+ * measurement, as a measured GEMM is; otherwise the model's refusal, err,
+ * stands. */
+static int measured_unmodelled(struct tc_predictor *p, const struct tc_gpu *gpu,
+                               const struct tc_attention_query *q, int err,
+                               struct tc_attention_prediction *out)
+{
+    int64_t seq_kv = q->seq_kv ? q->seq_kv : q->seq_q;
+    const struct tc_attention_row *best;
+    struct tc_attn_rows *set;
+    char saved[1024];
+    int rows_err;
+
+    tc_strlcpy(saved, tc_last_error(), sizeof(saved));
+    set = tc_predictor_attention_rows(p, gpu->id, q->impl, q->dtype, q->backward, &rows_err);
+    if (!set)
+        return rows_err < 0 ? rows_err : tc_error(err, "%s", saved);
+    if (!(best = exact_row(set, q, seq_kv)))
+        return tc_error(err, "%s", saved);
+    memset(out, 0, sizeof(*out));
+    out->kernel = q->impl;
+    out->kv_splits = 1;
+    fill_measured(q, seq_kv, best, out);
+    return TC_OK;
+}
+
 int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
                               struct tc_gemm_memo *memo, const struct tc_attention_query *q,
                               struct tc_attention_prediction *out)
@@ -484,6 +518,8 @@ int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
 
     if (err == TC_OK && p)
         err = attention_calibrate(p, gpu, memo, q, q->seq_kv ? q->seq_kv : q->seq_q, out);
+    else if (err == TC_ERR_UNSUPPORTED && p && out)
+        err = measured_unmodelled(p, gpu, q, err, out);
     /* never an infinite or NaN answer, whatever the inputs let through */
     if (err == TC_OK) {
         char what[160];

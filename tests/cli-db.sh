@@ -179,6 +179,54 @@ assert d["runs"] and all(r["kind"] == "imported" and r["licence"] in ("MIT", "Ap
 EOF
     [ "$(stat -c %s "$f")" -lt 5000000 ] || fail "$f is 5 MB or more"
 done
+# The A100 PCIe 80GB and H200 files hold the vendored fused-attention rows:
+# an exact stored call of each backend is answered by its measurement, any
+# other shape of the same GPU, impl, dtype and pass is the calibrated model.
+attn_src() { # expected source, then predict attention's arguments
+    local want=$1
+    shift
+    run 0 "$TC" predict attention --dtype bf16 "$@"
+    has out "source         $want"
+}
+a100="--gpu a100-pcie-80gb --batch 2 --heads 64 --kv-heads 8 --head-dim 128 --causal"
+for impl in cudnn cudnn_oss flash2 flash4; do
+    # shellcheck disable=SC2086
+    attn_src measured $a100 --impl $impl --seq 4096
+    # shellcheck disable=SC2086
+    attn_src calibrated $a100 --impl $impl --seq 4000
+done
+# shellcheck disable=SC2086
+attn_src measured $a100 --impl cudnn --seq 4096 --bwd --deterministic
+has out "time_us        10352.00"
+# shellcheck disable=SC2086
+attn_src measured $a100 --impl flash2 --seq 4096 --bwd
+# DeepSeek's 192/128 head dims: the row of that call, not of 192/192
+attn_src measured --gpu a100-pcie-80gb --impl cudnn --batch 2 --heads 128 --head-dim 192 \
+    --head-dim-vo 128 --seq 32768 --causal
+has out "time_us        749317.00"
+# head dim 512 with a window: the model refuses it, the measurement answers
+attn_src measured --gpu a100-pcie-80gb --impl cudnn --batch 2 --heads 64 --kv-heads 1 \
+    --head-dim 512 --seq 16384 --causal --window 128
+run 2 "$TC" predict attention --gpu a100-pcie-80gb --impl cudnn --dtype bf16 --batch 2 \
+    --heads 64 --kv-heads 1 --head-dim 512 --seq 16000 --causal --window 128
+has err "head dim 512"
+h200="--gpu h200-sxm-141gb --batch 2 --heads 64 --kv-heads 8 --head-dim 128 --causal"
+for impl in cudnn flash4; do
+    # shellcheck disable=SC2086
+    attn_src measured $h200 --impl $impl --seq 4096 --bwd
+    # shellcheck disable=SC2086
+    attn_src calibrated $h200 --impl $impl --seq 4000 --bwd
+done
+# shellcheck disable=SC2086
+run 0 "$TC" predict attention $h200 --impl cudnn --dtype fp8 --seq 4096
+has out "source         measured"
+# no rows of this impl on this GPU: the model alone
+# shellcheck disable=SC2086
+attn_src analytical $h200 --impl flash3 --seq 4096
+# --analytical ignores the rows
+# shellcheck disable=SC2086
+attn_src analytical $a100 --impl cudnn --seq 4096 --analytical
+
 # rebuilt from the clone alone (db/sources/): reproducible, and byte for byte
 # the committed files; --measured reads the same CSVs uncompressed
 mkdir "$TMP/pb1" "$TMP/pb2"
@@ -190,7 +238,7 @@ for f in "$TILECAST_SOURCE_ROOT"/db/prebuilt/*.db; do
     cmp -s "$f" "$TMP/pb1/$id.db" || fail "db/prebuilt/$id.db is not what build-prebuilt.sh makes from db/sources/"
     cmp -s "$f" "$TMP/pb2/$id.db" || fail "build-prebuilt.sh --measured makes another $id.db"
 done
-[ "$(find "$TMP/pb1" -name '*.db' | wc -l)" -eq 6 ] || fail "build-prebuilt.sh made other than 6 files"
+[ "$(find "$TMP/pb1" -name '*.db' | wc -l)" -eq 8 ] || fail "build-prebuilt.sh made other than 8 files"
 # the vendored files are the ones whose checksums were recorded
 (cd "$TILECAST_MEASURED_DATA" && sha256sum --quiet -c "$TILECAST_SOURCE_ROOT/db/sources/SHA256SUMS") ||
     fail "the decompressed db/sources/ differ from db/sources/SHA256SUMS"

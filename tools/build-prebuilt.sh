@@ -7,10 +7,10 @@
 #
 # The clone alone is enough: db/sources/*.csv.xz are decompressed into a
 # temporary folder. --measured DIR reads uncompressed CSVs from DIR instead
-# (vidur_gemm.csv, neusight_gemm.csv, cookbook_gemm.csv; db/prebuilt/README.md
-# says what is imported and why the rest is not). BUILD_DIR is a configured
-# build with tools/tilecast (default: build); OUT_DIR receives the files
-# (default: db/prebuilt of this tree).
+# (vidur_gemm, neusight_gemm, cookbook_gemm and attention_fused .csv;
+# db/prebuilt/README.md says what is imported and why the rest is not).
+# BUILD_DIR is a configured build with tools/tilecast (default: build);
+# OUT_DIR receives the files (default: db/prebuilt of this tree).
 set -euo pipefail
 
 usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
@@ -35,23 +35,24 @@ tc=$(cd "$build" 2>/dev/null && pwd)/tools/tilecast || tc=$build/tools/tilecast
 [ -x "$tc" ] || { echo "build-prebuilt: $tc not found: build tilecast first" >&2; exit 1; }
 [ -d "$out" ] || { echo "build-prebuilt: $out is not a directory" >&2; exit 1; }
 
+files="vidur_gemm.csv neusight_gemm.csv cookbook_gemm.csv attention_fused.csv"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ -z "$measured" ]; then
     command -v xz >/dev/null || { echo "build-prebuilt: xz is not installed (apt-get install xz-utils)" >&2; exit 1; }
     measured=$tmp/sources
     mkdir "$measured"
-    for f in vidur_gemm.csv neusight_gemm.csv cookbook_gemm.csv; do
+    for f in $files; do
         src=$here/db/sources/$f.xz
         [ -r "$src" ] || { echo "build-prebuilt: $src is missing" >&2; exit 1; }
         xz -dc "$src" >"$measured/$f"
     done
     # the vendored files are checked against the checksums taken when they were copied
-    (cd "$measured" && grep -E ' (vidur_gemm|neusight_gemm|cookbook_gemm)\.csv$' \
+    (cd "$measured" && grep -E ' (vidur_gemm|neusight_gemm|cookbook_gemm|attention_fused)\.csv$' \
         "$here/db/sources/SHA256SUMS" | sha256sum --quiet -c -) ||
         { echo "build-prebuilt: db/sources/ does not match db/sources/SHA256SUMS" >&2; exit 1; }
 fi
-for f in vidur_gemm.csv neusight_gemm.csv cookbook_gemm.csv; do
+for f in $files; do
     [ -r "$measured/$f" ] || { echo "build-prebuilt: $measured/$f is missing" >&2; exit 1; }
 done
 
@@ -66,7 +67,9 @@ while read -r gpu file; do
     (cd "$measured" && "$tc" db import --format csv --gpu "$gpu" "$file" --into "$tmp/$gpu.db") >"$tmp/log"
     sed "s|$tmp/||" "$tmp/log"
     # fit once here, so a predictor opening the file read-only never refits
-    "$tc" db calibrate "$tmp/$gpu.db" >/dev/null
+    # (GEMM rows only: the attention rows' scale is a median the predictor
+    # takes when it reads them)
+    [ "$file" = attention_fused.csv ] || "$tc" db calibrate "$tmp/$gpu.db" >/dev/null
     "$tc" db compact "$tmp/$gpu.db" >/dev/null
     "$tc" db check "$tmp/$gpu.db" >/dev/null
     mv "$tmp/$gpu.db" "$out/$gpu.db"
@@ -77,6 +80,8 @@ a100-pcie-40gb neusight_gemm.csv
 a100-sxm4-40gb cookbook_gemm.csv
 v100-sxm2-32gb cookbook_gemm.csv
 mi250x cookbook_gemm.csv
+a100-pcie-80gb attention_fused.csv
+h200-sxm-141gb attention_fused.csv
 EOF
 
 for f in "$out"/*.db; do
