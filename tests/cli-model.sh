@@ -75,6 +75,24 @@ json_check "$tmp/out" 'len(d) == 3 and d[-1]["gpu"] == "all" and d[-1]["rows"] =
 [ "$(wc -l <"$tmp/att-rows.csv")" -eq 4 ] || fail "eval --attention --output: one line per row"
 head -1 "$tmp/att-rows.csv" | grep -q ',pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,status,message$' ||
     fail "eval --attention --output header"
+# with --db: the A100 PCIe 80GB rows calibrate these shapes, a stored one is measured
+cp "$tmp/att.csv" "$tmp/att-db.csv"
+printf 'a100-pcie-80gb,bf16,cudnn,fwd,2,64,8,4096,4096,128,1,3155,128,top_left,,0\n' >>"$tmp/att-db.csv"
+expect 0 "$bin" eval --attention --input "$tmp/att-db.csv" --db "$root/db/prebuilt/a100-pcie-80gb.db" \
+    --output "$tmp/att-db-rows.csv" --json
+json_check "$tmp/out" 'd[-1]["rows"] == 4 and d[-1]["measured"] == 1 and d[-1]["calibrated"] == 3'
+head -1 "$tmp/att-db-rows.csv" | grep -q ',kv_splits,source,status,message$' ||
+    fail "eval --attention --db --output header"
+grep -q '^a100-pcie-80gb,bf16,cudnn,fwd,.*,measured,ok,$' "$tmp/att-db-rows.csv" ||
+    fail "eval --attention --db: the stored row is measured"
+expect 2 "$bin" eval --attention --input "$tmp/att.csv" --db "$tmp/no-such.db"
+# the held-out folds: a GPU held out gets no calibration from the other GPU
+# (the model's figures); a model held out is calibrated by the others' rows
+if [ -r "${TILECAST_MEASURED_DATA:-}/attention_fused.csv" ]; then
+    python3 "$root/tools/cv-eval-attention.py" --by all --json >"$tmp/cv-att.json" 2>"$tmp/err" ||
+        fail "cv-eval-attention.py: $(cat "$tmp/err")"
+    json_check "$tmp/cv-att.json" 'all(t["mape_default_pct"] == t["mape_analytical_pct"] and t["came_from"].startswith("analytical") for t in d if t["held_out"] == "one gpu") and all(t["came_from"].startswith("calibrated") for t in d if t["held_out"] == "one model") and len(d) == 26'
+fi
 expect 0 "$bin" eval --attention --help
 grep -q "cudnn_oss" "$tmp/out" || fail "eval --attention --help explains the impl mapping"
 expect 1 "$bin" eval --attention

@@ -1,8 +1,10 @@
 /* tilecast eval --attention: predicts every row of a fused-attention CSV
  * (the columns of db/sources' attention_fused.csv) with the analytical
- * attention model and reports the error per GPU, implementation, dtype and
- * pass: MAPE, median and 90th-percentile APE, the median signed error and
- * the Spearman rank correlation of TFLOP/s. Nothing is fitted to the rows. */
+ * attention model, or with the attention rows of --db databases (measured
+ * and calibrated answers, as predict attention --db gives them), and
+ * reports the error per GPU, implementation, dtype and pass: MAPE, median
+ * and 90th-percentile APE, the median signed error and the Spearman rank
+ * correlation of TFLOP/s. */
 #include "config.h"
 
 #include <errno.h>
@@ -17,7 +19,7 @@
 
 const char cmd_eval_attention_help[] =
     "Usage: tilecast eval --attention --input measured.csv [--output per-row.csv]\n"
-    "                     [--group-by COL[+COL...]] [--json|--csv]\n"
+    "                     [--db FILE]... [--group-by COL[+COL...]] [--json|--csv]\n"
     "\n"
     "Predicts every row of a measured fused-attention CSV (the columns of the\n"
     "project's attention_fused.csv: gpu, dtype, impl, pass, batch, heads,\n"
@@ -47,13 +49,22 @@ const char cmd_eval_attention_help[] =
     "--kv-splits 1.\n"
     "\n"
     "The model is analytical and takes no constant from these rows, so holding\n"
-    "out a GPU (or any group) gives the same numbers as the full table.\n"
+    "out a GPU (or any group) gives the same numbers as the full table. With\n"
+    "--db the predictions are those of the default predictor with these\n"
+    "databases alone (the prebuilt ones hidden): a shape stored exactly is its\n"
+    "measurement, others the model scaled by the stored rows of the same GPU,\n"
+    "impl, dtype and pass (calibrated), else the model; the table then counts\n"
+    "the rows answered measured and calibrated. Leave the rows scored out of\n"
+    "the databases (tools/cv-eval-attention.py does, one GPU or model at a\n"
+    "time).\n"
     "\n"
     "Options:\n"
     "  --input FILE       the measured CSV ('-' = stdin); required\n"
     "  --output FILE      the per-row comparison as CSV: the input columns, then\n"
     "                     pred_us, pred_tflops, ape_pct, signed_pct, kernel,\n"
-    "                     kv_splits, status (ok, refused) and message\n"
+    "                     kv_splits, (with --db) source, status (ok, refused) and\n"
+    "                     message\n"
+    "  --db FILE          predict with this database's attention rows (repeatable)\n"
     "  --group-by COL[+COL...]   also group by these columns (e.g. mask, window,\n"
     "                     deterministic, model)\n"
     "  --json, --csv      machine-readable summary (default: a table)\n"
@@ -64,11 +75,14 @@ const char cmd_eval_attention_help[] =
 #define MAX_GROUP_COLS 4 /* --group-by options, each up to 4 columns joined with + */
 #define KEY_MAX 256
 
+#define MAX_DBS 8
+
 struct agroup {
     char key[KEY_MAX]; /* gpu \t impl \t dtype \t pass \t extra... */
     struct tc_eval_point *s;
     size_t n, cap;
     long refused;
+    long measured, calibrated; /* with --db: rows so answered */
 };
 
 struct agroups {
@@ -194,6 +208,9 @@ int cmd_eval_attention(int argc, char **argv)
     const char *input, *output;
     int group_col[MAX_GROUP_COLS * 4], n_group_col = 0;
     struct tc_specs *specs = NULL;
+    struct tc_predictor *p = NULL;
+    const char *dbs[MAX_DBS];
+    int n_dbs = 0;
     FILE *in = NULL, *out = NULL;
     struct tc_csv *csv = NULL;
     struct agroups gs = {0};
@@ -216,6 +233,16 @@ int cmd_eval_attention(int argc, char **argv)
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(cmd_eval_attention_help, stdout);
             return CLI_EXIT_OK;
+        } else if (strcmp(a, "--db") == 0) {
+            if (i + 1 >= argc || !*argv[i + 1]) {
+                cli_error(cmd, "--db needs a database file");
+                return CLI_EXIT_USAGE;
+            }
+            if (n_dbs == MAX_DBS) {
+                cli_error(cmd, "at most %d --db files", MAX_DBS);
+                return CLI_EXIT_USAGE;
+            }
+            dbs[n_dbs++] = argv[++i];
         } else {
             cli_error(cmd, "unknown argument '%s' (see 'tilecast eval --attention --help')", a);
             return CLI_EXIT_USAGE;
@@ -232,6 +259,22 @@ int cmd_eval_attention(int argc, char **argv)
     in_name = strcmp(input, "-") == 0 ? "<stdin>" : input;
     if (!(specs = cli_load_specs(cmd)))
         return CLI_EXIT_INPUT;
+    if (n_dbs) {
+        /* the user's databases replace the prebuilt ones: a held-out
+         * evaluation never sees the shipped rows */
+        if (!(p = tc_predictor_new(specs))) {
+            rc = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        for (int k = 0; k < n_dbs; k++) {
+            int err = tc_predictor_add_db(p, dbs[k]);
+
+            if (err < 0) {
+                rc = cli_fail(cmd, err);
+                goto cleanup;
+            }
+        }
+    }
     if ((rc = eval_open_input(cmd, input, &in)) != CLI_EXIT_OK)
         goto cleanup;
     if (output && !(out = fopen(output, "w"))) {
@@ -295,7 +338,9 @@ int cmd_eval_attention(int argc, char **argv)
     if (out) {
         for (int k = 0; k < nfields; k++)
             cli_csv_field(out, fields[k], false);
-        fputs("pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,status,message\n", out);
+        fputs(p ? "pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,source,status,message\n"
+                : "pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,status,message\n",
+              out);
     }
 
     while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
@@ -346,7 +391,7 @@ int cmd_eval_attention(int argc, char **argv)
             err = TC_ERR_UNSUPPORTED;
             snprintf(msg, sizeof(msg), "mask '%s'", fields[c.mask]);
         } else {
-            err = tc_predict_attention(NULL, gpu, &q, &pred);
+            err = tc_predict_attention(p, gpu, &q, &pred);
             if (err < 0)
                 tc_strlcpy(msg, tc_last_error(), sizeof(msg));
         }
@@ -363,6 +408,13 @@ int cmd_eval_attention(int argc, char **argv)
                 rc = cli_fail(cmd, TC_ERR_NOMEM);
                 goto cleanup;
             }
+            if (pred.source == TC_SOURCE_MEASURED) {
+                g->measured++;
+                all.measured++;
+            } else if (pred.source == TC_SOURCE_CALIBRATED) {
+                g->calibrated++;
+                all.calibrated++;
+            }
         } else {
             g->refused++;
             all.refused++;
@@ -370,12 +422,15 @@ int cmd_eval_attention(int argc, char **argv)
         if (out) {
             for (int k = 0; k < nfields; k++)
                 cli_csv_field(out, fields[k], false);
-            if (ok)
-                fprintf(out, "%.3f,%.2f,%.2f,%.2f,%s,%lld,ok,\n", pred.time_us, pred.tflops,
+            if (ok) {
+                fprintf(out, "%.3f,%.2f,%.2f,%.2f,%s,%lld,", pred.time_us, pred.tflops,
                         100 * fabs(pred.time_us / meas_us - 1), 100 * (pred.time_us / meas_us - 1),
                         tc_attn_impl_name(pred.kernel), (long long)pred.kv_splits);
-            else {
-                fputs(",,,,,,refused,", out);
+                if (p)
+                    fprintf(out, "%s,", tc_source_name(pred.source));
+                fputs("ok,\n", out);
+            } else {
+                fputs(p ? ",,,,,,,refused," : ",,,,,,refused,", out);
                 cli_csv_field(out, msg, true);
             }
         }
@@ -388,11 +443,12 @@ int cmd_eval_attention(int argc, char **argv)
     qsort(gs.g, gs.n, sizeof(*gs.g), cmp_group);
     {
         static const char *const base[] = {"gpu", "impl", "dtype", "pass"};
-        static const char *const stats[] = {"rows",           "refused",     "mape_pct",
-                                            "median_ape_pct", "p90_ape_pct", "bias_pct",
-                                            "spearman_tflops"};
-        const char *headers[4 + MAX_GROUP_COLS * 4 + 7];
-        bool numeric[4 + MAX_GROUP_COLS * 4 + 7] = {false};
+        static const char *const stats[] = {
+            "rows",     "refused",         "mape_pct", "median_ape_pct", "p90_ape_pct",
+            "bias_pct", "spearman_tflops", "measured", "calibrated"};
+        int n_stats = p ? 9 : 7;
+        const char *headers[4 + MAX_GROUP_COLS * 4 + 9];
+        bool numeric[4 + MAX_GROUP_COLS * 4 + 9] = {false};
         int ncols = 0;
         struct cli_table *t;
 
@@ -400,7 +456,7 @@ int cmd_eval_attention(int argc, char **argv)
             headers[ncols++] = base[k];
         for (int k = 0; k < n_group_col; k++)
             headers[ncols++] = header[group_col[k]];
-        for (int k = 0; k < 7; k++) {
+        for (int k = 0; k < n_stats; k++) {
             numeric[ncols] = true;
             headers[ncols++] = stats[k];
         }
@@ -445,10 +501,18 @@ int cmd_eval_attention(int argc, char **argv)
                 cli_table_addf(t, col++, "%.3f", st.spearman_tflops);
             else
                 cli_table_addf(t, col++, "%s", "");
+            if (p) {
+                cli_table_addf(t, col++, "%ld", g->measured);
+                cli_table_addf(t, col++, "%ld", g->calibrated);
+            }
             cli_table_end_row(t);
         }
-        if (o.fmt == CLI_FORMAT_TABLE)
+        if (o.fmt == CLI_FORMAT_TABLE && !p)
             printf("Analytical predictions against %s (nothing fitted to the rows).\n\n", in_name);
+        else if (o.fmt == CLI_FORMAT_TABLE)
+            printf("Predictions with the attention rows of %d database(s) against %s (measured "
+                   "where stored, calibrated where the GPU, impl, dtype and pass have rows).\n\n",
+                   n_dbs, in_name);
         cli_table_print(t, stdout, o.fmt);
         cli_table_free(t);
     }
@@ -470,6 +534,7 @@ cleanup:
         cli_error(cmd, "%s: write failed: %s", output, strerror(errno));
         rc = CLI_EXIT_RUNTIME;
     }
+    tc_predictor_free(p);
     tc_specs_free(specs);
     return rc;
 }
