@@ -182,6 +182,29 @@ TC_API int tc_layout_parse(const char *name, enum tc_layout *out)
     return tc_error(TC_ERR_INVALID, "unknown layout '%s' (expected NN, NT, TN or TT)", name);
 }
 
+/* The names of the measured data's `op` column (and of the database's). */
+static const char *const gemm_op_names[TC_GEMM_OP_COUNT] = {"mm", "bmm", "linear"};
+
+TC_API const char *tc_gemm_op_name(enum tc_gemm_op op)
+{
+    if ((unsigned)op >= TC_GEMM_OP_COUNT)
+        return "?";
+    return gemm_op_names[op];
+}
+
+TC_API int tc_gemm_op_parse(const char *name, enum tc_gemm_op *out)
+{
+    if (!name || !out)
+        return tc_error(TC_ERR_INVALID, "no op given");
+    for (int i = 0; i < TC_GEMM_OP_COUNT; i++) {
+        if (strcmp(name, gemm_op_names[i]) == 0) {
+            *out = (enum tc_gemm_op)i;
+            return TC_OK;
+        }
+    }
+    return tc_error(TC_ERR_INVALID, "unknown op '%s' (expected mm, bmm or linear)", name);
+}
+
 TC_API const char *tc_source_name(enum tc_source source)
 {
     switch (source) {

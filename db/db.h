@@ -20,6 +20,12 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
                          enum tc_dtype dtype, bool backward, struct tc_attention_row **rows,
                          size_t *n);
 
+/* The op (the framework call: mm, bmm, linear) of the row the last
+ * tc_db_iter_next returned: TC_GEMM_OP_MM where the row names none. A value
+ * no schema allows is TC_ERR_SCHEMA, naming the file and row. */
+struct tc_db_iter;
+int tc_db_iter_op(struct tc_db_iter *it, enum tc_gemm_op *op);
+
 /* tc_db_export's work, writing to out (borrowed; name is used in
  * messages): the command writes through its own temporary file. */
 int tc_db_export_file(struct tc_db *db, const char *format, const char *gpu_id, FILE *out,

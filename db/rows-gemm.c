@@ -278,7 +278,7 @@ TC_API int tc_db_iter_gemm(struct tc_db *db, const char *gpu_id, int dtype, int 
     if (!it)
         return tc_error(TC_ERR_NOMEM, "out of memory");
     it->db = db;
-    err = prepare_filtered(db, "SELECT " DB_GEMM_COLUMNS ", r.gpu_id", gpu_id, dtype, layout,
+    err = prepare_filtered(db, "SELECT " DB_GEMM_COLUMNS ", r.gpu_id, g.op", gpu_id, dtype, layout,
                            &it->st);
     if (err < 0) {
         tc_db_iter_free(it);
@@ -308,6 +308,23 @@ TC_API int tc_db_iter_next(struct tc_db_iter *it, struct tc_gemm_row *row, char 
             return err;
     }
     return 1;
+}
+
+int tc_db_iter_op(struct tc_db_iter *it, enum tc_gemm_op *op)
+{
+    char text[16];
+    int err;
+
+    *op = TC_GEMM_OP_MM;
+    if (sqlite3_column_type(it->st, DB_GEMM_NCOLUMNS + 1) == SQLITE_NULL)
+        return TC_OK;
+    err = db_column_text(it->db, it->st, DB_GEMM_NCOLUMNS + 1, text, sizeof(text), "op");
+    if (err < 0)
+        return err;
+    if (tc_gemm_op_parse(text, op) < 0)
+        return tc_error(TC_ERR_SCHEMA, "%s: gemm row %lld: %s", it->db->path,
+                        (long long)sqlite3_column_int64(it->st, 0), tc_last_error());
+    return TC_OK;
 }
 
 TC_API void tc_db_iter_free(struct tc_db_iter *it)

@@ -95,8 +95,11 @@ double tc_calib_model_us(const struct tc_calib_params *cp, const struct tc_calib
     unsigned t = (unsigned)timing < TC_TIMING_COUNT ? (unsigned)timing : 0;
 
     /* A typical host cost (28 us for every host-timed method) is at least
-     * the method's floor (tc_timing_floor_us), so no clamp is needed here. */
-    return calib_overhead_scale(cp, t) * s->overhead_us + body_us(cp, s) + cp->host_us[t];
+     * the method's floor (tc_timing_floor_us), so no clamp is needed here.
+     * host_us is a plain GEMM call's; the op's own extra is a property of
+     * its code path (calibrate-timing.c), never fitted. */
+    return calib_overhead_scale(cp, t) * s->overhead_us + body_us(cp, s) + cp->host_us[t] +
+           tc_timing_op_extra_us((enum tc_timing_class)t, s->op);
 }
 
 /* ------------------------------------------------------------------------ */

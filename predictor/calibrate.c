@@ -289,6 +289,7 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
     s.k = q->k;
     s.batch = q->batch > 0 ? q->batch : 1;
     s.layout = q->layout;
+    s.op = q->op;
     s.align = pred->align;
     s.kernel_hash = tc_calib_kernel_hash(pred->kernel);
     s.kernel_slot = calib_kernel_slot(cp, s.kernel_hash);
@@ -447,7 +448,8 @@ void tc_calib_analytical_interval(struct tc_gemm_prediction *pred)
 }
 
 void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_family,
-                                const struct tc_calib_params *xfer, enum tc_timing_class timing)
+                                const struct tc_calib_params *xfer, enum tc_timing_class timing,
+                                enum tc_gemm_op op)
 {
     unsigned t = (unsigned)timing < TC_TIMING_COUNT ? (unsigned)timing : 0;
     double host = 0, kernel, host_lo, host_hi, floor_us;
@@ -462,12 +464,22 @@ void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_famil
      * whole time, 77 % and 70 % with the host range; the cookbook's
      * wall-clock A100 and V100 rows 81 -> 92 % and 85 -> 91 %. */
     if (xfer && xfer->host_typical && t != TC_TIMING_KERNEL)
-        host = tc_timing_default_host_us((enum tc_timing_class)t);
+        host = tc_timing_default_host_us((enum tc_timing_class)t) +
+               tc_timing_op_extra_us((enum tc_timing_class)t, op);
     kernel = pred->time_us - host > 0 ? pred->time_us - host : 0;
     pred->lo_us = kernel * exp(same_family ? TRANSFER_SAME_Q_LO : TRANSFER_CROSS_Q_LO) +
                   (host > 0 ? host_lo : 0);
     pred->hi_us = kernel * exp(same_family ? TRANSFER_SAME_Q_HI : TRANSFER_CROSS_Q_HI) +
                   (host > 0 ? host_hi : 0);
+    /* the op's extra is a fixed part of the host path: it moves the whole
+     * band, the floor included */
+    if (host > 0) {
+        double extra = tc_timing_op_extra_us((enum tc_timing_class)t, op);
+
+        pred->lo_us += extra;
+        pred->hi_us += extra;
+        floor_us += extra;
+    }
     if (pred->lo_us < floor_us && host > 0)
         pred->lo_us = floor_us < pred->time_us ? floor_us : pred->time_us;
     if (pred->hi_us < pred->time_us)

@@ -10,6 +10,7 @@
  * The calibrated model, in the analytical prediction's parts (µs):
  *
  *   t = c_o·overhead + max(c_c·compute, c_m·memory)·a[align] + h[timing]
+ *       + x[timing, op]
  *
  * c_c: compute-efficiency scale (effective tensor clock × MMA efficiency,
  *      relative to what the analytical model assumes), times a factor per
@@ -20,8 +21,11 @@
  *      only for classes the data holds enough rows of, else 1);
  * h:   host-side cost a timing method adds on top of kernel time (0 for
  *      kernel-time methods; launch gap for CUDA events around an op; launch
- *      plus synchronize for wall-clock methods). Predictions are kernel time
- *      unless the caller asks for a timing method's convention.
+ *      plus synchronize for wall-clock methods), that of a plain GEMM call;
+ * x:   a host-timed row run by nn.Linear adds its path's fixed extra on
+ *      top (tc_timing_op_extra_us, not fitted), so a fit over a mix of ops
+ *      is not biased by the mix. Predictions are kernel time unless the
+ *      caller asks for a timing method's convention.
  *
  * compute and memory are rescaled so that with every scale 1 the formula
  * reproduces the analytical time exactly, whatever way the analytical model
@@ -41,8 +45,9 @@
 #define TC_CALIB_FORMAT 2 /* 2: the broad neighbour tier (nb2_length, nb2_prior) */
 /* The model version stored with a calibration in the database
  * (tc_calibration_row.model_version): the calibration format and the
- * analytical model together. Bump when either changes. */
-#define TC_CALIB_MODEL_VERSION 1
+ * analytical model together. Bump when either changes. 2: the host costs
+ * are a plain GEMM call's, nn.Linear's extra added per row. */
+#define TC_CALIB_MODEL_VERSION 2
 
 /* The most rows of one GPU and dtype a predictor fits in memory when the
  * databases hold no calibration of them. The fit chooses its neighbour
@@ -68,6 +73,10 @@ enum tc_timing_class {
  * to its class. NULL/empty/unknown: kernel time (tilecast's own collector). */
 enum tc_timing_class tc_timing_classify(const char *timing);
 const char *tc_timing_class_name(enum tc_timing_class c);
+/* What a caller's convention names: a class by its name ("kernel",
+ * "event", "wall", "wall-max", as tc_timing_class_name writes them), else
+ * a method tag as tc_timing_classify takes it. */
+enum tc_timing_class tc_timing_parse(const char *timing);
 /* The host cost a timing class typically adds (documented in calibrate-timing.c),
  * for comparing an uncalibrated kernel-time prediction with such rows, and
  * the time below which such a measurement cannot fall (0: none). */
@@ -76,6 +85,11 @@ double tc_timing_floor_us(enum tc_timing_class c);
 /* The range of that host cost over the hosts the data was measured on: an
  * analytical prediction for a host-timed method widens its interval by it. */
 void tc_timing_host_range_us(enum tc_timing_class c, double *lo, double *hi);
+/* What op's host path adds on top of a plain GEMM call's host cost under
+ * timing class c (0 for kernel time and for mm/bmm); documented in
+ * calibrate-timing.c. Fitted host costs are the plain call's: this is
+ * added per row, in the fit and in predictions alike. */
+double tc_timing_op_extra_us(enum tc_timing_class c, enum tc_gemm_op op);
 
 #define TC_CALIB_ALIGN_CLASSES 4
 #define TC_CALIB_TIME_BINS 3 /* interval quantiles by predicted time */
@@ -87,6 +101,7 @@ struct tc_calib_sample {
     enum tc_layout layout;
     enum tc_align align;
     enum tc_timing_class timing;
+    enum tc_gemm_op op;                        /* the framework call (host-timed rows) */
     double time_us;                            /* measured */
     double spread_pct;                         /* 0 if unknown */
     double compute_us, memory_us, overhead_us; /* analytical parts, rescaled */
@@ -227,9 +242,10 @@ void tc_calib_parts(const struct tc_gemm_prediction *pred, double *compute_us, d
 
 /* Interval of the pure analytical model, documented in calibrate.c. */
 void tc_calib_analytical_interval(struct tc_gemm_prediction *pred);
-/* Interval of a transferred prediction. */
+/* Interval of a transferred prediction of a GEMM run by op. */
 void tc_calib_transfer_interval(struct tc_gemm_prediction *pred, bool same_family,
-                                const struct tc_calib_params *xfer, enum tc_timing_class timing);
+                                const struct tc_calib_params *xfer, enum tc_timing_class timing,
+                                enum tc_gemm_op op);
 
 /* Fits the calibration of (gpu_id, dtype) from the ok rows of db (a
  * borrowed handle), for `tilecast db calibrate` and tests. With reuse, a

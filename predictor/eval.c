@@ -19,10 +19,11 @@ TC_API int tc_timing_host_cost(const char *timing, struct tc_timing_cost *out)
     if (!out)
         return tc_error(TC_ERR_INVALID, "tc_timing_host_cost: missing argument");
     memset(out, 0, sizeof(*out));
-    c = tc_timing_classify(timing);
+    c = tc_timing_parse(timing);
     out->typical_us = tc_timing_default_host_us(c);
     out->floor_us = tc_timing_floor_us(c);
     tc_timing_host_range_us(c, &out->lo_us, &out->hi_us);
+    out->linear_us = tc_timing_op_extra_us(c, TC_GEMM_OP_LINEAR);
     return TC_OK;
 }
 

@@ -733,7 +733,7 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
      * was given; when the ops are short (decode, small prefill, high TP)
      * the GPU waits for the host. A PyTorch op's dispatch is the typical
      * host cost of an event-timed op call (28 us: the data's two hosts fit
-     * 23.9 and 38.5 us, calibrate-timing.c). With CUDA graphs the step is one
+     * 21.7 and 36.5 us for a plain GEMM call, calibrate-timing.c). With CUDA graphs the step is one
      * launch. Splitwise's Llama-2-70B on A100 (e2e_serving) shows the floor:
      * the time per token barely falls from TP 4 to TP 8 (45.0 and 44.9 ms
      * at batch 1) while the GPU's share falls by half. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "predictor-internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -288,6 +289,9 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
             ret = TC_ERR_NOT_FOUND;
             break;
         }
+        /* a host-timed row's op says how long its host path is */
+        if ((r = tc_db_iter_op(it, &s->op)) < 0)
+            break;
         s->time_us = row.time_us;
         s->spread_pct = row.spread_pct;
         s->kernel_hash = tc_calib_kernel_hash(pred.kernel);

@@ -206,16 +206,7 @@ TC_API int tc_predictor_set_timing(struct tc_predictor *p, const char *timing)
 {
     if (!p)
         return tc_error(TC_ERR_INVALID, "tc_predictor_set_timing: no predictor");
-    if (!timing || strcmp(timing, "kernel") == 0)
-        p->timing = TC_TIMING_KERNEL;
-    else if (strcmp(timing, "event") == 0)
-        p->timing = TC_TIMING_EVENT;
-    else if (strcmp(timing, "wall") == 0)
-        p->timing = TC_TIMING_WALL;
-    else if (strcmp(timing, "wall-max") == 0)
-        p->timing = TC_TIMING_WALL_MAX;
-    else
-        p->timing = tc_timing_classify(timing);
+    p->timing = tc_timing_parse(timing);
     return TC_OK;
 }
 
@@ -376,7 +367,7 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
             how.neighbour_weight = 0;
             how.same_gpu = true;
             tc_calib_predict(e->calib, &how, q, peak, out);
-            tc_calib_transfer_interval(out, true, &e->other_timing, p->timing);
+            tc_calib_transfer_interval(out, true, &e->other_timing, p->timing, q->op);
             out->source = TC_SOURCE_TRANSFERRED;
             tc_strlcpy(out->calib_gpu, gpu->id, sizeof(out->calib_gpu));
             p->note = e->other_timing_note;
@@ -394,7 +385,7 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
         how.neighbour_weight = e->nb_weight;
         how.same_gpu = strcmp(e->from->gpu_id, gpu->id) == 0;
         tc_calib_predict(e->from->calib, &how, q, peak, out);
-        tc_calib_transfer_interval(out, e->same_family, &e->xfer, p->timing);
+        tc_calib_transfer_interval(out, e->same_family, &e->xfer, p->timing, q->op);
         out->source = TC_SOURCE_TRANSFERRED;
         tc_strlcpy(out->calib_gpu, e->from->gpu_id, sizeof(out->calib_gpu));
     }

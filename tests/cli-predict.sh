@@ -235,6 +235,31 @@ assert r["eff_rows"] == 3228 and r["rows"] == 0 and r["spearman_eff"] > 0.9, r
 EOF
 run 0 "$TC" eval --analytical --min-time-us 1000 --input "$MEASURED/cookbook_gemm.csv" --csv --group-by none
 grep -q '^v100-sxm2-32gb,fp16,all,[0-9]*,[1-9][0-9]*,' "$TMP/out" || fail "eval: rows below the threshold must be counted"
+# nn.Linear's longer host path: 23 us more under host-timed methods, nothing
+# under a profiler; the host_us column says what was added
+cat >"$TMP/ops.csv" <<'EOF'
+gpu,dtype,op,batch,m,n,k,layout,time_us,timing
+a100-pcie-40gb,fp32,linear,1,58,141,13,NT,54.5,event-fastest5-mean
+a100-pcie-40gb,fp32,bmm,1,58,141,13,NN,32.3,event-fastest5-mean
+a100-pcie-40gb,fp32,linear,1,58,141,13,NT,30.0,profiler-median
+EOF
+run 0 "$TC" eval --analytical --input "$TMP/ops.csv" --output "$TMP/ops-rows.csv"
+has out "op=linear (nn.Linear) timed on the host: 23 us more"
+python3 - "$TMP/ops-rows.csv" <<'EOF' || fail "eval: host_us by op and timing method"
+import csv, sys
+host = [float(r["host_us"]) for r in csv.DictReader(open(sys.argv[1]))]
+assert host == [51.0, 28.0, 0.0], host
+EOF
+run 0 "$TC" predict gemm --gpu a100-pcie-40gb --dtype fp32 --analytical --timing event --op linear --csv 58 141 13
+lin=$(tail -1 "$TMP/out" | cut -d, -f8)
+run 0 "$TC" predict gemm --gpu a100-pcie-40gb --dtype fp32 --analytical --timing event --csv 58 141 13
+mm=$(tail -1 "$TMP/out" | cut -d, -f8)
+run 0 "$TC" predict gemm --gpu a100-pcie-40gb --dtype fp32 --analytical --op linear --csv 58 141 13
+kernel=$(tail -1 "$TMP/out" | cut -d, -f8)
+awk -v l="$lin" -v m="$mm" -v k="$kernel" 'BEGIN { d = l - m - 23; e = m - k - 28; exit !(d * d < 1e-6 && e * e < 1e-6) }' ||
+    fail "predict gemm --timing event: linear $lin, mm $mm, kernel $kernel us"
+run 2 "$TC" predict gemm --gpu a100-pcie-40gb --op conv 8 8 8
+has err "unknown op 'conv'"
 run 2 "$TC" eval --input "$DATA/shapes.csv"
 has err "neither time_us nor efficiency_pct"
 run 1 "$TC" eval

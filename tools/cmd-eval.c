@@ -19,9 +19,10 @@
 #include "tc-internal.h"
 
 /* The timing methods of the measured data whose host cost is known: the
- * figures (one per method's class, never fitted per row) and why are in
- * predictor/calibrate.c (tc_timing_default_host_us, tc_timing_floor_us).
- * A method not listed here adds nothing and is reported. */
+ * figures (one per method's class, never fitted per row, and nn.Linear's
+ * extra per op) and why are in predictor/calibrate-timing.c
+ * (tc_timing_host_cost). A method not listed here adds nothing and is
+ * reported. */
 static const char *const timing_methods[] = {
     "profiler-median",
     "event-fastest5-mean",
@@ -58,15 +59,19 @@ const char cmd_eval_help[] =
     "launch and synchronisation; a fixed host time per method is added to the\n"
     "analytical prediction (profiler-median 0 us; event-fastest5-mean +28 us,\n"
     "at least 28 us; wall-avg-incl-launch +28 us; wall-slowest +28 us) and the\n"
-    "output says so; calibrated predictions and measurements already answer in\n"
-    "the row's timing method. Nothing is fitted to the rows.\n"
+    "output says so. Those are a plain GEMM call's (op mm or bmm); a row whose\n"
+    "op column says linear (nn.Linear with a bias: a longer host path) adds\n"
+    "23 us more under those host-timed methods, nothing under profiler-median.\n"
+    "Calibrated predictions and measurements already answer in the row's\n"
+    "timing method and op. Nothing is fitted to the rows.\n"
     "\n"
     "Options:\n"
     "  --input FILE       the measured CSV ('-' = stdin); required\n"
     "  --min-time-us T    skip (and count) rows measured below T us (default 20:\n"
     "                     launch overhead dominates there; 0 keeps every row)\n"
     "  --output FILE      write the per-row comparison as CSV: the input columns,\n"
-    "                     then pred_kernel_us, host_us, pred_time_us,\n"
+    "                     then pred_kernel_us, host_us (the host cost added:\n"
+    "                     the row's timing method and op), pred_time_us,\n"
     "                     pred_tflops, pred_frac_peak, ape_pct, pred_source, status,\n"
     "                     pred_lo_us, pred_hi_us (the prediction's 80% interval);\n"
     "                     FILE is replaced only when every row was predicted\n"
@@ -407,6 +412,7 @@ struct run {
     struct groups gs;
     long rows, failed;
     bool method_used[TC_ARRAY_SIZE(timing_methods)];
+    double linear_us; /* > 0: a host-timed row ran nn.Linear, which added this */
     bool unknown_method;
     long source_count[4];
 };
@@ -592,6 +598,14 @@ static int eval_row(struct run *r, int nfields, char **fields)
         if (ti >= 0) {
             tc_timing_host_cost(timing_methods[ti], &cost);
             r->method_used[ti] = true;
+            /* nn.Linear's longer host path is a fixed part of the cost */
+            if (q.op == TC_GEMM_OP_LINEAR && cost.linear_us > 0) {
+                cost.typical_us += cost.linear_us;
+                cost.floor_us += cost.floor_us > 0 ? cost.linear_us : 0;
+                cost.lo_us += cost.linear_us;
+                cost.hi_us += cost.linear_us;
+                r->linear_us = cost.linear_us;
+            }
         } else if (!isnan(meas_us)) {
             r->unknown_method = true;
         }
@@ -745,6 +759,12 @@ static void print_notes(const struct run *r)
                 "prediction%s.\n",
                 timing_methods[i], cost.typical_us, cost.floor_us > 0 ? " (with a floor)" : "");
     }
+    if (r->linear_us > 0)
+        fprintf(notes,
+                "Rows with op=linear (nn.Linear) timed on the host: %g us more (its longer "
+                "host path than a plain GEMM call's).\n",
+                r->linear_us);
+
     if (r->unknown_method)
         fprintf(notes, "Some rows use a timing method with no known host overhead: "
                        "compared as kernel time.\n");

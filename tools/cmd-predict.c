@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,11 +22,13 @@
 #define PREDICT_GEMM_HELP                                                                          \
     "Usage: tilecast predict gemm --gpu ID [--dtype DT] [--layout NN|NT|TN|TT]\n"                  \
     "                             [--batch B] [--lda N] [--ldb N] [--ldc N]\n"                     \
+    "                             [--timing METHOD] [--op mm|bmm|linear]\n"                        \
     "                             [--explain] [--json|--csv|--md] [--analytical] [--db FILE]... "  \
     "M N K\n"                                                                                      \
     "       tilecast predict gemm [--gpu ID] [--dtype DT] [--layout L] [--batch B]\n"              \
     "                             --input shapes.csv [--output predictions.csv]\n"                 \
-    "                             [--explain] [--keep-going] [--analytical] [--db FILE]...\n"      \
+    "                             [--timing METHOD] [--op OP] [--explain] [--keep-going]\n"        \
+    "                             [--analytical] [--db FILE]...\n"                                 \
     "       tilecast predict attention|layer|model ...   (see 'tilecast predict attention "        \
     "--help')\n"                                                                                   \
     "\n"                                                                                           \
@@ -44,6 +47,15 @@
     "  --lda N, --ldb N, --ldc N\n"                                                                \
     "                  leading dimensions in elements (default: packed); they set\n"               \
     "                  the alignment class (128-byte, 16-byte, 4-byte, unaligned)\n"               \
+    "  --timing METHOD predict in a timing method's convention instead of kernel\n"                \
+    "                  time: kernel (default), event (CUDA events around one\n"                    \
+    "                  PyTorch op), wall, wall-max, or a measured data's tag such\n"               \
+    "                  as event-fastest5-mean: the method's host cost is added\n"                  \
+    "                  (fitted by a calibration, else the method's typical one)\n"                 \
+    "  --op OP         the PyTorch call: mm (default), bmm or linear (nn.Linear\n"                 \
+    "                  with a bias; under a host-timed --timing it adds its\n"                     \
+    "                  longer host path, 23 us; kernel time does not change);\n"                   \
+    "                  an op column overrides it per row in batch mode\n"                          \
     "  --explain       also print the chosen kernel, tile, stages, warps, split-K,\n"              \
     "                  cluster, tiles, waves, wave and tile efficiency, blocks per\n"              \
     "                  SM, occupancy, bound, alignment class and the compute,\n"                   \
@@ -58,7 +70,8 @@
     "  --              ends the options: M N K follow\n"                                           \
     "  --input FILE    batch mode: predict every row of a CSV ('-' = stdin).\n"                    \
     "                  Columns m, n, k are required; gpu, dtype, batch, layout,\n"                 \
-    "                  lda, ldb, ldc are optional and override the flags per row.\n"               \
+    "                  lda, ldb, ldc, op are optional and override the flags per\n"                \
+    "                  row.\n"                                                                     \
     "                  Every input column is written through unchanged, followed\n"                \
     "                  by pred_time_us, pred_tflops, pred_source, pred_lo_us and\n"                \
     "                  pred_hi_us (the 80% interval of that source; and the\n"                     \
@@ -75,8 +88,9 @@
     "                  and --output FILE is not written.\n"                                        \
     "                  Either way the exit status is 2 if any row failed.\n"                       \
     "\n"                                                                                           \
-    "Output columns: time_us (predicted kernel time, microseconds), tflops\n"                      \
-    "(2.M.N.K.B / time), frac_peak (of the dtype's dense peak), source.\n"                         \
+    "Output columns: time_us (predicted kernel time, or the --timing method's\n"                   \
+    "time; microseconds), tflops (2.M.N.K.B / time), frac_peak (of the dtype's\n"                  \
+    "dense peak), source.\n"                                                                       \
     "\n"                                                                                           \
     "JSON: every predict target (gemm, attention, layer, model) prints one object\n"               \
     "with --json, its first keys \"prediction\" (false only for a measured shape) and\n"           \
@@ -128,6 +142,7 @@ bool gemm_columns_find(const char *cmd, const char *file, long line, int nfields
     cols->lda = tc_csv_find(nfields, fields, "lda");
     cols->ldb = tc_csv_find(nfields, fields, "ldb");
     cols->ldc = tc_csv_find(nfields, fields, "ldc");
+    cols->op = tc_csv_find(nfields, fields, "op");
     if (cols->m < 0 || cols->n < 0 || cols->k < 0) {
         cli_error(cmd,
                   "%s:%ld: the header needs columns m, n and k (BLAS convention: C[m x n] "
@@ -202,6 +217,7 @@ int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols
     q->dtype = def->have_dtype ? def->dtype : TC_DTYPE_FP16;
     q->layout = def->layout;
     q->batch = def->batch;
+    q->op = def->op;
     if ((e = row_int(file, line, fields, cols->m, "m", 1, &q->m, err, len)) < 0 ||
         (e = row_int(file, line, fields, cols->n, "n", 1, &q->n, err, len)) < 0 ||
         (e = row_int(file, line, fields, cols->k, "k", 1, &q->k, err, len)) < 0)
@@ -227,6 +243,8 @@ int gemm_row_query(const struct tc_specs *specs, const struct gemm_columns *cols
         tc_layout_parse(fields[cols->layout], &q->layout) < 0)
         return row_error(err, len, file, line, cols->layout + 1, TC_ERR_INVALID, "%s",
                          tc_last_error());
+    if (cols->op >= 0 && *fields[cols->op] && tc_gemm_op_parse(fields[cols->op], &q->op) < 0)
+        return row_error(err, len, file, line, cols->op + 1, TC_ERR_INVALID, "%s", tc_last_error());
     if (cols->gpu >= 0 && *fields[cols->gpu])
         gpu_id = fields[cols->gpu];
     if (!gpu_id)
@@ -417,7 +435,7 @@ static void explain_alignment(const struct tc_gemm_query *q, const struct tc_gem
  * "source" (measured, calibrated, transferred, analytical), and with
  * --explain the chosen kernel, its flags as booleans. */
 static void print_json_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
-                              const struct tc_gemm_prediction *pr, bool explain)
+                              const struct tc_gemm_prediction *pr, bool explain, const char *timing)
 {
     json_t *o = json_object();
     char cluster[32];
@@ -430,6 +448,10 @@ static void print_json_single(const struct tc_gpu *gpu, const struct tc_gemm_que
     json_object_set_new(o, "n", json_integer(q->n));
     json_object_set_new(o, "k", json_integer(q->k));
     json_object_set_new(o, "batch", json_integer(q->batch ? q->batch : 1));
+    if (timing) {
+        json_object_set_new(o, "timing", json_string(timing));
+        json_object_set_new(o, "op", json_string(tc_gemm_op_name(q->op)));
+    }
     json_object_set_new(o, "time_us", json_real(pr->time_us));
     json_object_set_new(o, "tflops", json_real(pr->tflops));
     json_object_set_new(o, "frac_peak", json_real(pr->frac_peak));
@@ -468,7 +490,8 @@ static void print_json_single(const struct tc_gpu *gpu, const struct tc_gemm_que
 }
 
 static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
-                        const struct tc_gemm_prediction *pr, bool explain, enum cli_format fmt)
+                        const struct tc_gemm_prediction *pr, bool explain, enum cli_format fmt,
+                        const char *timing)
 {
     static const char *const base_cols[] = {
         "gpu",     "dtype",  "layout",    "m",      "n",     "k",     "batch",
@@ -483,7 +506,7 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
     struct cli_table *t;
 
     if (fmt == CLI_FORMAT_JSON) {
-        print_json_single(gpu, q, pr, explain);
+        print_json_single(gpu, q, pr, explain, timing);
         return CLI_EXIT_OK;
     }
     for (int c = 0; c < nbase; c++) {
@@ -525,6 +548,8 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
                (long long)q->n, (long long)q->k, (long long)(q->batch ? q->batch : 1),
                tc_dtype_name(q->dtype), tc_layout_name(q->layout), gpu->id);
         printf("  %-14s %.3f\n", "time_us", pr->time_us);
+        if (timing)
+            printf("  %-14s %s, op %s\n", "timing", timing, tc_gemm_op_name(q->op));
         printf("  %-14s %.2f\n", "tflops", pr->tflops);
         printf("  %-14s %.1f%%\n", "of peak", 100.0 * pr->frac_peak);
         printf("  %-14s %s\n", "source", gemm_source_label(pr->source));
@@ -572,6 +597,7 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
 struct stream_opts {
     const char *input;
     const char *output;
+    const char *timing; /* --timing, NULL for kernel time */
     bool explain;
     bool keep_going;
 };
@@ -656,6 +682,29 @@ static bool row_fixed4(struct row_buf *row, char sep, double x)
     return true;
 }
 
+/* An analytical prediction is kernel time whatever the predictor's timing
+ * convention (only a calibration knows a host's cost): under a host-timed
+ * --timing it takes the method's typical host cost and, for nn.Linear, its
+ * longer path's, as `tilecast eval` adds them (tc_timing_host_cost), with
+ * the range of hosts in the interval. */
+static void add_typical_host(const char *timing, const struct tc_gemm_query *q,
+                             struct tc_gemm_prediction *pr)
+{
+    struct tc_timing_cost cost;
+    double extra, flops;
+
+    if (!timing || pr->source != TC_SOURCE_ANALYTICAL || tc_timing_host_cost(timing, &cost) < 0 ||
+        !(cost.typical_us > 0))
+        return;
+    extra = q->op == TC_GEMM_OP_LINEAR ? cost.linear_us : 0;
+    flops = pr->tflops * pr->time_us;
+    pr->time_us = fmax(pr->time_us + cost.typical_us + extra, cost.floor_us + extra);
+    pr->lo_us = fmax(pr->lo_us + cost.lo_us + extra, cost.floor_us + extra);
+    pr->hi_us = fmax(pr->hi_us + cost.hi_us + extra, pr->time_us);
+    pr->frac_peak *= pr->tflops > 0 ? flops / pr->time_us / pr->tflops : 0;
+    pr->tflops = flops / pr->time_us;
+}
+
 static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
                           const struct gemm_defaults *def, const struct stream_opts *so,
                           const struct predictor_opts *po)
@@ -735,6 +784,8 @@ static int predict_stream(const struct tc_specs *specs, struct tc_predictor *p,
             if (e < 0)
                 row_error(err, sizeof(err), in_name, line, gemm_error_column(&cols, e), e, "%s",
                           tc_last_error());
+            else
+                add_typical_host(so->timing, &q, &pr);
         }
         if (e < 0) {
             failed++;
@@ -877,6 +928,7 @@ static int cmd_predict_gemm(int argc, char **argv)
     bool opts_done = false;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
+    const char *timing = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
@@ -911,6 +963,17 @@ static int cmd_predict_gemm(int argc, char **argv)
         } else if (cli_flag_value(argc, argv, &i, "--ldc", &v)) {
             if (!cli_parse_int(cmd, "--ldc", v, 1, INT64_MAX, &ld[2]))
                 return cli_value_status(v);
+        } else if (cli_flag_value(argc, argv, &i, "--timing", &v)) {
+            if (!v || !*v)
+                goto missing;
+            timing = so.timing = v;
+        } else if (cli_flag_value(argc, argv, &i, "--op", &v)) {
+            if (!v || !*v)
+                goto missing;
+            if (tc_gemm_op_parse(v, &def.op) < 0) {
+                cli_error(cmd, "--op: %s", tc_last_error());
+                return CLI_EXIT_INPUT;
+            }
         } else if (cli_flag_value(argc, argv, &i, "--input", &v)) {
             if (!v || !*v)
                 goto missing;
@@ -961,6 +1024,10 @@ static int cmd_predict_gemm(int argc, char **argv)
         return CLI_EXIT_INPUT;
     if (!(p = predictor_opts_make(cmd, specs, &po, &rc)))
         goto cleanup;
+    if (timing && (rc = tc_predictor_set_timing(p, timing)) < 0) {
+        rc = cli_fail(cmd, rc);
+        goto cleanup;
+    }
     if (so.input) {
         rc = predict_stream(specs, p, &def, &so, &po);
     } else {
@@ -978,6 +1045,7 @@ static int cmd_predict_gemm(int argc, char **argv)
         q.batch = def.batch;
         q.dtype = def.dtype;
         q.layout = def.layout;
+        q.op = def.op;
         q.lda = ld[0];
         q.ldb = ld[1];
         q.ldc = ld[2];
@@ -986,7 +1054,8 @@ static int cmd_predict_gemm(int argc, char **argv)
             rc = cli_fail(cmd, err);
             goto cleanup;
         }
-        rc = print_single(gpu, &q, &pr, so.explain, fmt);
+        add_typical_host(timing, &q, &pr);
+        rc = print_single(gpu, &q, &pr, so.explain, fmt, timing);
         /* e.g. a database of another GPU, a stale calibration recomputed */
         fflush(stdout);
         if (tc_predictor_note(p) && *tc_predictor_note(p))

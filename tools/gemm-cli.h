@@ -11,6 +11,7 @@
 /* Where the GEMM columns of a CSV header are (-1 when absent). */
 struct gemm_columns {
     int m, n, k, gpu, dtype, batch, layout, lda, ldb, ldc;
+    int op; /* the framework call (mm, bmm, linear): the query's op */
 };
 
 /* Values used when a row has no such column (flags of the command). */
@@ -20,6 +21,7 @@ struct gemm_defaults {
     bool have_dtype;
     enum tc_layout layout;
     long long batch;
+    enum tc_gemm_op op;
 };
 
 /* Parses --gpu and --dtype at argv[*i], and with `shape` also --layout and

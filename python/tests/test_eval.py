@@ -57,7 +57,11 @@ class TestEvalStats(unittest.TestCase):
 
     def test_timing_host_cost(self):
         self.assertEqual(tilecast.timing_host_cost("event-fastest5-mean"),
-                         {"typical_us": 28.0, "floor_us": 28.0, "lo_us": 18.0, "hi_us": 38.0})
+                         {"typical_us": 28.0, "floor_us": 28.0, "lo_us": 18.0, "hi_us": 38.0,
+                          "linear_us": 23.0})
+        # nn.Linear's longer host path: wall clocks too, never kernel time
+        self.assertEqual(tilecast.timing_host_cost("wall-avg-incl-launch")["linear_us"], 23.0)
+        self.assertEqual(tilecast.timing_host_cost("event")["typical_us"], 28.0)
         self.assertEqual(tilecast.timing_host_cost("wall-avg-incl-launch")["floor_us"], 0.0)
         self.assertEqual(set(tilecast.timing_host_cost("profiler-median").values()), {0.0})
         self.assertEqual(set(tilecast.timing_host_cost(None).values()), {0.0})

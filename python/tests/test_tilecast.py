@@ -526,6 +526,22 @@ class TestDatabase(unittest.TestCase):
         self.assertIn(other["source"], PREDICTION_SOURCES)
         self.assertEqual(other["kind"], "prediction")
 
+    def test_op_under_a_host_timed_convention(self):
+        # nn.Linear's longer host path counts under event timing, never in
+        # kernel time
+        db = self.imported_db()
+        ev = tilecast.Predictor([db], prebuilt=False, timing="event")
+        lin = ev.predict_gemm(GPU, 3000, 3000, 3000, dtype="fp16", layout="NT", op="linear")
+        mm = ev.predict_gemm(GPU, 3000, 3000, 3000, dtype="fp16", layout="NT", op="mm")
+        self.assertNotEqual(lin["source"], "analytical")
+        self.assertAlmostEqual(lin["time_us"] - mm["time_us"], 23.0, places=6)
+        k = tilecast.Predictor([db], prebuilt=False)
+        self.assertEqual(
+            k.predict_gemm(GPU, 3000, 3000, 3000, dtype="fp16", layout="NT", op="linear")["time_us"],
+            k.predict_gemm(GPU, 3000, 3000, 3000, dtype="fp16", layout="NT")["time_us"])
+        with self.assertRaises(tilecast.InvalidError):
+            k.predict_gemm(GPU, 8, 8, 8, op="conv")
+
     def test_closed(self):
         db = tilecast.open_db(self.imported_db())
         db.close()

@@ -130,6 +130,10 @@ def _layout(value):
     return _parse_enum("tc_layout_parse", 4, "layout", value)
 
 
+def _op(value):
+    return _parse_enum("tc_gemm_op_parse", 3, "op", value)
+
+
 def _impl(value):
     return _parse_enum("tc_attn_impl_parse", TC_ATTN_IMPL_COUNT, "attention implementation",
                        value)
@@ -365,10 +369,14 @@ class Predictor:
     prebuilt: use the shipped databases (default on).
     analytical: ignore every database (the pure model).
     transfer: allow calibrations from other GPUs, labelled 'transferred'.
+    timing: the timing convention of GEMM predictions (tc_predictor_set_timing):
+    None or 'kernel' (kernel time), 'event', 'wall', 'wall-max' or a measured
+    data's method tag; calibrated and transferred predictions then add that
+    method's host cost (and nn.Linear's longer path for op='linear').
     """
 
     def __init__(self, dbs=(), *, prebuilt=True, analytical=False, transfer=True,
-                 specs_dir=None):
+                 specs_dir=None, timing=None):
         self._h = None
         self._free = _lib.function("tc_predictor_free")
         self._specs = _specs(specs_dir)
@@ -382,6 +390,8 @@ class Predictor:
         _lib.function("tc_predictor_use_prebuilt")(h, bool(prebuilt))
         _lib.function("tc_predictor_set_analytical")(h, bool(analytical))
         _lib.function("tc_predictor_allow_transfer")(h, bool(transfer))
+        if timing is not None:
+            _check(_lib.function("tc_predictor_set_timing")(h, str(timing).encode()))
         for db in dbs:
             _check(_lib.function("tc_predictor_add_db")(h, os.fsencode(db)))
         self._batch = _lib.function("tc_predict_gemm_batch")
@@ -395,15 +405,16 @@ class Predictor:
     # GEMM ------------------------------------------------------------------
 
     def predict_gemm(self, gpu, m, n, k, *, dtype="fp16", layout="NN", batch=1,
-                     lda=0, ldb=0, ldc=0):
+                     lda=0, ldb=0, ldc=0, op="mm"):
         """Predicts one GEMM C[m x n] = A[m x k] . B[k x n] (row-major view;
-        layout NT is nn.Linear). Returns a dict with time_us, tflops, source
+        layout NT is nn.Linear). op: the PyTorch call ('mm', 'bmm' or 'linear'),
+        which matters only under a host-timed timing convention. Returns a dict with time_us, tflops, source
         (measured/calibrated/transferred/analytical), interval_us and the
         explanation (configuration, tiles, waves, occupancy, bound, alignment)."""
         g = self._specs.find(gpu)
         q = GemmQuery(_int(m, "m"), _int(n, "n"), _int(k, "k"), _int(batch, "batch"),
                       _dtype(dtype), _layout(layout), _int(lda, "lda"), _int(ldb, "ldb"),
-                      _int(ldc, "ldc"))
+                      _int(ldc, "ldc"), _op(op))
         p = GemmPrediction()
         with self._lock:
             rc = self._one(self._h, g, byref(q), byref(p))

@@ -53,10 +53,13 @@ def calibrate_db(path, *, gpu=None, dtype=None, store=True, specs_dir=None):
 def timing_host_cost(timing):
     """The host cost a timing method (a measured data's tag, e.g.
     'event-fastest5-mean') adds to kernel time: a dict of typical_us,
-    floor_us, lo_us and hi_us (all 0 for kernel-time and unknown tags)."""
+    floor_us, lo_us and hi_us, a plain GEMM call's (mm, bmm), and linear_us,
+    what nn.Linear's longer host path adds on top of each (all 0 for
+    kernel-time and unknown tags)."""
     c = TimingCost()
     _check(_lib.function("tc_timing_host_cost")(timing.encode() if timing else None, byref(c)))
-    return {name: getattr(c, name) for name in ("typical_us", "floor_us", "lo_us", "hi_us")}
+    return {name: getattr(c, name) for name in ("typical_us", "floor_us", "lo_us", "hi_us",
+                                                "linear_us")}
 
 
 TC_ERR_INVALID = -1

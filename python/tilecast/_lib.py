@@ -122,7 +122,8 @@ class GemmQuery(Structure):
         ("dtype", c_int),
         ("layout", c_int),
         ("lda", c_int64), ("ldb", c_int64), ("ldc", c_int64),
-        ("reserved", c_double * 4),
+        ("op", c_int),
+        ("reserved", c_double * 3),
     ]
 
 
@@ -294,8 +295,9 @@ class CalibSummary(Structure):
 
 
 class TimingCost(Structure):
-    _fields_ = [(name, c_double) for name in ("typical_us", "floor_us", "lo_us", "hi_us")] + [
-        ("reserved", c_double * 4),
+    _fields_ = [(name, c_double) for name in ("typical_us", "floor_us", "lo_us", "hi_us",
+                                              "linear_us")] + [
+        ("reserved", c_double * 3),
     ]
 
 
@@ -357,6 +359,8 @@ _PROTOTYPES = {
     "tc_dtype_name": (c_char_p, [c_int]),
     "tc_dtype_parse": (c_int, [c_char_p, POINTER(c_int)]),
     "tc_layout_name": (c_char_p, [c_int]),
+    "tc_gemm_op_parse": (c_int, [c_char_p, POINTER(c_int)]),
+    "tc_gemm_op_name": (c_char_p, [c_int]),
     "tc_layout_parse": (c_int, [c_char_p, POINTER(c_int)]),
     "tc_source_name": (c_char_p, [c_int]),
     "tc_arch_name": (c_char_p, [c_int]),
@@ -390,6 +394,7 @@ _PROTOTYPES = {
     "tc_predictor_use_prebuilt": (None, [_P, c_bool]),
     "tc_predictor_set_analytical": (None, [_P, c_bool]),
     "tc_predictor_allow_transfer": (None, [_P, c_bool]),
+    "tc_predictor_set_timing": (c_int, [_P, c_char_p]),
     "tc_predict_gemm": (c_int, [_P, POINTER(Gpu), POINTER(GemmQuery), POINTER(GemmPrediction)]),
     "tc_predict_gemm_analytical": (c_int, [POINTER(Gpu), POINTER(GemmQuery),
                                            POINTER(GemmPrediction)]),

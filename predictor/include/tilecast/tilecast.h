@@ -112,6 +112,21 @@ enum tc_layout { TC_LAYOUT_NN = 0, TC_LAYOUT_NT, TC_LAYOUT_TN, TC_LAYOUT_TT, TC_
 TC_API const char *tc_layout_name(enum tc_layout layout);
 TC_API int tc_layout_parse(const char *name, enum tc_layout *out);
 
+/* The framework call that ran a GEMM, as the measured data's `op` column
+ * names it. Kernel time does not depend on it; a host-timed convention does
+ * (tc_predictor_set_timing): nn.Linear's path costs more host time than a
+ * plain GEMM call (tc_timing_cost.linear_us). 0 (MM) when not known. */
+enum tc_gemm_op {
+    TC_GEMM_OP_MM = 0, /* a plain GEMM call: torch.mm, torch.matmul, a BLAS call */
+    TC_GEMM_OP_BMM,    /* torch.bmm: the same host path as MM */
+    TC_GEMM_OP_LINEAR, /* nn.Linear / F.linear with a bias (addmm) */
+    TC_GEMM_OP_COUNT
+};
+
+/* "mm", "bmm", "linear"; "?" for a value out of range. */
+TC_API const char *tc_gemm_op_name(enum tc_gemm_op op);
+TC_API int tc_gemm_op_parse(const char *name, enum tc_gemm_op *out);
+
 /* Where a prediction came from. */
 enum tc_source {
     TC_SOURCE_MEASURED = 0, /* an exactly measured shape */
@@ -545,7 +560,11 @@ struct tc_gemm_query {
     enum tc_dtype dtype;
     enum tc_layout layout;
     int64_t lda, ldb, ldc; /* 0 = packed */
-    double reserved[4];    /* zeroed (see the top of this header) */
+    /* the framework call (0: a plain GEMM): adds its host path's cost under
+     * a host-timed convention (tc_predictor_set_timing), nothing to kernel
+     * time. Taken from the reserved tail: size and offsets as before. */
+    enum tc_gemm_op op;
+    double reserved[3]; /* zeroed (see the top of this header) */
 };
 
 enum tc_bound { TC_BOUND_COMPUTE = 0, TC_BOUND_MEMORY, TC_BOUND_LATENCY };
@@ -620,7 +639,9 @@ TC_API void tc_predictor_allow_transfer(struct tc_predictor *p, bool on);
  * measurement: one of the same class of method where there is one, else
  * one of another class, as measured, with a note (tc_predictor_note) that
  * says how it was timed. Tags that name no host-side method are kernel
- * time. */
+ * time. A query's op (tc_gemm_query.op) adds what its host path costs
+ * beyond a plain GEMM call's under such a method (nn.Linear:
+ * tc_timing_cost.linear_us); kernel time never depends on it. */
 TC_API int tc_predictor_set_timing(struct tc_predictor *p, const char *timing);
 /* What the last prediction of p should tell its user beyond its source:
  * an empty database, a database of another GPU, a stored calibration of
@@ -917,14 +938,17 @@ TC_API size_t tc_calib_report_count(const struct tc_calib_report *r);
 TC_API const struct tc_calib_summary *tc_calib_report_at(const struct tc_calib_report *r, size_t i);
 TC_API void tc_calib_report_free(struct tc_calib_report *r);
 
-/* The host cost a timing method adds to kernel time (method tags as
- * tc_predictor_set_timing takes them): what it typically adds, the time
+/* The host cost a timing method adds to kernel time (method tags and class
+ * names as tc_predictor_set_timing takes them): what it typically adds, the time
  * below which such a measurement cannot fall, and the range of the cost
- * over the hosts the shipped data was measured on. All 0 for kernel-time
- * methods and unknown tags. */
+ * over the hosts the shipped data was measured on: those of a plain GEMM
+ * call (torch.mm/bmm). linear_us is what nn.Linear's path (TC_GEMM_OP_LINEAR)
+ * adds on top of each of the four. All 0 for kernel-time methods and unknown
+ * tags. */
 struct tc_timing_cost {
     double typical_us, floor_us, lo_us, hi_us;
-    double reserved[4]; /* zeroed */
+    double linear_us;   /* taken from the reserved tail */
+    double reserved[3]; /* zeroed */
 };
 TC_API int tc_timing_host_cost(const char *timing, struct tc_timing_cost *out);
 
