@@ -180,6 +180,13 @@ static int cpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc
     oc->status = TC_STATUS_OK;
     oc->message[0] = '\0';
     b->shape = *s;
+    if (s->kind == TC_SHAPE_ATTENTION && (s->impl != TC_ATTN_UNFUSED || s->backward)) {
+        oc->status = TC_STATUS_UNSUPPORTED;
+        snprintf(oc->message, sizeof(oc->message),
+                 "cpu backend measures unfused attention, forward only (not %s%s)",
+                 tc_attn_impl_name(s->impl), s->backward ? " backward" : "");
+        return TC_OK;
+    }
     if (s->dtype != TC_DTYPE_FP32 && (s->dtype != TC_DTYPE_FP64 || s->kind == TC_SHAPE_ATTENTION)) {
         oc->status = TC_STATUS_UNSUPPORTED;
         snprintf(oc->message, sizeof(oc->message),

@@ -5,7 +5,10 @@
  * algorithm a framework would get), and the chosen algorithm's tile,
  * stages, split-K, swizzle and cluster are recorded. Unfused attention is
  * scores GEMM + a softmax kernel + values GEMM, each part timed with its own
- * events. The softmax and the backend's other kernels are CUDA C compiled
+ * events. Fused attention (impl cudnn) is cuDNN's SDPA graph, forward or
+ * backward (cudnn-sdpa.c), one execution between the events, with the
+ * engine cuDNN chose recorded. The softmax and the backend's other kernels
+ * are CUDA C compiled
  * at run time by NVRTC (hipRTC) for the device at hand; the driver-API
  * entry points come from dlopen("libcuda.so.1"), so the build machine needs
  * no driver.
@@ -43,6 +46,24 @@
 #include "collector.h"
 #include "tc-internal.h"
 
+/* cuDNN's fused attention (impl cudnn): the cuda module of a build that
+ * found cuDNN (meson option cudnn); the hip backend has none. */
+#if defined(TC_HAVE_CUDNN) && !defined(TC_GPU_HIP)
+#define WITH_CUDNN 1
+#include "cudnn-sdpa.h"
+#define FUSED_VERSION(b) tc_fused_version((b)->dnn)
+#else
+#define WITH_CUDNN 0
+#define FUSED_VERSION(b) ""
+#if defined(TC_GPU_HIP)
+#define NO_FUSED "the hip backend has no fused attention (cuDNN is NVIDIA's; impl unfused is)"
+#else
+#define NO_FUSED                                                                                   \
+    "this build has no cuDNN fused attention (meson option cudnn: the CUDA toolkit's "             \
+    "cudnn_graph.h and libcudnn were not found)"
+#endif
+#endif
+
 #define MAX_REPS 256 /* the harness's batch limit */
 /* Grouped launches queued at most before the host waits for the device:
  * well within the driver's launch queue. */
@@ -53,87 +74,6 @@
 /* ------------------------------------------------------------------------ */
 /* Kernel loading                                                            */
 /* ------------------------------------------------------------------------ */
-
-/* The backend's own kernels, one program:
- * - tc_softmax, the softmax of unfused attention: one block per row of
- *   scores, scale 1/sqrt(d) and the causal mask aligned to the last key, in
- *   place, in the scores' type (0 fp32, 1 fp16, 2 bf16);
- * - tc_spin, which keeps the device busy for `ns` nanoseconds while the host
- *   queues a group of short launches (gpu_run);
- * - tc_flush, the L2 flush: reads n 8-byte words, so that the L2 holds
- *   only clean lines afterwards (a memset leaves dirty ones, whose
- *   write-back then lands in the timed work). The buffer holds zeros, so
- *   the store that keeps the loads alive never happens.
- * No headers: fp16 conversions and the timer use PTX on NVIDIA and
- * builtins on AMD, so the source compiles with any NVRTC or hipRTC. */
-static const char kernels_src[] =
-    "#if defined(__HIPCC_RTC__) || defined(__HIP_DEVICE_COMPILE__)\n"
-    "__device__ float h2f(unsigned short h) { _Float16 x; __builtin_memcpy(&x, &h, 2);"
-    " return (float)x; }\n"
-    "__device__ unsigned short f2h(float f) { _Float16 x = (_Float16)f; unsigned short h;"
-    " __builtin_memcpy(&h, &x, 2); return h; }\n"
-    "__device__ long long now_ns() {"
-    " return (long long)__builtin_amdgcn_s_memrealtime() * 10; }\n" /* 100 MHz */
-    "#else\n"
-    "__device__ float h2f(unsigned short h) { float f;"
-    " asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
-    "__device__ unsigned short f2h(float f) { unsigned short h;"
-    " asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
-    "__device__ long long now_ns() { unsigned long long t;"
-    " asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return (long long)t; }\n"
-    "#endif\n"
-    "extern \"C\" __global__ void tc_spin(long long ns) {\n"
-    "  long long t0 = now_ns();\n"
-    "  while (now_ns() - t0 < ns) { }\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "tc_flush(const unsigned long long *p, long long n, unsigned long long *sink) {\n"
-    "  unsigned long long acc = 0;\n"
-    "  long long stride = (long long)gridDim.x * blockDim.x;\n"
-    "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)\n"
-    "    acc ^= p[i];\n"
-    "  if (acc == 0x9e3779b97f4a7c15ull) *sink = acc;\n"
-    "}\n"
-    "__device__ float ld(const void *p, long long i, int t) {\n"
-    "  if (t == 0) return ((const float *)p)[i];\n"
-    "  if (t == 1) return h2f(((const unsigned short *)p)[i]);\n"
-    "  return __int_as_float(((unsigned int)((const unsigned short *)p)[i]) << 16);\n"
-    "}\n"
-    "__device__ void st(void *p, long long i, int t, float v) {\n"
-    "  if (t == 0) { ((float *)p)[i] = v; return; }\n"
-    "  if (t == 1) { ((unsigned short *)p)[i] = f2h(v); return; }\n"
-    "  unsigned int b = __float_as_uint(v);\n"
-    "  b += 0x7fffu + ((b >> 16) & 1u);\n"
-    "  ((unsigned short *)p)[i] = (unsigned short)(b >> 16);\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "tc_softmax(void *p, int cols, int seq_q, int offset, float scale, int causal, int t) {\n"
-    "  __shared__ float red[256];\n"
-    "  long long row = blockIdx.x;\n"
-    "  long long base = row * cols;\n"
-    "  int q = (int)(row % seq_q);\n"
-    "  int valid = causal ? min(cols, max(0, q + 1 + offset)) : cols;\n"
-    "  float mx = __int_as_float(0xff800000);\n"
-    "  for (int j = threadIdx.x; j < valid; j += blockDim.x)\n"
-    "    mx = fmaxf(mx, ld(p, base + j, t) * scale);\n"
-    "  red[threadIdx.x] = mx; __syncthreads();\n"
-    "  for (int s = blockDim.x / 2; s > 0; s >>= 1) {\n"
-    "    if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);\n"
-    "    __syncthreads();\n"
-    "  }\n"
-    "  mx = red[0]; __syncthreads();\n"
-    "  float sum = 0.f;\n"
-    "  for (int j = threadIdx.x; j < valid; j += blockDim.x)\n"
-    "    sum += __expf(ld(p, base + j, t) * scale - mx);\n"
-    "  red[threadIdx.x] = sum; __syncthreads();\n"
-    "  for (int s = blockDim.x / 2; s > 0; s >>= 1) {\n"
-    "    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];\n"
-    "    __syncthreads();\n"
-    "  }\n"
-    "  float inv = valid > 0 ? 1.f / red[0] : 0.f;\n"
-    "  for (int j = threadIdx.x; j < cols; j += blockDim.x)\n"
-    "    st(p, base + j, t, j < valid ? __expf(ld(p, base + j, t) * scale - mx) * inv : 0.f);\n"
-    "}\n";
 
 #if defined(TC_GPU_HIP)
 typedef hipModule_t kmodule;
@@ -284,6 +224,11 @@ struct tc_backend {
     double enqueue_us; /* host time to queue one launch, at most (grouping) */
     struct tc_shape shape;
     struct plan gemm, scores, values;
+    bool fused; /* the prepared shape runs cuDNN's fused attention */
+#if WITH_CUDNN
+    struct tc_fused *dnn;
+#endif
+    char run_error[192];
     int arch_major, arch_minor;
     char arch_name[64];
 };
@@ -353,7 +298,8 @@ static int compile_kernels(const char *arch, char **image, size_t *size, char *e
 #if !defined(TC_GPU_HIP)
     preload_nvrtc_builtins();
 #endif
-    if (nvrtcCreateProgram(&prog, kernels_src, "tc_kernels.cu", 0, NULL, NULL) != NVRTC_SUCCESS) {
+    if (nvrtcCreateProgram(&prog, tc_gpu_kernels_src, "tc_kernels.cu", 0, NULL, NULL) !=
+        NVRTC_SUCCESS) {
         snprintf(err, len, "runtime compiler unavailable");
         return -1;
     }
@@ -469,6 +415,11 @@ static int gpu_compile_check(const char *arch, char *msg, size_t len)
         return tc_error(TC_ERR_DEVICE, "%s", algo);
 #endif
     snprintf(msg, len, "kernels: %zu-byte binary for %s%s%s", size, arch, *algo ? "; " : "", algo);
+#if WITH_CUDNN
+    /* the descriptors of the fused graph, against the installed cuDNN */
+    if (tc_fused_check(msg, len) < 0)
+        return tc_error(TC_ERR_DEVICE, "%s", msg);
+#endif
     return TC_OK;
 }
 
@@ -535,6 +486,9 @@ static void gpu_close(struct tc_backend *b)
     plan_free(&b->gemm);
     plan_free(&b->scores);
     plan_free(&b->values);
+#if WITH_CUDNN
+    tc_fused_close(b->dnn);
+#endif
     if (b->events)
         for (int r = 0; r < MAX_REPS; r++)
             for (int e = 0; e < 4; e++)
@@ -602,6 +556,12 @@ static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info 
         gpu_close(b);
         return tc_error(TC_ERR_DEVICE, BACKEND_NAME " backend: cannot create the BLAS handle");
     }
+#if WITH_CUDNN
+    if (tc_fused_open(b->stream, &b->dnn) < 0) {
+        gpu_close(b);
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    }
+#endif
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
     /* twice the L2 (at least 32 MiB) so no operand line survives the flush */
     b->flush_bytes = (size_t)(l2 > 0 ? l2 : 0) * 2;
@@ -679,8 +639,9 @@ static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info 
                  nvml_driver[0] ? nvml_driver : "?", drv / 1000, drv % 1000 / 10);
         snprintf(info->runtime_version, sizeof(info->runtime_version), "cudart %d.%d", rt / 1000,
                  rt % 1000 / 10);
-        snprintf(info->blas_version, sizeof(info->blas_version), "cublasLt %zu.%zu.%zu", lt / 10000,
-                 lt / 100 % 100, lt % 100);
+        snprintf(info->blas_version, sizeof(info->blas_version), "cublasLt %zu.%zu.%zu%s%s",
+                 lt / 10000, lt / 100 % 100, lt % 100, *FUSED_VERSION(b) ? ", " : "",
+                 FUSED_VERSION(b));
     }
     tc_strlcpy(info->timing,
                b->have_kernels ? "cudaevent-median-l2flush-read"
@@ -875,12 +836,54 @@ static size_t bytes_of(int64_t a, int64_t b, int64_t c, int64_t d, int eb)
     return e < 0x1p62 ? (size_t)a * (size_t)b * (size_t)c * (size_t)d * (size_t)eb : 0;
 }
 
+#if WITH_CUDNN
+/* The buffers of the fused graph: the operand buffers (ensure). */
+static int fused_buffers(void *ud, int n, const size_t *bytes, const enum tc_dtype *types,
+                         void **ptrs, struct tc_outcome *oc)
+{
+    struct tc_backend *b = ud;
+    int err = ensure(b, n, bytes, types, oc);
+
+    for (int i = 0; i < n; i++)
+        ptrs[i] = bytes[i] ? b->bufs.ptr[i] : NULL;
+    return err;
+}
+#endif
+
+static int prepare_fused(struct tc_backend *b, const struct tc_shape *s, struct tc_outcome *oc)
+{
+    if (s->impl != TC_ATTN_CUDNN) {
+        set_outcome(oc, TC_STATUS_UNSUPPORTED,
+                    "the %s backend measures attention impl unfused and cudnn, not %s",
+                    BACKEND_NAME, tc_attn_impl_name(s->impl));
+        return TC_OK;
+    }
+#if WITH_CUDNN
+    {
+        int err = tc_fused_prepare(b->dnn, s, b->arch_major, b->arch_minor, fused_buffers, b, oc);
+
+        b->fused = err == TC_OK && oc->status == TC_STATUS_OK;
+        return err;
+    }
+#else
+    set_outcome(oc, TC_STATUS_UNSUPPORTED, "%s", NO_FUSED);
+    return TC_OK;
+#endif
+}
+
 static int gpu_prepare(struct tc_backend *b, const struct tc_shape *s, struct tc_outcome *oc)
 {
     int eb = tc_dtype_bytes(s->dtype), err;
 
     set_outcome(oc, TC_STATUS_OK, "%s", "");
     b->shape = *s;
+    b->fused = false;
+    if (s->kind == TC_SHAPE_ATTENTION && s->impl != TC_ATTN_UNFUSED)
+        return prepare_fused(b, s, oc);
+    if (s->kind == TC_SHAPE_ATTENTION && s->backward) {
+        set_outcome(oc, TC_STATUS_UNSUPPORTED, "unfused attention is measured forward only");
+        return TC_OK;
+    }
     if (s->kind == TC_SHAPE_ATTENTION) {
         /* GQA runs with K and V expanded to every query head, as repeat_kv
          * does before unfused attention: a strided batch cannot share them */
@@ -956,7 +959,12 @@ static cublasStatus_t queue_work(struct tc_backend *b, int r, int group, int *le
     const struct tc_shape *s = &b->shape;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
 
-    if (s->kind != TC_SHAPE_ATTENTION) {
+    if (b->fused) {
+#if WITH_CUDNN
+        for (int g = 0; g < group && !*lerr; g++)
+            *lerr = tc_fused_run(b->dnn, b->run_error, sizeof(b->run_error));
+#endif
+    } else if (s->kind != TC_SHAPE_ATTENTION) {
         for (int g = 0; g < group && st == CUBLAS_STATUS_SUCCESS; g++)
             st = plan_run(b, &b->gemm);
     } else {
@@ -1002,7 +1010,8 @@ static int flush_l2(struct tc_backend *b)
 static int gpu_run(struct tc_backend *b, int reps, struct tc_rep_times *t, struct tc_outcome *oc)
 {
     const struct tc_shape *s = &b->shape;
-    bool attn = s->kind == TC_SHAPE_ATTENTION;
+    /* unfused attention: three parts, each between its own events */
+    bool attn = s->kind == TC_SHAPE_ATTENTION && !b->fused;
     int launches = attn ? 3 : 1, group = t->group > 1 ? t->group : 1, lerr = 0, chunk;
     cudaError_t e;
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
@@ -1019,6 +1028,7 @@ static int gpu_run(struct tc_backend *b, int reps, struct tc_rep_times *t, struc
     if (chunk < 1)
         chunk = 1;
     set_outcome(oc, TC_STATUS_OK, "%s", "");
+    b->run_error[0] = '\0';
     for (int r = 0; r < reps && st == CUBLAS_STATUS_SUCCESS && !lerr; r++) {
         double h0;
 
@@ -1063,7 +1073,8 @@ static int gpu_run(struct tc_backend *b, int reps, struct tc_rep_times *t, struc
         return TC_OK;
     }
     if (lerr) {
-        set_outcome(oc, TC_STATUS_ERROR, "kernel launch failed");
+        set_outcome(oc, TC_STATUS_ERROR, "%s",
+                    b->run_error[0] ? b->run_error : "kernel launch failed");
         return TC_OK;
     }
     for (int r = 0; r < reps; r++) {
@@ -1140,6 +1151,15 @@ static void gpu_algo(struct tc_backend *b, struct tc_gemm_row *row)
 #endif
 }
 
+/* buf holds "" (tc_backend_ops.attn_algo) */
+static void gpu_attn_algo(struct tc_backend *b, char *buf, size_t len)
+{
+#if WITH_CUDNN
+    if (b->fused)
+        tc_fused_describe(b->dnn, buf, len);
+#endif
+}
+
 static void gpu_clocks(struct tc_backend *b, char *json, size_t len)
 {
 #if defined(TC_GPU_HIP)
@@ -1168,6 +1188,7 @@ __attribute__((visibility("default"))) const struct tc_backend_ops BACKEND_SYMBO
     .prepare = gpu_prepare,
     .run = gpu_run,
     .algo = gpu_algo,
+    .attn_algo = gpu_attn_algo,
     .clocks = gpu_clocks,
     .close = gpu_close,
     .compile_check = gpu_compile_check,

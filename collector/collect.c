@@ -132,6 +132,20 @@ static void note_group(const struct tc_measurement *m, char *msg, size_t len)
                  m->group);
 }
 
+/* An ok attention row's message: what ran it (the backend's record) and
+ * whether its samples were groups of launches. */
+static void attn_message(const struct tc_backend_ops *ops, struct tc_backend *b,
+                         const struct tc_measurement *m, char *msg, size_t len)
+{
+    char algo[sizeof(((struct tc_attention_row *)0)->message)] = "";
+    char group[96] = "";
+
+    if (ops->attn_algo)
+        ops->attn_algo(b, algo, sizeof(algo));
+    note_group(m, group, sizeof(group));
+    snprintf(msg, len, "%s%s%s", algo, *algo && *group ? "; " : "", group);
+}
+
 static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_backend *b,
                  int64_t run_id, const struct tc_shape *s, const struct tc_measurement *m)
 {
@@ -148,6 +162,7 @@ static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_b
         row.seq_kv = s->seq_kv;
         row.head_dim = s->head_dim;
         row.causal = s->causal;
+        row.backward = s->backward;
         row.status = m->outcome.status;
         tc_strlcpy(row.message, m->outcome.message, sizeof(row.message));
         if (m->outcome.status == TC_STATUS_OK) {
@@ -155,7 +170,7 @@ static int store(struct tc_db *db, const struct tc_backend_ops *ops, struct tc_b
             row.min_us = m->total.min_us;
             row.spread_pct = m->total.rel_ci * 100.0;
             row.reps = m->total.n;
-            note_group(m, row.message, sizeof(row.message));
+            attn_message(ops, b, m, row.message, sizeof(row.message));
             if (m->has_parts) {
                 row.scores_us = m->parts[0].median_us;
                 row.softmax_us = m->parts[1].median_us;
@@ -202,6 +217,7 @@ static int already_stored(struct tc_db *db, int64_t run_id, const struct tc_shap
         key.seq_kv = s->seq_kv;
         key.head_dim = s->head_dim;
         key.causal = s->causal;
+        key.backward = s->backward;
         return tc_db_has_attention(db, run_id, &key, found);
     }
     return tc_db_has_gemm(db, run_id, s->dtype, s->layout, s->m, s->n, s->k, s->batch, found);

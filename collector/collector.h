@@ -77,6 +77,10 @@ struct tc_backend_ops {
     int (*run)(struct tc_backend *b, int reps, struct tc_rep_times *t, struct tc_outcome *outcome);
     /* The algorithm chosen for the prepared shape (gemm rows). */
     void (*algo)(struct tc_backend *b, struct tc_gemm_row *row);
+    /* Optional: what ran the prepared attention shape (a fused kernel's
+     * engine and knobs) for the row's message, into buf holding "" (left
+     * so when there is nothing to say). */
+    void (*attn_algo)(struct tc_backend *b, char *buf, size_t len);
     /* Clocks and temperature as a JSON object ("{}" if unknown). */
     void (*clocks)(struct tc_backend *b, char *json, size_t len);
     void (*close)(struct tc_backend *b);
@@ -166,7 +170,7 @@ bool tc_cuda_runtime_supports(int runtime, int cc_major, int cc_minor, char *why
 
 /* The operand buffers a GPU backend keeps across shapes, through an
  * allocator of device memory. */
-#define TC_DEVBUF_MAX 8
+#define TC_DEVBUF_MAX 12
 struct tc_devbufs {
     void *ptr[TC_DEVBUF_MAX];
     size_t cap[TC_DEVBUF_MAX];
@@ -197,6 +201,10 @@ void tc_random_fill(void *buf, size_t n, enum tc_dtype dtype, uint64_t seed);
 
 /* ISO 8601 UTC of now into buf[32]. */
 void tc_utc_now(char *buf, size_t len);
+
+/* The CUDA C source of the GPU backends' own kernels (gpu-kernels.c): the
+ * softmax of unfused attention, the spin and the L2 flush. */
+extern const char tc_gpu_kernels_src[];
 
 /* ------------------------------------------------------------------------ */
 /* NVML / ROCm SMI (dlopen; absent libraries give "{}")                      */

@@ -781,41 +781,64 @@ static int check_attention_dims(struct ctx *c, const yaml_node_t *set, const str
     return TC_OK;
 }
 
-/* Attention sets: product of batch, heads, head_dim, seq_q, causal; kv_heads
- * defaults to heads (MHA) and seq_kv to seq_q (self-attention). */
+/* A flag of an attention set: true/false, or a list of both ([false,
+ * true]); v[0..*n) gets the values (absent: false alone). */
+static int parse_flags(struct ctx *c, const yaml_node_t *set, const char *key, bool v[2], size_t *n)
+{
+    const yaml_node_t *node = tc_yaml_get(c->y, set, key);
+    int err;
+
+    v[0] = v[1] = false;
+    *n = 1;
+    if (!node)
+        return TC_OK;
+    if (node->type != YAML_SEQUENCE_NODE)
+        return parse_bool(c, node, key, &v[0]);
+    *n = 0;
+    for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top;
+         it++) {
+        if (*n == 2)
+            return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: at most [false, true]", key);
+        if ((err = parse_bool(c, tc_yaml_node(c->y, *it), key, &v[(*n)++])) < 0)
+            return err;
+    }
+    if (!*n)
+        return tc_yaml_error(c->y, node, TC_ERR_PARSE, "%s: empty list", key);
+    return TC_OK;
+}
+
+/* Attention sets: product of batch, heads, head_dim, seq_q, causal and
+ * backward; kv_heads defaults to heads (MHA) and seq_kv to seq_q
+ * (self-attention). impl: unfused (scores GEMM, softmax, values GEMM) or
+ * cudnn (cuDNN's fused SDPA, the only one with a backward). */
 static int parse_attention_set(struct ctx *c, const yaml_node_t *set, const struct i64vec *dtypes)
 {
     struct i64vec batch = {0}, heads = {0}, kvh = {0}, sq = {0}, skv = {0}, hd = {0};
-    bool causal_v[2] = {false, false};
-    size_t n_causal = 1;
-    const yaml_node_t *causal_n = tc_yaml_get(c->y, set, "causal");
+    bool causal_v[2], backward_v[2];
+    size_t n_causal, n_backward;
     const yaml_node_t *impl_n = tc_yaml_get(c->y, set, "impl");
+    enum tc_attn_impl impl = TC_ATTN_UNFUSED;
     bool kv_given = tc_yaml_get(c->y, set, "kv_heads") != NULL;
     bool skv_given = tc_yaml_get(c->y, set, "seq_kv") != NULL;
     int err;
 
-    if (impl_n && (!tc_yaml_scalar(impl_n) || strcmp(tc_yaml_scalar(impl_n), "unfused") != 0))
-        return tc_yaml_error(
-            c->y, impl_n, TC_ERR_PARSE,
-            "impl: only 'unfused' is measured by this collector (flash is planned)");
-    if (causal_n) {
-        if (causal_n->type == YAML_SEQUENCE_NODE) {
-            n_causal = 0;
-            for (yaml_node_item_t *it = causal_n->data.sequence.items.start;
-                 it < causal_n->data.sequence.items.top; it++) {
-                if (n_causal == 2)
-                    return tc_yaml_error(c->y, causal_n, TC_ERR_PARSE,
-                                         "causal: at most [false, true]");
-                if ((err = parse_bool(c, tc_yaml_node(c->y, *it), "causal",
-                                      &causal_v[n_causal++])) < 0)
-                    return err;
-            }
-            if (!n_causal)
-                return tc_yaml_error(c->y, causal_n, TC_ERR_PARSE, "causal: empty list");
-        } else if ((err = parse_bool(c, causal_n, "causal", &causal_v[0])) < 0) {
-            return err;
-        }
+    if (impl_n) {
+        const char *name = tc_yaml_scalar(impl_n);
+
+        if (name && !strcmp(name, "cudnn"))
+            impl = TC_ATTN_CUDNN;
+        else if (!name || strcmp(name, "unfused") != 0)
+            return tc_yaml_error(c->y, impl_n, TC_ERR_PARSE,
+                                 "impl: the collector measures 'unfused' and 'cudnn' (cuDNN's "
+                                 "fused attention), not '%s'",
+                                 name ? name : node_kind(impl_n));
     }
+    if ((err = parse_flags(c, set, "causal", causal_v, &n_causal)) < 0 ||
+        (err = parse_flags(c, set, "backward", backward_v, &n_backward)) < 0)
+        return err;
+    if (impl == TC_ATTN_UNFUSED && (backward_v[0] || backward_v[1]))
+        return tc_yaml_error(c->y, tc_yaml_get(c->y, set, "backward"), TC_ERR_PARSE,
+                             "backward: measured with impl: cudnn only");
     if ((err = set_dim(c, set, "batch", true, 0, &batch)) < 0 ||
         (err = set_dim(c, set, "heads", true, 0, &heads)) < 0 ||
         (err = set_dim(c, set, "kv_heads", false, 0, &kvh)) < 0 ||
@@ -824,9 +847,10 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set, const stru
         (err = set_dim(c, set, "head_dim", true, 0, &hd)) < 0)
         goto out;
     {
-        static const char *const names[] = {"batch",  "heads",    "kv_heads", "seq_q",
-                                            "seq_kv", "head_dim", "causal",   "dtypes"};
-        const size_t f[] = {batch.n, heads.n, kvh.n, sq.n, skv.n, hd.n, n_causal, dtypes->n};
+        static const char *const names[] = {"batch",    "heads",  "kv_heads", "seq_q", "seq_kv",
+                                            "head_dim", "causal", "backward", "dtypes"};
+        const size_t f[] = {batch.n, heads.n,  kvh.n,      sq.n,     skv.n,
+                            hd.n,    n_causal, n_backward, dtypes->n};
 
         if ((err = check_set_size(c, set, names, f, TC_ARRAY_SIZE(f))) < 0)
             goto out;
@@ -842,7 +866,7 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set, const stru
                                     struct tc_shape s = {0};
 
                                     s.kind = TC_SHAPE_ATTENTION;
-                                    s.impl = TC_ATTN_UNFUSED;
+                                    s.impl = impl;
                                     s.dtype = (enum tc_dtype)dtypes->v[d];
                                     s.layout = TC_LAYOUT_NT;
                                     s.batch = batch.v[ib];
@@ -859,9 +883,13 @@ static int parse_attention_set(struct ctx *c, const yaml_node_t *set, const stru
                                                             s.kv_heads, s.heads);
                                         goto out;
                                     }
-                                    if ((err = check_attention_dims(c, set, &s)) < 0 ||
-                                        (err = push_shape(c, set, &s)) < 0)
+                                    if ((err = check_attention_dims(c, set, &s)) < 0)
                                         goto out;
+                                    for (size_t iw = 0; iw < n_backward; iw++) {
+                                        s.backward = backward_v[iw];
+                                        if ((err = push_shape(c, set, &s)) < 0)
+                                            goto out;
+                                    }
                                 }
 out:
     vec_free(&batch);
@@ -881,9 +909,9 @@ static int parse_set(struct ctx *c, const yaml_node_t *set)
                                            "k",    "batch", "square", "shapes",  "zip", NULL};
     static const char *const tf_keys[] = {"kind", "name", "dtypes", "layouts", "h",   "a", "s",
                                           "b",    "v",    "t",      "ffn",     "ops", NULL};
-    static const char *const attn_keys[] = {"kind",     "name",     "dtypes", "batch",
-                                            "heads",    "kv_heads", "seq_q",  "seq_kv",
-                                            "head_dim", "causal",   "impl",   NULL};
+    static const char *const attn_keys[] = {"kind",     "name",     "dtypes", "batch",    "heads",
+                                            "kv_heads", "seq_q",    "seq_kv", "head_dim", "causal",
+                                            "impl",     "backward", NULL};
     struct i64vec dtypes = {0}, layouts = {0};
     const yaml_node_t *kind_n;
     const char *kind = "gemm";
@@ -931,10 +959,10 @@ int tc_shape_cmp(const struct tc_shape *a, const struct tc_shape *b)
 {
     const int64_t ka[] = {a->kind,   a->dtype,    a->layout, a->m,        a->n,
                           a->k,      a->batch,    a->heads,  a->kv_heads, a->seq_q,
-                          a->seq_kv, a->head_dim, a->causal, a->impl};
+                          a->seq_kv, a->head_dim, a->causal, a->impl,     a->backward};
     const int64_t kb[] = {b->kind,   b->dtype,    b->layout, b->m,        b->n,
                           b->k,      b->batch,    b->heads,  b->kv_heads, b->seq_q,
-                          b->seq_kv, b->head_dim, b->causal, b->impl};
+                          b->seq_kv, b->head_dim, b->causal, b->impl,     b->backward};
 
     for (size_t i = 0; i < TC_ARRAY_SIZE(ka); i++)
         if (ka[i] != kb[i])
@@ -1138,9 +1166,10 @@ const struct tc_shape *tc_sweep_shapes(const struct tc_sweep *sweep)
 
 double tc_shape_flops(const struct tc_shape *s)
 {
+    /* a backward runs five GEMMs of the forward's two */
     if (s->kind == TC_SHAPE_ATTENTION)
         return 4.0 * (double)s->batch * (double)s->heads * (double)s->seq_q * (double)s->seq_kv *
-               (double)s->head_dim;
+               (double)s->head_dim * (s->backward ? 2.5 : 1.0);
     return 2.0 * (double)s->m * (double)s->n * (double)s->k * (double)(s->batch ? s->batch : 1);
 }
 
@@ -1149,9 +1178,10 @@ void tc_shape_format(const struct tc_shape *s, char *buf, size_t len)
     if (s->kind == TC_SHAPE_ATTENTION)
         snprintf(buf, len,
                  "attention %s %s b%" PRId64 " h%" PRId64 "/%" PRId64 " s%" PRId64 "x%" PRId64
-                 " d%" PRId64 "%s",
+                 " d%" PRId64 "%s%s",
                  tc_attn_impl_name(s->impl), tc_dtype_name(s->dtype), s->batch, s->heads,
-                 s->kv_heads, s->seq_q, s->seq_kv, s->head_dim, s->causal ? " causal" : "");
+                 s->kv_heads, s->seq_q, s->seq_kv, s->head_dim, s->causal ? " causal" : "",
+                 s->backward ? " backward" : "");
     else if (s->kind == TC_SHAPE_BMM)
         snprintf(buf, len, "bmm %s %s %" PRId64 "x%" PRId64 "x%" PRId64 " x%" PRId64,
                  tc_dtype_name(s->dtype), tc_layout_name(s->layout), s->m, s->n, s->k, s->batch);

@@ -1,7 +1,9 @@
 #!/bin/bash
 # A real collection on an NVIDIA GPU with the cuda backend (cuBLASLt): the
 # quick sweep end to end, the tile and cluster records in the row-major
-# view, short kernels timed in groups, and the out-of-memory retry. Skips
+# view, short kernels timed in groups, the out-of-memory retry, and cuDNN's
+# fused attention (forward and backward, GQA, causal) with its engine
+# record, when the build and the machine have cuDNN. Skips
 # (77) without an NVIDIA device, without libcuda, or when tilecast was
 # built without the cuda backend.
 set -u
@@ -114,4 +116,62 @@ oq "SELECT m, n, k, status, message FROM gemm ORDER BY id"
   "ok ok ok oom" ] || fail "the out-of-memory retry: statuses as above"
 oq "SELECT message FROM gemm WHERE status = 'oom'" | grep -q "also after freeing every buffer" ||
     fail "the oom row does not say it was retried"
+
+# cuDNN's fused attention (impl cudnn)
+fused_impl=cudnn
+if ! grep -q "cuDNN [0-9.]*: SDPA forward graph" <<< "$probe"; then
+    echo "no cuDNN fused attention in this build or on this machine ($probe): fused case skipped"
+else
+    cat > "$tmp/fused.yaml" <<'EOF'
+name: fused
+dtypes: [bf16, fp16]
+sets:
+  - kind: attention
+    impl: cudnn
+    batch: 2
+    heads: 16
+    kv_heads: [16, 4]
+    seq_q: 2048
+    head_dim: 128
+    causal: [false, true]
+    backward: [false, true]
+  - kind: attention
+    batch: 2
+    heads: 16
+    kv_heads: [16, 4]
+    seq_q: 2048
+    head_dim: 128
+EOF
+    "$TILECAST_BIN" collect --backend cuda --sweep "$tmp/fused.yaml" --db "$tmp/fused.db" \
+        --quiet --max-time-per-shape-ms 500 || fail "fused sweep"
+    fq() { sqlite3 "$tmp/fused.db" "$1"; }
+    fq "SELECT impl, dtype, kv_heads, causal, backward, status, round(time_us, 1),
+               round(4.0 * batch * heads * seq_q * seq_kv * head_dim
+                     * (CASE backward WHEN 1 THEN 2.5 ELSE 1 END) / time_us / 1e6, 1), message
+        FROM attention ORDER BY id"
+    fq "SELECT blas_version FROM run" | grep -q "cuDNN [0-9]" || fail "no cuDNN version in the run"
+    [ "$(fq "SELECT count(*) FROM attention WHERE status = 'error'")" -eq 0 ] ||
+        fail "fused attention failed (not merely unsupported)"
+    # the single forward node: cuDNN 9.13.1 on, sm_80 on (H100, A100, ...)
+    fwd=$(fq "SELECT count(*) FROM attention WHERE impl = '$fused_impl' AND status = 'ok'
+              AND NOT causal AND NOT backward AND message LIKE 'cudnn % sdpa_fwd node: engine %'
+              AND reps >= 5 AND time_us > 0")
+    [ "$fwd" -eq 4 ] || fail "$fwd of 4 non-causal fused forward rows ok with the engine recorded"
+    # plausible: below 2.5 PFLOP/s, and faster than the unfused path at 2048 tokens
+    fast=$(fq "SELECT count(*) FROM attention f JOIN attention u
+               ON u.impl = 'unfused' AND u.dtype = f.dtype AND u.kv_heads = f.kv_heads
+               AND u.causal = f.causal
+               WHERE f.impl = '$fused_impl' AND f.status = 'ok' AND NOT f.causal
+               AND NOT f.backward AND u.status = 'ok' AND f.time_us < u.time_us
+               AND 4.0 * f.batch * f.heads * f.seq_q * f.seq_kv * f.head_dim / f.time_us / 1e6
+                   < 2500")
+    [ "$fast" -eq 4 ] || fail "fused forward not faster than unfused (or implausibly fast): $fast of 4"
+    # what the installed cuDNN cannot build is stored unsupported, saying why
+    unexplained=$(fq "SELECT count(*) FROM attention WHERE status = 'unsupported'
+                      AND message NOT LIKE '%cuDNN%'")
+    [ "$unexplained" -eq 0 ] || fail "$unexplained unsupported fused rows without a reason"
+    bwd=$(fq "SELECT count(*) FROM attention WHERE backward AND status = 'ok'
+              AND message LIKE 'cudnn % sdpa_bwd node: engine %'")
+    echo "fused attention: $fwd forward rows, $bwd backward rows measured"
+fi
 echo "ok: $rows rows on $(q "SELECT device_name FROM run")"

@@ -148,6 +148,47 @@ START_TEST(test_sweep_errors)
 }
 END_TEST
 
+/* Fused attention sets: impl cudnn, the backward as a flag of the set (a
+ * shape of its own, in the key and the name), refused for unfused sets. */
+START_TEST(test_sweep_fused)
+{
+    static const char fused[] = "dtypes: bf16\nsets:\n  - kind: attention\n    impl: cudnn\n"
+                                "    batch: 1\n    heads: 8\n    kv_heads: 2\n    seq_q: 64\n"
+                                "    head_dim: 64\n    causal: [false, true]\n"
+                                "    backward: [false, true]\n";
+    static const char unfused[] = "dtypes: fp16\nsets:\n  - kind: attention\n    batch: 1\n"
+                                  "    heads: 1\n    seq_q: 1\n    head_dim: 1\n"
+                                  "    backward: true\n";
+    struct tc_sweep *sw = tc_sweep_parse(fused, strlen(fused), "f.yaml");
+    const struct tc_shape *s;
+    struct tc_shape fwd;
+    int backward = 0;
+    char name[128];
+
+    ck_assert_msg(sw != NULL, "%s", tc_last_error());
+    ck_assert_uint_eq(tc_sweep_count(sw), 4);
+    s = tc_sweep_shapes(sw);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(s[i].impl, TC_ATTN_CUDNN);
+        ck_assert_int_eq(s[i].kv_heads, 2);
+        backward += s[i].backward;
+        if (s[i].backward && s[i].causal) {
+            tc_shape_format(&s[i], name, sizeof(name));
+            ck_assert_str_eq(name, "attention cudnn bf16 b1 h8/2 s64x64 d64 causal backward");
+            fwd = s[i];
+            fwd.backward = false;
+            ck_assert(tc_shape_cmp(&fwd, &s[i]) != 0);
+            ck_assert_double_eq_tol(tc_shape_flops(&s[i]), 2.5 * tc_shape_flops(&fwd), 1);
+        }
+    }
+    ck_assert_int_eq(backward, 2);
+    tc_sweep_free(sw);
+    ck_assert(tc_sweep_parse(unfused, strlen(unfused), "u.yaml") == NULL);
+    ck_assert_msg(strstr(tc_last_error(), "u.yaml:8:15: backward: measured with impl: cudnn only"),
+                  "%s", tc_last_error());
+}
+END_TEST
+
 START_TEST(test_sweep_missing_file)
 {
     ck_assert(tc_sweep_load("/nonexistent/sweep.yaml") == NULL);
@@ -169,7 +210,8 @@ START_TEST(test_sweep_strings)
     ck_assert(tc_sweep_parse(empty, strlen(empty), "e.yaml") == NULL);
     ck_assert(strstr(tc_last_error(), "e.yaml:1:7: sets: expected a non-empty list") != NULL);
     ck_assert(tc_sweep_parse(flash, strlen(flash), "f.yaml") == NULL);
-    ck_assert(strstr(tc_last_error(), "f.yaml:4:11: impl: only 'unfused'") != NULL);
+    ck_assert(strstr(tc_last_error(), "f.yaml:4:11: impl: the collector measures 'unfused' and "
+                                      "'cudnn'") != NULL);
     ck_assert(tc_sweep_parse(nodiv, strlen(nodiv), "t.yaml") == NULL);
     ck_assert(strstr(tc_last_error(), "t.yaml:3:5: no combination") != NULL);
     sw = tc_sweep_parse(ok, strlen(ok), "dir/tiny.yaml");
@@ -922,6 +964,13 @@ START_TEST(test_cpu_attention)
     const ptrdiff_t bq = 1, hq = 3; /* check batch 1, head 3 -> kv head 1 */
 
     ck_assert_int_eq(cpu->open(0, &b, &info), TC_OK);
+    /* fused attention is the GPU backends': stored as unsupported, never
+     * measured as the unfused path */
+    s.impl = TC_ATTN_CUDNN;
+    ck_assert_int_eq(tc_harness_measure(cpu, b, &o, &s, &m), TC_OK);
+    ck_assert_int_eq(m.outcome.status, TC_STATUS_UNSUPPORTED);
+    ck_assert(strstr(m.outcome.message, "unfused attention, forward only (not cudnn)"));
+    s.impl = TC_ATTN_UNFUSED;
     ck_assert_int_eq(tc_harness_measure(cpu, b, &o, &s, &m), TC_OK);
     ck_assert_int_eq(m.outcome.status, TC_STATUS_OK);
     ck_assert(m.has_parts);
@@ -1060,6 +1109,7 @@ static Suite *collector_suite(void)
     tcase_add_loop_test(tc, test_sweep_errors, 0,
                         (int)(sizeof(bad_sweeps) / sizeof(bad_sweeps[0])));
     tcase_add_test(tc, test_sweep_missing_file);
+    tcase_add_test(tc, test_sweep_fused);
     tcase_add_test(tc, test_sweep_strings);
     tcase_add_test(tc, test_shipped_sweeps);
     tcase_add_test(tc, test_shard_parse);

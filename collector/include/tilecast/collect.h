@@ -25,7 +25,7 @@
 enum tc_shape_kind {
     TC_SHAPE_GEMM = 0,  /* one GEMM, batch 1 */
     TC_SHAPE_BMM,       /* strided batched GEMM */
-    TC_SHAPE_ATTENTION, /* attention (unfused today; flash fits the same key) */
+    TC_SHAPE_ATTENTION, /* attention: unfused, or fused (impl cudnn) */
 };
 
 /* One thing to measure. GEMMs are row-major C[m x n] = A[m x k] . B[k x n]
@@ -39,11 +39,13 @@ struct tc_shape {
     int64_t heads, kv_heads, seq_q, seq_kv, head_dim;
     bool causal;
     enum tc_attn_impl impl;
+    bool backward; /* attention: the backward pass (dQ, dK, dV), fused impls only */
 };
 
 /* FLOPs of a shape: 2·m·n·k·batch for GEMMs; for attention the scores and
  * values GEMMs, 4·batch·heads·seq_q·seq_kv·head_dim (the unfused path
- * computes the full score matrix, so causal does not change it). */
+ * computes the full score matrix, so causal does not change it), 2.5 times
+ * that for a backward. A cost for sharding, not a rate's numerator. */
 double tc_shape_flops(const struct tc_shape *s);
 /* Total order on shape keys (kind, dtype, layout, dims); memcmp-free so that
  * padding never matters. */
