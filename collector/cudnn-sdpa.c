@@ -101,11 +101,9 @@ enum tc_sdpa_graph tc_sdpa_choose(size_t version, int cc_major, int cc_minor,
     if (!s->backward) {
         if (version < TC_CUDNN_SDPA_FWD_NODE)
             NONE("the SDPA forward node needs cuDNN 9.13.1 or newer (found %s)", have);
-        if (s->causal)
-            NONE("causal masking on the SDPA node needs cuDNN 9.21 or newer "
-                 "(SDPA_FWD_SUBGRAPH; found %s)",
-                 have);
-        return TC_SDPA_FWD_NODE;
+        /* the node takes a mask subgraph from 9.21 (SDPA_FWD_SUBGRAPH),
+         * which this header does not name: causal is the composite */
+        return s->causal ? TC_SDPA_FWD_COMPOSITE : TC_SDPA_FWD_NODE;
     }
     if (version < TC_CUDNN_SDPA_BWD_NODE)
         NONE("the SDPA backward node needs cuDNN 9.17 or newer (found %s)", have);
@@ -139,7 +137,7 @@ static bool graph_binds(enum tc_sdpa_graph g, int uid)
 {
     if (uid == TC_SDPA_SCALE)
         return false; /* by value */
-    return uid <= TC_SDPA_STATS || g == TC_SDPA_BWD_NODE;
+    return uid <= TC_SDPA_STATS || (g == TC_SDPA_BWD_NODE && uid <= TC_SDPA_DV);
 }
 
 bool tc_sdpa_tensor_bytes(enum tc_sdpa_graph g, const struct tc_shape *s,
@@ -214,30 +212,49 @@ static void finish(struct build *b, cudnnBackendDescriptor_t d, const char *what
         failed(b, b->api->finalize(d), what);
 }
 
-static cudnnBackendDescriptor_t tensor(struct build *b, const struct tc_shape *s, int uid)
+/* Tensor kinds of tensor_desc. */
+enum { T_DEVICE, T_VIRTUAL, T_BY_VALUE };
+
+/* A tensor of dims, packed (BHSD) unless strides are given. */
+static cudnnBackendDescriptor_t tensor_desc(struct build *b, int64_t uid, cudnnDataType_t dt,
+                                            const int64_t dims[4], const int64_t *given, int kind)
 {
     cudnnBackendDescriptor_t t = make(b, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    cudnnDataType_t dt = s->dtype == TC_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
-    int64_t dims[4], strides[4], id = uid, align = 16;
-    bool by_value = uid == TC_SDPA_SCALE;
+    int64_t strides[4], id = uid, align = 16;
+    bool yes = true;
 
-    if (uid == TC_SDPA_STATS || by_value)
-        dt = CUDNN_DATA_FLOAT;
-    tensor_dims(s, uid, dims);
-    /* packed batch, heads, rows, columns (BHSD) */
     strides[3] = 1;
     for (int i = 2; i >= 0; i--)
         strides[i] = strides[i + 1] * dims[i + 1];
+    if (given)
+        memcpy(strides, given, sizeof(strides));
     set(b, t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt, "tensor type");
     set(b, t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims, "tensor dimensions");
     set(b, t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides, "tensor strides");
     set(b, t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &id, "tensor id");
     set(b, t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align, "tensor alignment");
-    if (by_value)
-        set(b, t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value,
-            "tensor by value");
+    if (kind == T_BY_VALUE)
+        set(b, t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &yes, "tensor by value");
+    if (kind == T_VIRTUAL)
+        set(b, t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &yes, "tensor virtual");
     finish(b, t, "finalizing a tensor");
     return t;
+}
+
+static cudnnDataType_t io_type(const struct tc_shape *s)
+{
+    return s->dtype == TC_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+}
+
+/* Tensor uid of s as the graphs bind it. */
+static cudnnBackendDescriptor_t tensor(struct build *b, const struct tc_shape *s, int uid)
+{
+    int64_t dims[4];
+    bool fp32 = uid == TC_SDPA_STATS || uid == TC_SDPA_SCALE;
+
+    tensor_dims(s, uid, dims);
+    return tensor_desc(b, uid, fp32 ? CUDNN_DATA_FLOAT : io_type(s), dims, NULL,
+                       uid == TC_SDPA_SCALE ? T_BY_VALUE : T_DEVICE);
 }
 
 /* The operation: the forward node (with the statistics a backward needs,
@@ -276,6 +293,163 @@ static cudnnBackendDescriptor_t operation(struct build *b, enum tc_sdpa_graph g,
                 "attaching a tensor to the SDPA node");
     finish(b, op, bwd ? "finalizing the SDPA backward node" : "finalizing the SDPA forward node");
     return op;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The composite forward (causal masking before cuDNN 9.21)                  */
+/* ------------------------------------------------------------------------ */
+
+/* The "fused flash attention" pattern of the graph API: scores matmul,
+ * scale, causal mask (row and column indices, row >= column, -inf
+ * elsewhere), softmax as max, subtract, exp, sum and divide, with the
+ * statistics max + log(sum), and the values matmul. Intermediates are
+ * virtual fp32 tensors; cuDNN's runtime-fusion engines run the graph as one
+ * kernel. Ops go into ops[] in graph order. */
+#define COMPOSITE_OPS 16
+
+static cudnnBackendDescriptor_t pointwise(struct build *b, cudnnPointwiseMode_t mode,
+                                          cudnnDataType_t prec, int64_t axis,
+                                          cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y,
+                                          cudnnBackendDescriptor_t in_b,
+                                          cudnnBackendDescriptor_t in_t)
+{
+    cudnnBackendDescriptor_t pw = make(b, CUDNN_BACKEND_POINTWISE_DESCRIPTOR), op;
+
+    set(b, pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, "pointwise mode");
+    set(b, pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec, "pointwise type");
+    if (axis >= 0)
+        set(b, pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis, "pointwise axis");
+    finish(b, pw, "finalizing a pointwise descriptor");
+    op = make(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw,
+        "pointwise descriptor");
+    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x,
+        "pointwise input");
+    if (in_b)
+        set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in_b,
+            "pointwise second input");
+    if (in_t)
+        set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in_t,
+            "pointwise condition");
+    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
+        "pointwise output");
+    finish(b, op, "finalizing a pointwise operation");
+    return op;
+}
+
+static cudnnBackendDescriptor_t reduction(struct build *b, cudnnReduceTensorOp_t how,
+                                          cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y)
+{
+    cudnnBackendDescriptor_t rd = make(b, CUDNN_BACKEND_REDUCTION_DESCRIPTOR), op;
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+
+    set(b, rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &how,
+        "reduction operator");
+    set(b, rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32, "reduction type");
+    finish(b, rd, "finalizing a reduction descriptor");
+    op = make(b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x,
+        "reduction input");
+    set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
+        "reduction output");
+    set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd,
+        "reduction descriptor");
+    finish(b, op, "finalizing a reduction");
+    return op;
+}
+
+static cudnnBackendDescriptor_t matmul(struct build *b, cudnnBackendDescriptor_t x,
+                                       cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t out)
+{
+    cudnnBackendDescriptor_t md = make(b, CUDNN_BACKEND_MATMUL_DESCRIPTOR), op;
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+
+    set(b, md, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32, "matmul type");
+    finish(b, md, "finalizing a matmul descriptor");
+    op = make(b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x,
+        "matmul first input");
+    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y,
+        "matmul second input");
+    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out,
+        "matmul output");
+    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &md,
+        "matmul descriptor");
+    finish(b, op, "finalizing a matmul");
+    return op;
+}
+
+/* Uids of the composite's intermediates. */
+enum {
+    V_SCORES = 101,
+    V_SCALED,
+    V_ROW,
+    V_ROW_SHIFTED,
+    V_COL,
+    V_MASK,
+    V_MASKED,
+    V_MAX,
+    V_CENTRED,
+    V_EXP,
+    V_SUM,
+    V_LOG,
+    V_PROBS,
+};
+
+static int composite(struct build *b, const struct tc_shape *s, cudnnBackendDescriptor_t *ops)
+{
+    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32, yes = CUDNN_DATA_BOOLEAN;
+    const int64_t scores[4] = {s->batch, s->heads, s->seq_q, s->seq_kv};
+    const int64_t rows[4] = {s->batch, s->heads, s->seq_q, 1};
+    const int64_t one[4] = {1, 1, 1, 1};
+    /* K^T: K's buffer read as batch x kv heads x head_dim x seq_kv */
+    const int64_t kt_dims[4] = {s->batch, s->kv_heads, s->head_dim, s->seq_kv};
+    const int64_t kt_strides[4] = {s->kv_heads * s->seq_kv * s->head_dim, s->seq_kv * s->head_dim,
+                                   1, s->head_dim};
+    cudnnBackendDescriptor_t q = tensor(b, s, TC_SDPA_Q), v = tensor(b, s, TC_SDPA_V);
+    cudnnBackendDescriptor_t o = tensor(b, s, TC_SDPA_O), stats = tensor(b, s, TC_SDPA_STATS);
+    cudnnBackendDescriptor_t scale = tensor(b, s, TC_SDPA_SCALE);
+    cudnnBackendDescriptor_t kt =
+        tensor_desc(b, TC_SDPA_K, io_type(s), kt_dims, kt_strides, T_DEVICE);
+    cudnnBackendDescriptor_t neg_inf = tensor_desc(b, TC_SDPA_NEG_INF, f32, one, NULL, T_BY_VALUE);
+    cudnnBackendDescriptor_t sc = tensor_desc(b, V_SCORES, f32, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t scaled = tensor_desc(b, V_SCALED, f32, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t row = tensor_desc(b, V_ROW, i32, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t col = tensor_desc(b, V_COL, i32, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t mask = tensor_desc(b, V_MASK, yes, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t masked = tensor_desc(b, V_MASKED, f32, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t mx = tensor_desc(b, V_MAX, f32, rows, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t centred = tensor_desc(b, V_CENTRED, f32, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t ex = tensor_desc(b, V_EXP, f32, scores, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t sum = tensor_desc(b, V_SUM, f32, rows, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t lg = tensor_desc(b, V_LOG, f32, rows, NULL, T_VIRTUAL);
+    cudnnBackendDescriptor_t probs = tensor_desc(b, V_PROBS, f32, scores, NULL, T_VIRTUAL);
+    int n = 0;
+
+    ops[n++] = matmul(b, q, kt, sc);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_MUL, f32, -1, sc, scaled, scale, NULL);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_GEN_INDEX, i32, 2, scaled, row, NULL, NULL);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_GEN_INDEX, i32, 3, scaled, col, NULL, NULL);
+    if (s->seq_kv != s->seq_q) {
+        /* aligned to the last key, as the unfused path: row + seq_kv - seq_q */
+        cudnnBackendDescriptor_t shift = tensor_desc(b, TC_SDPA_SHIFT, i32, one, NULL, T_BY_VALUE);
+        cudnnBackendDescriptor_t shifted =
+            tensor_desc(b, V_ROW_SHIFTED, i32, scores, NULL, T_VIRTUAL);
+
+        ops[n++] = pointwise(b, CUDNN_POINTWISE_ADD, i32, -1, row, shifted, shift, NULL);
+        row = shifted;
+    }
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_CMP_GE, yes, -1, row, mask, col, NULL);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_BINARY_SELECT, f32, -1, scaled, masked, neg_inf, mask);
+    ops[n++] = reduction(b, CUDNN_REDUCE_TENSOR_MAX, masked, mx);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_SUB, f32, -1, masked, centred, mx, NULL);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_EXP, f32, -1, centred, ex, NULL, NULL);
+    ops[n++] = reduction(b, CUDNN_REDUCE_TENSOR_ADD, ex, sum);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_LOG, f32, -1, sum, lg, NULL, NULL);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_ADD, f32, -1, mx, stats, lg, NULL);
+    ops[n++] = pointwise(b, CUDNN_POINTWISE_DIV, f32, -1, ex, probs, sum, NULL);
+    ops[n++] = matmul(b, probs, v, o);
+    return n;
 }
 
 /* The engine and knobs of configuration cfg. Best effort: a record cuDNN
@@ -390,23 +564,29 @@ void tc_sdpa_build(const struct tc_cudnn_api *api, cudnnHandle_t handle, enum tc
                    const struct tc_shape *s, struct tc_sdpa_plan *p, struct tc_outcome *oc)
 {
     struct build b = {.api = api, .p = p, .st = CUDNN_STATUS_SUCCESS};
-    cudnnBackendDescriptor_t op, graph;
+    cudnnBackendDescriptor_t ops[COMPOSITE_OPS], graph;
+    int nops = 1;
 
     tc_sdpa_free(api, p);
     p->graph = g;
     p->engine = -1;
     p->scale = 1.0f / sqrtf((float)s->head_dim);
-    if (g != TC_SDPA_FWD_NODE && g != TC_SDPA_BWD_NODE) {
+    p->neg_inf = -INFINITY;
+    p->shift = g == TC_SDPA_FWD_COMPOSITE ? (int32_t)(s->seq_kv - s->seq_q) : 0;
+    if (g != TC_SDPA_FWD_NODE && g != TC_SDPA_BWD_NODE && g != TC_SDPA_FWD_COMPOSITE) {
         oc->status = TC_STATUS_UNSUPPORTED;
         snprintf(oc->message, sizeof(oc->message), "no cuDNN graph for this shape");
         return;
     }
-    op = operation(&b, g, s);
+    if (g == TC_SDPA_FWD_COMPOSITE)
+        nops = composite(&b, s, ops);
+    else
+        ops[0] = operation(&b, g, s);
     graph = make(&b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     if (handle)
         set(&b, graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle,
             "graph handle");
-    set(&b, graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op,
+    set(&b, graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, nops, ops,
         "graph operations");
     finish(&b, graph, "finalizing the operation graph");
     p->opgraph = graph;
@@ -453,10 +633,20 @@ void tc_sdpa_bind(const struct tc_cudnn_api *api, struct tc_sdpa_plan *p,
         return;
     }
     p->nptrs = 0;
-    for (int uid = 1; uid <= TC_SDPA_TENSORS; uid++) {
-        if (uid == TC_SDPA_SCALE) {
+    for (int uid = 1; uid <= TC_SDPA_SHIFT; uid++) {
+        /* by value: host pointers */
+        void *value = NULL;
+
+        if (uid == TC_SDPA_SCALE)
+            value = &p->scale;
+        else if (uid == TC_SDPA_NEG_INF && p->graph == TC_SDPA_FWD_COMPOSITE)
+            value = &p->neg_inf;
+        else if (uid == TC_SDPA_SHIFT && p->shift)
+            value = &p->shift;
+
+        if (value) {
             p->uids[p->nptrs] = uid;
-            p->ptrs[p->nptrs++] = &p->scale; /* by value: a host pointer */
+            p->ptrs[p->nptrs++] = value;
         } else if (graph_binds(p->graph, uid)) {
             p->uids[p->nptrs] = uid;
             p->ptrs[p->nptrs++] = ptrs[uid - 1];
@@ -495,9 +685,11 @@ void tc_sdpa_describe(const struct tc_sdpa_plan *p, size_t version, char *buf, s
     int w;
 
     tc_cudnn_version_name(version, v, sizeof(v));
-    w = snprintf(buf, len, "cudnn %s %s node: engine %" PRId64 " (heuristic %d of %d) knobs", v,
-                 p->graph == TC_SDPA_BWD_NODE ? "sdpa_bwd" : "sdpa_fwd", p->engine, p->rank,
-                 p->configs);
+    w = snprintf(buf, len, "cudnn %s %s: engine %" PRId64 " (heuristic %d of %d) knobs", v,
+                 p->graph == TC_SDPA_BWD_NODE        ? "sdpa_bwd node"
+                 : p->graph == TC_SDPA_FWD_COMPOSITE ? "sdpa_fwd composite"
+                                                     : "sdpa_fwd node",
+                 p->engine, p->rank, p->configs);
     at = w < 0 ? len : (size_t)w;
     for (int i = 0; i < p->nknobs && at < len; i++) {
         w = snprintf(buf + at, len - at, " %" PRId64 "=%" PRId64, p->knob_type[i],
@@ -596,7 +788,7 @@ int tc_fused_prepare(struct tc_fused *f, const struct tc_shape *s, int cc_major,
         return TC_OK;
     }
     /* the plans first: the workspace they need is part of the buffers */
-    tc_sdpa_build(&f->api, f->handle, TC_SDPA_FWD_NODE, s, &f->fwd, oc);
+    tc_sdpa_build(&f->api, f->handle, g == TC_SDPA_BWD_NODE ? TC_SDPA_FWD_NODE : g, s, &f->fwd, oc);
     if (oc->status == TC_STATUS_OK && g == TC_SDPA_BWD_NODE)
         tc_sdpa_build(&f->api, f->handle, TC_SDPA_BWD_NODE, s, &f->bwd, oc);
     if (oc->status != TC_STATUS_OK)
@@ -695,7 +887,7 @@ int tc_fused_check(char *msg, size_t len)
                                .impl = TC_ATTN_CUDNN};
     char why[160], v[32];
     size_t version;
-    int64_t engines;
+    int64_t engines = -1;
 
     if (tc_cudnn_load(&api, why, sizeof(why)) < 0) {
         snprintf(tail, room, "; no cuDNN (%.100s)", why);
@@ -708,18 +900,25 @@ int tc_fused_check(char *msg, size_t len)
         tc_cudnn_unload(&api);
         return TC_OK;
     }
-    tc_sdpa_build(&api, NULL, TC_SDPA_FWD_NODE, &s, &p, &oc);
-    if (oc.status != TC_STATUS_OK) {
-        snprintf(msg, len, "cuDNN %s: the SDPA forward graph does not build: %.150s", v,
-                 oc.message);
-        tc_cudnn_unload(&api);
-        return tc_error(TC_ERR_DEVICE, "%s", msg);
+    for (int causal = 0; causal < 2; causal++) {
+        struct tc_shape c = s;
+
+        c.causal = causal;
+        tc_sdpa_build(&api, NULL, causal ? TC_SDPA_FWD_COMPOSITE : TC_SDPA_FWD_NODE, &c, &p, &oc);
+        if (oc.status != TC_STATUS_OK) {
+            snprintf(msg, len, "cuDNN %s: the %s forward graph does not build: %.150s", v,
+                     causal ? "causal composite" : "SDPA node", oc.message);
+            tc_cudnn_unload(&api);
+            return tc_error(TC_ERR_DEVICE, "%s", msg);
+        }
+        if (!causal)
+            engines = tc_sdpa_engine_count(&api, &p);
+        tc_sdpa_free(&api, &p);
     }
-    engines = tc_sdpa_engine_count(&api, &p);
     snprintf(tail, room,
-             "; cuDNN %s: SDPA forward graph (bf16, 8/2 heads) finalized, %" PRId64 " engines", v,
-             engines);
-    tc_sdpa_free(&api, &p);
+             "; cuDNN %s: SDPA forward graph (bf16, 8/2 heads; %" PRId64
+             " engines) and its causal composite finalized",
+             v, engines);
     tc_cudnn_unload(&api);
     return TC_OK;
 }

@@ -56,9 +56,10 @@ void tc_cudnn_version_name(size_t version, char *buf, size_t len);
 
 /* How a shape is measured. */
 enum tc_sdpa_graph {
-    TC_SDPA_NONE = 0, /* not with this cuDNN or GPU: why says what is needed */
-    TC_SDPA_FWD_NODE, /* the single SDPA forward node */
-    TC_SDPA_BWD_NODE, /* the single SDPA backward node (after one forward) */
+    TC_SDPA_NONE = 0,      /* not with this cuDNN or GPU: why says what is needed */
+    TC_SDPA_FWD_NODE,      /* the single SDPA forward node */
+    TC_SDPA_BWD_NODE,      /* the single SDPA backward node (after one forward) */
+    TC_SDPA_FWD_COMPOSITE, /* the composite forward pattern: causal before 9.21 */
 };
 /* The graph that measures attention shape s with cuDNN `version` on a GPU
  * of compute capability cc_major.cc_minor; TC_SDPA_NONE with the reason
@@ -78,11 +79,14 @@ enum {
     TC_SDPA_DQ,
     TC_SDPA_DK,
     TC_SDPA_DV,
+    TC_SDPA_NEG_INF, /* by value: what the causal mask writes */
+    TC_SDPA_SHIFT,   /* by value: seq_kv - seq_q, the causal mask's alignment */
 };
 /* Device tensors a graph binds, indexed by uid - 1: forward Q, K, V, O,
- * stats; backward also dO, dQ, dK, dV (the scale is passed by value). */
+ * stats; backward also dO, dQ, dK, dV (the scale, and the composite's
+ * -inf and shift, are passed by value). */
 #define TC_SDPA_TENSORS 10
-#define TC_SDPA_DESC_MAX 128
+#define TC_SDPA_DESC_MAX 160
 #define TC_SDPA_KNOBS_MAX 48
 #define TC_SDPA_CONFIGS_MAX 16
 
@@ -95,9 +99,11 @@ struct tc_sdpa_plan {
     int ndesc;
     cudnnBackendDescriptor_t opgraph, plan, pack;
     int64_t workspace_bytes;
-    float scale; /* 1/sqrt(head_dim), bound by value */
-    int64_t uids[TC_SDPA_TENSORS + 1];
-    void *ptrs[TC_SDPA_TENSORS + 1];
+    float scale;   /* 1/sqrt(head_dim), bound by value */
+    float neg_inf; /* the composite's masked score */
+    int32_t shift; /* the composite's row shift; 0: none bound */
+    int64_t uids[TC_SDPA_SHIFT];
+    void *ptrs[TC_SDPA_SHIFT];
     int nptrs;
     /* the engine cuDNN's heuristic ranked `rank` (1 = first) of `configs`,
      * the first whose execution plan finalized */
@@ -131,7 +137,8 @@ void tc_sdpa_bind(const struct tc_cudnn_api *api, struct tc_sdpa_plan *p,
 /* Queues one execution on the handle's stream. */
 cudnnStatus_t tc_sdpa_run(const struct tc_cudnn_api *api, cudnnHandle_t handle,
                           const struct tc_sdpa_plan *p);
-/* "cudnn 9.19.0 sdpa_fwd node: engine 8 (heuristic 1 of 3) knobs 24=3 42=1" */
+/* "cudnn 9.19.0 sdpa_fwd node: engine 8 (heuristic 1 of 3) knobs 24=3 42=1"
+ * ("sdpa_fwd composite" for the composite graph) */
 void tc_sdpa_describe(const struct tc_sdpa_plan *p, size_t version, char *buf, size_t len);
 void tc_sdpa_free(const struct tc_cudnn_api *api, struct tc_sdpa_plan *p);
 
@@ -170,10 +177,9 @@ int tc_fused_run(struct tc_fused *f, char *msg, size_t len);
 void tc_fused_describe(const struct tc_fused *f, char *buf, size_t len);
 void tc_fused_close(struct tc_fused *f);
 /* The build check without a device: loads cuDNN and finalizes the graph
- * and heuristic of a GQA bf16 forward; appends "; <summary>" to msg. A
- * machine without cuDNN or with one older than the SDPA node passes (the
- * summary says so); a graph the installed cuDNN refuses fails, with msg
- * replaced by the reason. */
+ * and heuristic of a GQA bf16 forward, and the causal composite graph; appends "; <summary>" to
+ * msg. A machine without cuDNN or with one older than the SDPA node passes (the summary says so); a
+ * graph the installed cuDNN refuses fails, with msg replaced by the reason. */
 int tc_fused_check(char *msg, size_t len);
 
 #endif

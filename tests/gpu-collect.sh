@@ -172,6 +172,8 @@ EOF
     [ "$unexplained" -eq 0 ] || fail "$unexplained unsupported fused rows without a reason"
     bwd=$(fq "SELECT count(*) FROM attention WHERE backward AND status = 'ok'
               AND message LIKE 'cudnn % sdpa_bwd node: engine %'")
-    echo "fused attention: $fwd forward rows, $bwd backward rows measured"
+    causal=$(fq "SELECT count(*) FROM attention WHERE causal AND NOT backward AND status = 'ok'
+                 AND message LIKE 'cudnn % sdpa_fwd composite: engine %'")
+    echo "fused attention: $fwd forward, $causal causal composite, $bwd backward rows measured"
 fi
 echo "ok: $rows rows on $(q "SELECT device_name FROM run")"

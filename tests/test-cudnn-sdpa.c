@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 struct mattr {
     int name, type;
     int64_t count;
-    int64_t v[8]; /* INT64 values, or descriptor indices + 1 */
+    int64_t v[16]; /* INT64 and enum values, or descriptor indices + 1 */
 };
 
 struct mdesc {
@@ -103,7 +104,7 @@ static cudnnStatus_t m_set_attr(cudnnBackendDescriptor_t d, cudnnBackendAttribut
     a->name = (int)name;
     a->type = (int)type;
     a->count = count;
-    for (int64_t i = 0; i < count && i < 8; i++) {
+    for (int64_t i = 0; i < count && i < 16; i++) {
         if (type == CUDNN_TYPE_INT64) {
             a->v[i] = ((const int64_t *)values)[i];
         } else if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
@@ -117,6 +118,10 @@ static cudnnStatus_t m_set_attr(cudnnBackendDescriptor_t d, cudnnBackendAttribut
             a->v[i] = ((const bool *)values)[i];
         } else if (type == CUDNN_TYPE_DATA_TYPE) {
             a->v[i] = ((const cudnnDataType_t *)values)[i];
+        } else if (type == CUDNN_TYPE_POINTWISE_MODE) {
+            a->v[i] = ((const cudnnPointwiseMode_t *)values)[i];
+        } else if (type == CUDNN_TYPE_REDUCTION_OPERATOR_TYPE) {
+            a->v[i] = ((const cudnnReduceTensorOp_t *)values)[i];
         }
     }
     return CUDNN_STATUS_SUCCESS;
@@ -294,11 +299,9 @@ START_TEST(test_choose)
     ck_assert_msg(strstr(why, "needs cuDNN 9.13.1 or newer (found 9.13.0)"), "%s", why);
     ck_assert_int_eq(tc_sdpa_choose(91900, 7, 5, &s, why, sizeof(why)), TC_SDPA_NONE);
     ck_assert_msg(strstr(why, "compute capability 8.0 or newer, not 7.5"), "%s", why);
+    /* causal: the composite pattern (the node's mask subgraph is 9.21's) */
     s.causal = true;
-    ck_assert_int_eq(tc_sdpa_choose(91900, 9, 0, &s, why, sizeof(why)), TC_SDPA_NONE);
-    ck_assert_msg(strstr(why, "causal masking on the SDPA node needs cuDNN 9.21 or newer"), "%s",
-                  why);
-    ck_assert_msg(strstr(why, "found 9.19.0"), "%s", why);
+    ck_assert_int_eq(tc_sdpa_choose(91900, 9, 0, &s, why, sizeof(why)), TC_SDPA_FWD_COMPOSITE);
     s.backward = true;
     ck_assert_int_eq(tc_sdpa_choose(91900, 9, 0, &s, why, sizeof(why)), TC_SDPA_NONE);
     ck_assert_msg(strstr(why, "backward node needs cuDNN 9.21"), "%s", why);
@@ -479,6 +482,136 @@ START_TEST(test_no_engine)
 }
 END_TEST
 
+/* The descriptor an operation's attribute names. */
+static int operand(int op, int name)
+{
+    const struct mattr *a = attr_of(op, name);
+
+    ck_assert_msg(a != NULL, "attribute %d of descriptor %d not set", name, op);
+    return (int)a->v[0] - 1;
+}
+
+static bool is_virtual(int t)
+{
+    const struct mattr *a = attr_of(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL);
+
+    return a && a->v[0];
+}
+
+/* Causal before cuDNN 9.21: the composite pattern, in graph order, with
+ * the mask aligned to the last key as the unfused path aligns it. */
+START_TEST(test_causal_composite)
+{
+    static const int want[] = {
+        -1,
+        CUDNN_POINTWISE_MUL,
+        CUDNN_POINTWISE_GEN_INDEX,
+        CUDNN_POINTWISE_GEN_INDEX,
+        CUDNN_POINTWISE_ADD,
+        CUDNN_POINTWISE_CMP_GE,
+        CUDNN_POINTWISE_BINARY_SELECT,
+        -CUDNN_REDUCE_TENSOR_MAX - 2,
+        CUDNN_POINTWISE_SUB,
+        CUDNN_POINTWISE_EXP,
+        -CUDNN_REDUCE_TENSOR_ADD - 2,
+        CUDNN_POINTWISE_LOG,
+        CUDNN_POINTWISE_ADD,
+        CUDNN_POINTWISE_DIV,
+        -1,
+    };
+    struct tc_sdpa_plan p = {0};
+    struct tc_outcome oc = {.status = TC_STATUS_OK};
+    struct tc_shape s = gqa;
+    const struct mattr *ops, *a;
+    void *ptrs[TC_SDPA_TENSORS] = {(void *)0x1000, (void *)0x2000, (void *)0x3000, (void *)0x4000,
+                                   (void *)0x5000};
+    char text[256];
+    int first, select, kt, stats_add, axis = 2;
+    bool saw_neg_inf = false, saw_shift = false;
+
+    s.causal = true;
+    mock_reset();
+    tc_sdpa_build(&api, (cudnnHandle_t)&mock, TC_SDPA_FWD_COMPOSITE, &s, &p, &oc);
+    ck_assert_msg(oc.status == TC_STATUS_OK, "%s", oc.message);
+    for (int i = 0; i < mock.n; i++)
+        ck_assert_msg(!mock.d[i].out_of_order, "descriptor %d refers to an unfinalized one", i);
+    ops = attr_of(only(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR), CUDNN_ATTR_OPERATIONGRAPH_OPS);
+    ck_assert_int_eq(ops->count, (int64_t)(sizeof(want) / sizeof(want[0])));
+    for (int i = 0; i < ops->count; i++) {
+        int op = (int)ops->v[i] - 1, type = mock.d[op].type;
+
+        if (want[i] == -1) {
+            ck_assert_int_eq(type, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+        } else if (want[i] < -1) {
+            int rd = operand(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC);
+
+            ck_assert_int_eq(type, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+            ck_assert_int_eq(attr_of(rd, CUDNN_ATTR_REDUCTION_OPERATOR)->v[0], -want[i] - 2);
+        } else {
+            int pw = operand(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR);
+
+            ck_assert_int_eq(type, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+            ck_assert_int_eq(attr_of(pw, CUDNN_ATTR_POINTWISE_MODE)->v[0], want[i]);
+            if (want[i] == CUDNN_POINTWISE_GEN_INDEX)
+                ck_assert_int_eq(attr_of(pw, CUDNN_ATTR_POINTWISE_AXIS)->v[0], axis++);
+        }
+    }
+    /* Q . K^T: K's own buffer (uid), read transposed, at its KV heads */
+    first = (int)ops->v[0] - 1;
+    kt = operand(first, CUDNN_ATTR_OPERATION_MATMUL_BDESC);
+    ck_assert_int_eq(attr_of(kt, CUDNN_ATTR_TENSOR_UNIQUE_ID)->v[0], TC_SDPA_K);
+    a = attr_of(kt, CUDNN_ATTR_TENSOR_DIMENSIONS);
+    ck_assert(a->v[0] == 2 && a->v[1] == 2 && a->v[2] == 64 && a->v[3] == 512);
+    a = attr_of(kt, CUDNN_ATTR_TENSOR_STRIDES);
+    ck_assert(a->v[0] == (int64_t)2 * 512 * 64 && a->v[1] == (int64_t)512 * 64 && a->v[2] == 1 &&
+              a->v[3] == 64);
+    ck_assert(is_virtual(operand(first, CUDNN_ATTR_OPERATION_MATMUL_CDESC)));
+    /* -inf where the boolean mask is false */
+    select = (int)ops->v[6] - 1;
+    ck_assert_int_eq(
+        attr_of(operand(select, CUDNN_ATTR_OPERATION_POINTWISE_TDESC), CUDNN_ATTR_TENSOR_DATA_TYPE)
+            ->v[0],
+        CUDNN_DATA_BOOLEAN);
+    ck_assert(attr_of(operand(select, CUDNN_ATTR_OPERATION_POINTWISE_BDESC),
+                      CUDNN_ATTR_TENSOR_IS_BY_VALUE)
+                  ->v[0]);
+    /* the statistics, max + log(sum), are the graph's one other output */
+    stats_add = (int)ops->v[12] - 1;
+    ck_assert_int_eq(attr_of(operand(stats_add, CUDNN_ATTR_OPERATION_POINTWISE_YDESC),
+                             CUDNN_ATTR_TENSOR_UNIQUE_ID)
+                         ->v[0],
+                     TC_SDPA_STATS);
+    ck_assert(!is_virtual(operand(stats_add, CUDNN_ATTR_OPERATION_POINTWISE_YDESC)));
+    ck_assert_int_eq(p.shift, 512 - 128);
+    tc_sdpa_bind(&api, &p, ptrs, NULL, &oc);
+    ck_assert_msg(oc.status == TC_STATUS_OK, "%s", oc.message);
+    ck_assert_int_eq(p.nptrs, 8);
+    for (int i = 0; i < p.nptrs; i++) {
+        if (p.uids[i] == TC_SDPA_NEG_INF) {
+            saw_neg_inf = true;
+            ck_assert(p.ptrs[i] == &p.neg_inf && isinf(p.neg_inf) && p.neg_inf < 0);
+        }
+        if (p.uids[i] == TC_SDPA_SHIFT)
+            saw_shift = p.ptrs[i] == &p.shift;
+    }
+    ck_assert(saw_neg_inf && saw_shift);
+    tc_sdpa_describe(&p, 91900, text, sizeof(text));
+    ck_assert_msg(strstr(text, "cudnn 9.19.0 sdpa_fwd composite: engine 101"), "%s", text);
+    tc_sdpa_free(&api, &p);
+    ck_assert_int_eq(mock.destroyed, mock.n);
+    /* self-attention: no shift to add or bind */
+    s.seq_kv = s.seq_q;
+    mock_reset();
+    tc_sdpa_build(&api, (cudnnHandle_t)&mock, TC_SDPA_FWD_COMPOSITE, &s, &p, &oc);
+    ck_assert_msg(oc.status == TC_STATUS_OK, "%s", oc.message);
+    ops = attr_of(only(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR), CUDNN_ATTR_OPERATIONGRAPH_OPS);
+    ck_assert_int_eq(ops->count, (int64_t)(sizeof(want) / sizeof(want[0])) - 1);
+    tc_sdpa_bind(&api, &p, ptrs, NULL, &oc);
+    ck_assert_int_eq(p.nptrs, 7);
+    tc_sdpa_free(&api, &p);
+}
+END_TEST
+
 static Suite *cudnn_suite(void)
 {
     Suite *s = suite_create("cudnn-sdpa");
@@ -488,6 +621,7 @@ static Suite *cudnn_suite(void)
     tcase_add_test(tc, test_forward_graph);
     tcase_add_test(tc, test_forward_without_device);
     tcase_add_test(tc, test_backward_refused);
+    tcase_add_test(tc, test_causal_composite);
     tcase_add_test(tc, test_no_engine);
     suite_add_tcase(s, tc);
     return s;
