@@ -56,6 +56,7 @@ static const struct model_key {
     {"causal", KEY_BOOL, FIELD(causal), 0, 0},
     {"tied_embeddings", KEY_BOOL, FIELD(tied_embeddings), 0, 0},
     {"graphs", KEY_BOOL, FIELD(graphs), 0, 0},
+    {"serving", KEY_BOOL, FIELD(serving), 0, 0},
     /* The struct's own names for what activation, norm and mode say in
      * words: the Python binding returns a config as a dict of the struct's
      * fields (predict_model()["config"], advise's candidates), and such a

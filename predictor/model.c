@@ -660,13 +660,18 @@ static int decompose(struct decomp *dc)
         return err;
 
     /* Once per step: the embedding gather, the final norm, the logits GEMM
-     * (not split by t, as in the paper) and the loss over b·s×v logits. */
+     * (not split by t, as in the paper) and the loss over b·s×v logits. A
+     * serving engine's prefill needs the next token of each sequence only:
+     * vLLM's sampler keeps the last prompt position of each sequence
+     * (_prune_hidden_states) before the logits GEMM, so that GEMM has b
+     * rows, not b·s. */
     err = elementwise_op(dc, "embedding", false, 2 * act_bytes);
     if (err == TC_OK)
         err = elementwise_op(dc, c->rmsnorm ? "rmsnorm_final" : "layernorm_final", false,
                              2 * act_bytes);
     if (err == TC_OK)
-        err = linear_ops(dc, "logits", false, tokens, c->vocab, h);
+        err = linear_ops(dc, "logits", false, c->serving && !c->training ? c->micro_batch : tokens,
+                         c->vocab, h);
     if (err == TC_OK && c->training)
         /* softmax cross-entropy: reads the logits, writes their gradient */
         err = memory_op(dc, "loss", false, (double)tokens * (double)c->vocab * e * 2, 1);
@@ -679,6 +684,30 @@ TC_API void tc_model_prediction_free(struct tc_model_prediction *mp)
         return;
     free(mp->ops);
     free(mp);
+}
+
+/* A serving engine's work of one step outside the model's forward, in us:
+ * the scheduler, the preparation of the inputs (positions, slot mapping,
+ * block tables, copied to the GPU), the sampler (its kernels and the copy of
+ * the tokens back to the host, which waits for the forward), the processing
+ * of the outputs (detokenisation, stop checks) and, with tensor
+ * parallelism, the driver's RPC to its worker processes (Ray in vLLM
+ * before 0.4). vLLM's engine step runs them one after the other around the
+ * forward, so they add to it. Vidur (Agrawal et al., MLSys 2024) measured
+ * each of them for vLLM's fork Sarathi on a DGX-A100
+ * (data/profiling/a100/cpu_overheads.csv, medians per step): for
+ * Llama-2-70B at TP 4 their sum grows from 5.6 ms at batch 8 to 17.7 ms at
+ * batch 64, a least-squares line of 3.4 ms + 0.23 ms per sequence (TP 2:
+ * 5.0 to 8.6 ms at batch 8-32, the same line within 0.6 ms); Llama-2-7B on
+ * one GPU, without RPC, sums to 2.1-8.1 ms at batch 8-64: 1.3 ms + 0.11 ms
+ * per sequence. A faster host takes less. */
+static double serving_engine_us(const struct tc_model_config *c)
+{
+    double b = (double)c->micro_batch;
+
+    if (c->tp > 1)
+        return 3400.0 + 230.0 * b;
+    return 1300.0 + 110.0 * b;
 }
 
 static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
@@ -751,6 +780,10 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
             c.graphs ? per_op : ((double)c.layers * (double)layer_ops + (double)head_ops) * per_op;
     }
     mp->step_time_us = mp->gpu_time_us > mp->host_time_us ? mp->gpu_time_us : mp->host_time_us;
+    if (c.serving && !c.training) {
+        mp->engine_time_us = serving_engine_us(&c);
+        mp->step_time_us += mp->engine_time_us;
+    }
     /* never an infinite or NaN answer, whatever the inputs let through */
     for (size_t i = 0; i < dc.list.n && err == TC_OK; i++)
         if (!isfinite(dc.list.ops[i].time_us) || dc.list.ops[i].time_us < 0)

@@ -344,6 +344,33 @@ assert s8 / s4 > 0.9, "TP 4 -> 8 must stay nearly flat (measured 1.00)"
 assert s8 == max(h8, g8) and h8 > g8, "TP 8 decode is host-bound"
 assert sg < s8 and abs(sg - gg) < 1e-6, "--graphs removes the per-op dispatch"
 EOF
+# --serving: a serving engine's per-step work (Vidur's DGX-A100 medians:
+# 3.4 ms + 0.23 ms per sequence with TP worker processes, 1.3 + 0.11 ms on
+# one GPU) runs serially with the forward, and a serving prefill's logits
+# GEMM has one row per sequence (the last prompt token), not b·s.
+serve() { # ARGS...: step, gpu, host and engine times (us), logits rows
+    "$bin" predict model --gpu a100-sxm4-80gb --json "$@" |
+        python3 -c 'import json, sys; d = json.load(sys.stdin); l = [o["m"] for o in d["ops"] if o["name"] == "logits"]; print(d["step_time_us"], d["gpu_time_us"], d["host_time_us"], d["engine_time_us"], l[0])'
+}
+read -r ps pg ph pe pl < <(serve --config llama-2-70b --tp 4 --micro-batch 2 --decode 576) ||
+    fail "decode TP 4"
+read -r ss sg sh se sl < <(serve --config llama-2-70b --tp 4 --micro-batch 2 --decode 576 --serving) ||
+    fail "decode TP 4 --serving"
+read -r os og oh oe ol < <(serve --config llama-2-7b --micro-batch 4 --decode 576 --serving) ||
+    fail "decode TP 1 --serving"
+read -r fs fg fh fe fl < <(serve --config llama-2-7b --micro-batch 4 --inference --seq 512 --serving) ||
+    fail "prefill --serving"
+read -r qs qg qh qe ql < <(serve --config llama-2-7b --micro-batch 4 --inference --seq 512) ||
+    fail "prefill"
+python3 - "$ps" "$pe" "$ss" "$sg" "$sh" "$se" "$os" "$og" "$oh" "$oe" "$fe" "$fl" "$ql" <<'EOF' ||
+import sys
+ps, pe, ss, sg, sh, se, os_, og, oh, oe, fe, fl, ql = map(float, sys.argv[1:])
+assert pe == 0 and abs(se - (3400 + 2 * 230)) < 1e-3, (pe, se)
+assert abs(ss - (se + max(sg, sh))) < 1e-3 and abs(ss - ps - se) < 1e-3, (ss, ps, se)
+assert abs(oe - (1300 + 4 * 110)) < 1e-3 and abs(os_ - (oe + max(og, oh))) < 1e-3, (os_, oe)
+assert abs(fe - (1300 + 4 * 110)) < 1e-3 and fl == 4 and ql == 4 * 512, (fe, fl, ql)
+EOF
+    fail "--serving: engine time or last-token logits wrong"
 # tools/e2e-eval.py scores every group of the end-to-end files
 if python3 "$root/tools/e2e-eval.py" --json >"$tmp/e2e.json" 2>"$tmp/err"; then
     python3 - "$tmp/e2e.json" <<'EOF' || fail "e2e-eval: groups or figures wrong"

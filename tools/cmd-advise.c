@@ -13,7 +13,7 @@
 const char cmd_advise_help[] =
     "Usage: tilecast advise --gpu ID --config FILE [--params-tolerance 5%] [--top N]\n"
     "                       [--tp T] [--micro-batch B] [--seq S] [--train|--inference]\n"
-    "                       [--dtype DT] [--graphs|--eager]\n"
+    "                       [--dtype DT] [--graphs|--eager] [--serving]\n"
     "                       [--analytical] [--db FILE] [--verbose] [--json|--csv]\n"
     "\n"
     "Searches shapes near the model of FILE (hidden size in steps of 8, head count\n"

@@ -106,6 +106,8 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
         o->train = 0;
     else if (strcmp(arg, "--graphs") == 0)
         o->graphs = 1;
+    else if (strcmp(arg, "--serving") == 0)
+        o->serving = true;
     else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
         enum tc_dtype dt;
 
@@ -157,6 +159,8 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
         c->training = o->train;
     if (o->graphs >= 0)
         c->graphs = o->graphs;
+    if (o->serving)
+        c->serving = true;
     if (o->dtype >= 0)
         c->dtype = (enum tc_dtype)o->dtype;
     return 0;
@@ -570,6 +574,8 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
             json_object_set_new(o, "gpu_time_us", json_real(mp->gpu_time_us));
             json_object_set_new(o, "host_time_us", json_real(mp->host_time_us));
             json_object_set_new(o, "graphs", json_boolean(c->graphs));
+            json_object_set_new(o, "engine_time_us", json_real(mp->engine_time_us));
+            json_object_set_new(o, "serving", json_boolean(c->serving));
             if (mem)
                 json_object_set_new(o, "memory", memory_json(mem));
             json_object_set_new(o, "tokens_per_s", json_real(mp->tokens_per_s));
@@ -662,6 +668,11 @@ static int print_summary_text(FILE *out, const struct tc_model_config *c,
                 c->graphs ? "one CUDA graph launch per step"
                           : "eager: every op dispatched by the host, 28 us each",
                 mp->host_time_us > mp->gpu_time_us ? ": the step is host-bound" : "");
+        if (c->serving)
+            fprintf(out,
+                    "engine_time_ms  %.2f (the serving engine's per-step work, serial "
+                    "with the forward)\n",
+                    mp->engine_time_us / 1e3);
         fprintf(out, "tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
                 (long long)c->tp, c->tp > 1 ? "s" : "");
         fprintf(out, "model_tflops    %.1f per GPU\n", mp->model_tflops);

@@ -13,7 +13,8 @@ build/db/sources):
                    (training) times of fp32 eager models on one GPU; GPUs
                    without a spec file are left out.
 Each configuration is predicted with `tilecast predict model --json` from
-the model dimensions in the row (prefill: --inference --seq PROMPT
+the model dimensions in the row (serving rows with --serving; prefill:
+--inference --seq PROMPT
 --micro-batch BATCH; decode: --decode CONTEXT, CONTEXT the mean KV length
 of the run; training: --train, forward + backward against fw + bw).
 EXTRA arguments go to every predict call (e.g. --graphs).
@@ -128,7 +129,8 @@ def main(argv):
                 with open(path, "w") as f:
                     f.write(config_yaml(r, r["dtype"]))
                 cfgs[r["model"]] = path
-            args = ["--tp", str(tp), "--micro-batch", str(batch)]
+            # a serving engine's step: its per-step work, last-token logits
+            args = ["--tp", str(tp), "--micro-batch", str(batch), "--serving"]
             if phase == "prefill":
                 args += ["--inference", "--seq", str(prompt)]
             else:

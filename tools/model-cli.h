@@ -88,13 +88,14 @@
     "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"            \
     "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"           \
     "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"           \
-    "                              [--analytical] [--db FILE] [--json|--csv|--md]\n"               \
+    "                              [--serving] [--analytical] [--db FILE]\n"                       \
+    "                              [--json|--csv|--md]\n"                                          \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"         \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"                 \
     "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n"          \
     "  unfused, as in predict attention), mode training|inference, causal,\n"                      \
-    "  tied_embeddings, graphs), or a shipped config by name: gpt-neox-20b, llama-2-7b,\n"         \
-    "  llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"                       \
+    "  tied_embeddings, graphs, serving), or a shipped config by name: gpt-neox-20b,\n"            \
+    "  llama-2-7b, llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"           \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"                       \
     "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"             \
     "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"            \
@@ -105,9 +106,12 @@
     "  time is the larger of the GPU's (gpu_time) and the host's (host_time): eager\n"             \
     "  execution (the default, --eager) dispatches every op from the host, 28 us\n"                \
     "  each (a PyTorch op call on a typical host), so short ops wait for it;\n"                    \
-    "  --graphs runs the step as one CUDA graph launch. --csv: one row per op, the\n"              \
-    "  layer, step, GPU and host times, tokens/s and MFU on every row (layer: the\n"               \
-    "  layer time); --md: the ops and the summary as markdown tables.\n"
+    "  --graphs runs the step as one CUDA graph launch. --serving: the step runs\n"                \
+    "  under a serving engine (vLLM-style): its per-step work (scheduling, inputs,\n"              \
+    "  sampling, outputs, worker RPC; engine_time) is added to the forward, and a\n"               \
+    "  prefill computes the logits of each sequence's last token only. --csv: one\n"               \
+    "  row per op, the layer, step, GPU and host times, tokens/s and MFU on every\n"               \
+    "  row (layer: the layer time); --md: the ops and the summary as markdown tables.\n"
 extern const char cmd_predict_gemm_help[];
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
@@ -135,12 +139,13 @@ struct mcli_model_opts {
     bool analytical;
     int train;                   /* --train 1, --inference 0, else -1: the file's mode */
     int graphs;                  /* --graphs 1, --eager 0, else -1: the file's */
+    bool serving;                /* --serving: the file's otherwise */
     int dtype;                   /* --dtype DT, else -1: the file's */
     struct tc_model_config over; /* --tp, --micro-batch, --seq (0: the file's) */
 };
 
 /* Parses --gpu, --db, --config, --analytical, --train, --inference,
- * --graphs, --eager, --dtype, --tp, --micro-batch and --seq at argv[*i]
+ * --graphs, --eager, --serving, --dtype, --tp, --micro-batch and --seq at argv[*i]
  * into o (set o->train, o->graphs and o->dtype to -1 first).
  * Returns 1 if argv[*i] was one, 0 if not, or minus the exit status after
  * printing the error (1 for a missing value, 2 for an impossible one). */

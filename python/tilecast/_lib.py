@@ -205,6 +205,7 @@ class ModelConfig(Structure):
         ("causal", c_bool),
         ("tied_embeddings", c_bool),
         ("graphs", c_bool),
+        ("serving", c_bool),
         ("reserved", c_double * 4),
     ]
 
@@ -241,6 +242,7 @@ class ModelPrediction(Structure):
         ("source", c_int),
         ("gpu_time_us", c_double),
         ("host_time_us", c_double),
+        ("engine_time_us", c_double),
     ]
 
 

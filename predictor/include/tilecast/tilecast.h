@@ -748,6 +748,9 @@ struct tc_model_config {
     bool tied_embeddings; /* logits reuse the embedding matrix (parameter count only) */
     bool graphs;          /* the step runs as a CUDA graph: no host dispatch per op
                            * (default false: eager, each op dispatched by the host) */
+    bool serving;         /* the step runs under a serving engine (vLLM-style): its
+                           * per-step host work is added and a prefill computes
+                           * the logits of each sequence's last token only */
     double reserved[4];   /* zeroed (see the top of this header) */
 };
 
@@ -816,6 +819,11 @@ struct tc_model_prediction {
      * with CUDA graphs one launch per step. */
     double gpu_time_us;
     double host_time_us;
+    /* serving: the engine's work of each step outside the forward
+     * (scheduling, input preparation, sampling, output processing, the
+     * workers' RPC), serial with it: step = engine + max(gpu, host); 0
+     * otherwise */
+    double engine_time_us;
 };
 
 /* Predicts a whole model (cfg is resolved on a copy; p may be NULL for the
