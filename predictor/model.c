@@ -497,16 +497,30 @@ static double peer_bw_gbps(const struct tc_gpu *gpu)
  * attention and the MLP blocks (and of their input gradients in the
  * backward pass): a ring moves 2·(t-1)/t of the bytes over each link at
  * ~80% of its bandwidth, plus ~8 us of NCCL latency. */
+static int collective_op(struct decomp *dc, const char *name, const char *kind, bool in_layer,
+                         double bytes, double link_share);
+
 static int allreduce_op(struct decomp *dc, const char *name, double bytes)
 {
     const struct tc_model_config *c = dc->c;
-    int passes = c->training ? 2 : 1;
-    struct tc_op_prediction *op;
     double t = (double)c->tp;
 
     if (c->tp <= 1)
         return TC_OK;
-    op = op_new(&dc->list, name, "allreduce", true);
+    return collective_op(dc, name, "allreduce", true, bytes, 2 * (t - 1) / t);
+}
+
+/* A ring collective of t GPUs over `bytes`, each link carrying link_share
+ * of them (all-reduce 2(t-1)/t, all-gather (t-1)/t: the NCCL tests' bus
+ * bandwidth factors), once forward and once backward in training. */
+static int collective_op(struct decomp *dc, const char *name, const char *kind, bool in_layer,
+                         double bytes, double link_share)
+{
+    const struct tc_model_config *c = dc->c;
+    int passes = c->training ? 2 : 1;
+    struct tc_op_prediction *op;
+
+    op = op_new(&dc->list, name, kind, in_layer);
     if (!op)
         return TC_ERR_NOMEM;
     /* the bytes are stored in an int64_t: a tensor of 2^62 bytes is a
@@ -518,7 +532,7 @@ static int allreduce_op(struct decomp *dc, const char *name, double bytes)
                         "hidden, ffn, vocab) describe no model a device holds",
                         name, bytes);
     op->m = (int64_t)bytes;
-    op->time_us = passes * (8.0 + 2 * (t - 1) / t * bytes / (peer_bw_gbps(dc->gpu) * 1e3 * 0.8));
+    op->time_us = passes * (8.0 + link_share * bytes / (peer_bw_gbps(dc->gpu) * 1e3 * 0.8));
     return TC_OK;
 }
 
@@ -611,6 +625,7 @@ static int decompose(struct decomp *dc)
     double act_bytes = (double)tokens * (double)h * e;
     int64_t qkv_n = (c->heads + 2 * c->kv_heads) * d / t;
     int64_t ffn_t = c->ffn / t;
+    int64_t rows, vocab_t;
     int err;
 
     /* each factor is bounded by its key, their product is not */
@@ -660,21 +675,32 @@ static int decompose(struct decomp *dc)
         return err;
 
     /* Once per step: the embedding gather, the final norm, the logits GEMM
-     * (not split by t, as in the paper) and the loss over b·s×v logits. A
-     * serving engine's prefill needs the next token of each sequence only:
-     * vLLM's sampler keeps the last prompt position of each sequence
-     * (_prune_hidden_states) before the logits GEMM, so that GEMM has b
-     * rows, not b·s. */
+     * and the loss over the logits. The logits are vocabulary-parallel as
+     * Megatron-LM computes them (Shoeybi et al. 2019, section 3; its
+     * VocabParallelEmbedding and ColumnParallelLinear output layer) and vLLM
+     * too (ParallelLMHead): each GPU multiplies by v/t columns of the output
+     * matrix (the vocabulary padded to a multiple of t, as Megatron pads
+     * it). Training takes the cross-entropy on the split logits
+     * (vocab_parallel_cross_entropy: all-reduces of b·s floats, left out);
+     * inference gathers the logits for the sampler, a ring all-gather of
+     * b·s×v. A serving engine's prefill needs the next token of each
+     * sequence only: vLLM's sampler keeps the last prompt position of each
+     * sequence (_prune_hidden_states) before the logits GEMM, so that GEMM
+     * has b rows, not b·s. */
+    rows = c->serving && !c->training ? c->micro_batch : tokens;
+    vocab_t = (c->vocab + t - 1) / t;
     err = elementwise_op(dc, "embedding", false, 2 * act_bytes);
     if (err == TC_OK)
         err = elementwise_op(dc, c->rmsnorm ? "rmsnorm_final" : "layernorm_final", false,
                              2 * act_bytes);
     if (err == TC_OK)
-        err = linear_ops(dc, "logits", false, c->serving && !c->training ? c->micro_batch : tokens,
-                         c->vocab, h);
+        err = linear_ops(dc, "logits", false, rows, vocab_t, h);
+    if (err == TC_OK && !c->training && t > 1)
+        err = collective_op(dc, "logits_gather", "allgather", false,
+                            (double)rows * (double)c->vocab * e, (double)(t - 1) / (double)t);
     if (err == TC_OK && c->training)
         /* softmax cross-entropy: reads the logits, writes their gradient */
-        err = memory_op(dc, "loss", false, (double)tokens * (double)c->vocab * e * 2, 1);
+        err = memory_op(dc, "loss", false, (double)tokens * (double)vocab_t * e * 2, 1);
     return err;
 }
 
@@ -797,8 +823,8 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
         double whole = op->in_layer ? mp->layer_time_us : mp->step_time_us;
         op->share = whole > 0 ? op->time_us / whole : 0;
     }
-    /* Each of the t GPUs does 1/t of a layer but the whole logits GEMM. */
-    mp->step_flops = (double)c.tp * (double)c.layers * layer_flops + head_flops;
+    /* Each of the t GPUs does 1/t of a layer and of the (padded) logits. */
+    mp->step_flops = (double)c.tp * ((double)c.layers * layer_flops + head_flops);
     mp->tokens_per_s =
         (double)(c.micro_batch * (decode_ctx ? 1 : c.seq)) / (mp->step_time_us * 1e-6);
     mp->model_tflops = mp->step_flops / (double)c.tp / mp->step_time_us / 1e6;

@@ -362,6 +362,20 @@ read -r fs fg fh fe fl < <(serve --config llama-2-7b --micro-batch 4 --inference
     fail "prefill --serving"
 read -r qs qg qh qe ql < <(serve --config llama-2-7b --micro-batch 4 --inference --seq 512) ||
     fail "prefill"
+# The logits are vocabulary-parallel (Megatron, vLLM's ParallelLMHead): at TP
+# 4 each GPU computes 32000/4 columns and inference all-gathers b×v logits.
+python3 - "$bin" <<'EOF' || fail "vocabulary-parallel logits or their all-gather wrong"
+import json, subprocess, sys
+d = json.loads(subprocess.run([sys.argv[1], "predict", "model", "--gpu", "a100-sxm4-80gb",
+                               "--config", "llama-2-70b", "--tp", "4", "--micro-batch", "2",
+                               "--decode", "576", "--json"], capture_output=True, text=True,
+                              check=True).stdout)
+ops = {o["name"]: o for o in d["ops"]}
+assert ops["logits"]["n"] == 32000 // 4 and ops["logits"]["m"] == 2, ops["logits"]
+g = ops["logits_gather"]
+assert g["kind"] == "allgather" and g["bytes"] == 2 * 32000 * 2 and not g["per_layer"], g
+assert abs(g["time_us"] - (8.0 + 0.75 * 2 * 32000 * 2 / (300e3 * 0.8))) < 1e-6, g
+EOF
 python3 - "$ps" "$pe" "$ss" "$sg" "$sh" "$se" "$os" "$og" "$oh" "$oe" "$fe" "$fl" "$ql" <<'EOF' ||
 import sys
 ps, pe, ss, sg, sh, se, os_, og, oh, oe, fe, fl, ql = map(float, sys.argv[1:])

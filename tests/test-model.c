@@ -834,8 +834,8 @@ START_TEST(test_decomposition)
     ck_assert_int_eq(op->n, 4 * 4096 / 2);
     op = find_op(mp, "mlp_down");
     ck_assert_int_eq(op->k, 4 * 4096 / 2);
-    op = find_op(mp, "logits"); /* not split by t */
-    ck_assert_int_eq(op->n, 51200);
+    op = find_op(mp, "logits"); /* vocabulary-parallel, as Megatron splits it */
+    ck_assert_int_eq(op->n, 51200 / 2);
     ck_assert(!op->in_layer);
     op = find_op(mp, "attention");
     ck_assert_int_eq(op->batch, 2 * 32 / 2);

@@ -257,7 +257,8 @@ json_t *mcli_ops_json(const struct tc_model_prediction *mp)
 
     for (size_t i = 0; i < mp->n_ops; i++) {
         const struct tc_op_prediction *op = &mp->ops[i];
-        bool elem = strcmp(op->kind, "elementwise") == 0 || strcmp(op->kind, "allreduce") == 0;
+        bool elem = strcmp(op->kind, "elementwise") == 0 || strcmp(op->kind, "allreduce") == 0 ||
+                    strcmp(op->kind, "allgather") == 0;
         json_t *o = json_object();
 
         json_object_set_new(o, "name", json_string(op->name));
@@ -296,7 +297,8 @@ struct cli_table *mcli_ops_table(const struct tc_model_prediction *mp)
     for (size_t i = 0; i < mp->n_ops; i++) {
         const struct tc_op_prediction *op = &mp->ops[i];
         bool matmul = strcmp(op->kind, "gemm") == 0 || strcmp(op->kind, "bmm") == 0;
-        bool elem = strcmp(op->kind, "elementwise") == 0 || strcmp(op->kind, "allreduce") == 0;
+        bool elem = strcmp(op->kind, "elementwise") == 0 || strcmp(op->kind, "allreduce") == 0 ||
+                    strcmp(op->kind, "allgather") == 0;
 
         cli_table_addf(t, 0, "%s", op->name);
         cli_table_addf(t, 1, "%s", op->kind);

@@ -97,7 +97,7 @@
     "  tied_embeddings, graphs, serving), or a shipped config by name: gpt-neox-20b,\n"            \
     "  llama-2-7b, llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"           \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"                       \
-    "  (layers x layer + embedding/logits/loss; the logits GEMM is not split by t),\n"             \
+    "  (layers x layer + embedding/logits/loss; the logits vocabulary-parallel over t),\n"         \
     "  tokens/s, model TFLOP/s per GPU and MFU. --tp, --micro-batch, --seq, --train,\n"            \
     "  --inference, --attention and --dtype override the file (a V100 takes a bf16\n"              \
     "  config with --dtype fp16). --decode CONTEXT predicts one decode step\n"                     \

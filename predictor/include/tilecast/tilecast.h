@@ -788,8 +788,8 @@ TC_API double tc_model_params(const struct tc_model_config *cfg);
 
 struct tc_op_prediction {
     char name[TC_OP_NAME_MAX]; /* "qkv", "scores", "mlp_up.wgrad", ... */
-    char kind[16];             /* "gemm", "bmm", "attention", "elementwise", "allreduce" */
-    int64_t m, n, k, batch;    /* GEMM shape, or bytes moved in m (elementwise, allreduce) */
+    char kind[16]; /* "gemm", "bmm", "attention", "elementwise", "allreduce", "allgather" */
+    int64_t m, n, k, batch; /* GEMM shape, or bytes moved in m (elementwise, allreduce) */
     enum tc_layout layout;
     double time_us, tflops, flops;
     enum tc_source source;
