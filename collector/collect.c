@@ -293,6 +293,11 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     } else {
         memset(&snapshot, 0, sizeof(snapshot));
         tc_strlcpy(snapshot.name, info.device_name, sizeof(snapshot.name));
+        /* the host CPU, not a GPU of vendor 0 and arch 0 (nvidia volta) */
+        if (o->backend->name && strcmp(o->backend->name, "cpu") == 0) {
+            snapshot.vendor = TC_VENDOR_CPU;
+            snapshot.arch = TC_ARCH_CPU;
+        }
     }
     tc_strlcpy(snapshot.id, gpu_id, sizeof(snapshot.id));
     o->backend->clocks(b, clocks, sizeof(clocks));

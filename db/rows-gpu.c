@@ -115,7 +115,7 @@ const char *db_put_gpu_statement(char *buf, size_t len)
 
 static const char *vendor_name(enum tc_vendor v)
 {
-    return v == TC_VENDOR_AMD ? "amd" : "nvidia";
+    return v == TC_VENDOR_AMD ? "amd" : v == TC_VENDOR_CPU ? "cpu" : "nvidia";
 }
 
 TC_API int tc_db_put_gpu(struct tc_db *db, const struct tc_gpu *gpu)
@@ -130,6 +130,9 @@ TC_API int tc_db_put_gpu(struct tc_db *db, const struct tc_gpu *gpu)
     if ((unsigned)gpu->arch >= TC_ARCH_COUNT)
         return tc_error(TC_ERR_INVALID, "tc_db_put_gpu: %s: invalid architecture %d", gpu->id,
                         (int)gpu->arch);
+    if ((unsigned)gpu->vendor > TC_VENDOR_CPU)
+        return tc_error(TC_ERR_INVALID, "tc_db_put_gpu: %s: invalid vendor %d", gpu->id,
+                        (int)gpu->vendor);
     err = db_stmt(db, DB_ST_PUT_GPU, &st);
     if (err < 0)
         return err;
@@ -246,7 +249,9 @@ TC_API int tc_db_get_gpu(struct tc_db *db, const char *gpu_id, struct tc_gpu *ou
         case COL_VENDOR:
             err = db_column_text(db, st, c, text, sizeof(text), "vendor");
             if (err == TC_OK)
-                *(enum tc_vendor *)p = strcmp(text, "amd") == 0 ? TC_VENDOR_AMD : TC_VENDOR_NVIDIA;
+                *(enum tc_vendor *)p = strcmp(text, "amd") == 0   ? TC_VENDOR_AMD
+                                       : strcmp(text, "cpu") == 0 ? TC_VENDOR_CPU
+                                                                  : TC_VENDOR_NVIDIA;
             break;
         case COL_ARCH: {
             int a;

@@ -20,6 +20,36 @@
 #define STATUS_OK(c)                                                                          \
     "(" c " = 'ok' OR " c " = 'oom' OR " c " = 'unsupported' OR " c " = 'error')"
 
+/* The gpu table of each version: v3 adds the host CPU to its vendors. */
+#define GPU_TABLE(vendors)                                                                    \
+    "CREATE TABLE gpu (\n"                                                                    \
+    "  id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 63),\n"                   \
+    "  name TEXT NOT NULL, vendor TEXT NOT NULL CHECK (" vendors "),\n"                       \
+    "  arch TEXT NOT NULL, compute_capability TEXT NOT NULL,\n"                               \
+    "  units INTEGER NOT NULL,\n"                                                             \
+    "  clock_tensor_mhz REAL NOT NULL, clock_vector_mhz REAL NOT NULL,\n"                     \
+    "  clock_base_mhz REAL NOT NULL,\n"                                                       \
+    "  peak_fp64_tflops REAL NOT NULL, peak_fp32_tflops REAL NOT NULL,\n"                     \
+    "  peak_tf32_tflops REAL NOT NULL, peak_fp16_tflops REAL NOT NULL,\n"                     \
+    "  peak_bf16_tflops REAL NOT NULL, peak_fp8_tflops REAL NOT NULL,\n"                      \
+    "  peak_int8_tflops REAL NOT NULL,\n"                                                     \
+    "  flops_per_clk_fp64 REAL NOT NULL, flops_per_clk_fp32 REAL NOT NULL,\n"                 \
+    "  flops_per_clk_tf32 REAL NOT NULL, flops_per_clk_fp16 REAL NOT NULL,\n"                 \
+    "  flops_per_clk_bf16 REAL NOT NULL, flops_per_clk_fp8 REAL NOT NULL,\n"                  \
+    "  flops_per_clk_int8 REAL NOT NULL,\n"                                                   \
+    "  mem_bw_gbps REAL NOT NULL, mem_gb REAL NOT NULL, l2_bytes INTEGER NOT NULL,\n"         \
+    "  tdp_w REAL NOT NULL, warp_size INTEGER NOT NULL,\n"                                    \
+    "  max_threads_per_sm INTEGER NOT NULL, max_warps_per_sm INTEGER NOT NULL,\n"             \
+    "  max_blocks_per_sm INTEGER NOT NULL, max_threads_per_block INTEGER NOT NULL,\n"         \
+    "  regs_per_sm INTEGER NOT NULL, max_regs_per_block INTEGER NOT NULL,\n"                  \
+    "  max_regs_per_thread INTEGER NOT NULL, reg_alloc_unit INTEGER NOT NULL,\n"              \
+    "  smem_per_sm_bytes INTEGER NOT NULL, smem_per_block_max_bytes INTEGER NOT NULL,\n"      \
+    "  reserved_smem_per_block_bytes INTEGER NOT NULL,\n"                                     \
+    "  smem_alloc_unit_bytes INTEGER NOT NULL,\n"                                             \
+    "  sources TEXT NOT NULL, flags TEXT NOT NULL,\n"                                         \
+    "  spec_json TEXT NOT NULL\n"                                                             \
+    ") WITHOUT ROWID;\n"
+
 /* v0 -> v1. A v0 file carries the tilecast application_id and no tables
  * (creation stamps the file before the first migration). Never edit a
  * shipped step: add a new one. */
@@ -28,33 +58,7 @@ static const char *const schema_v1[] = {
     "  key TEXT PRIMARY KEY NOT NULL,\n"
     "  value TEXT NOT NULL\n"
     ") WITHOUT ROWID;\n",
-    "CREATE TABLE gpu (\n"
-    "  id TEXT PRIMARY KEY NOT NULL CHECK (length(id) BETWEEN 1 AND 63),\n"
-    "  name TEXT NOT NULL, vendor TEXT NOT NULL CHECK (vendor = 'nvidia' OR vendor = 'amd'),\n"
-    "  arch TEXT NOT NULL, compute_capability TEXT NOT NULL,\n"
-    "  units INTEGER NOT NULL,\n"
-    "  clock_tensor_mhz REAL NOT NULL, clock_vector_mhz REAL NOT NULL,\n"
-    "  clock_base_mhz REAL NOT NULL,\n"
-    "  peak_fp64_tflops REAL NOT NULL, peak_fp32_tflops REAL NOT NULL,\n"
-    "  peak_tf32_tflops REAL NOT NULL, peak_fp16_tflops REAL NOT NULL,\n"
-    "  peak_bf16_tflops REAL NOT NULL, peak_fp8_tflops REAL NOT NULL,\n"
-    "  peak_int8_tflops REAL NOT NULL,\n"
-    "  flops_per_clk_fp64 REAL NOT NULL, flops_per_clk_fp32 REAL NOT NULL,\n"
-    "  flops_per_clk_tf32 REAL NOT NULL, flops_per_clk_fp16 REAL NOT NULL,\n"
-    "  flops_per_clk_bf16 REAL NOT NULL, flops_per_clk_fp8 REAL NOT NULL,\n"
-    "  flops_per_clk_int8 REAL NOT NULL,\n"
-    "  mem_bw_gbps REAL NOT NULL, mem_gb REAL NOT NULL, l2_bytes INTEGER NOT NULL,\n"
-    "  tdp_w REAL NOT NULL, warp_size INTEGER NOT NULL,\n"
-    "  max_threads_per_sm INTEGER NOT NULL, max_warps_per_sm INTEGER NOT NULL,\n"
-    "  max_blocks_per_sm INTEGER NOT NULL, max_threads_per_block INTEGER NOT NULL,\n"
-    "  regs_per_sm INTEGER NOT NULL, max_regs_per_block INTEGER NOT NULL,\n"
-    "  max_regs_per_thread INTEGER NOT NULL, reg_alloc_unit INTEGER NOT NULL,\n"
-    "  smem_per_sm_bytes INTEGER NOT NULL, smem_per_block_max_bytes INTEGER NOT NULL,\n"
-    "  reserved_smem_per_block_bytes INTEGER NOT NULL,\n"
-    "  smem_alloc_unit_bytes INTEGER NOT NULL,\n"
-    "  sources TEXT NOT NULL, flags TEXT NOT NULL,\n"
-    "  spec_json TEXT NOT NULL\n"
-    ") WITHOUT ROWID;\n",
+    GPU_TABLE("vendor = 'nvidia' OR vendor = 'amd'"),
     "CREATE TABLE run (\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  gpu_id TEXT NOT NULL REFERENCES gpu(id),\n"
@@ -197,6 +201,27 @@ static const char *const schema_v2[] = {
     "           a.backward, a.deterministic;\n",
     NULL,
 };
+
+/* v2 -> v3: the host CPU of the cpu backend as a vendor (arch has no
+ * CHECK; its values are tc_arch_name's), which v1 and v2 files stored as
+ * nvidia. SQLite cannot change a CHECK in place: the table is renamed, made
+ * again and copied, with foreign keys off and the legacy rename (db_migrate), so that
+ * run's REFERENCES gpu(id) is not rewritten to the old name. The new gpu
+ * table's text is then exactly GPU_TABLE's, as the schema check expects.
+ * Snapshots that only cpu-backend runs measured and that no spec filled
+ * (units 0) are such hosts. */
+static const char *const schema_v3[] = {
+    "ALTER TABLE gpu RENAME TO gpu_v2;\n",
+    GPU_TABLE("vendor = 'nvidia' OR vendor = 'amd' OR vendor = 'cpu'"),
+    "INSERT INTO gpu SELECT * FROM gpu_v2;\n",
+    "DROP TABLE gpu_v2;\n",
+    "UPDATE gpu SET vendor = 'cpu', arch = 'cpu',\n"
+    "  spec_json = CASE WHEN json_valid(spec_json)\n"
+    "    THEN json_set(spec_json, '$.vendor', 'cpu', '$.arch', 'cpu') ELSE spec_json END\n"
+    "  WHERE units = 0 AND id IN (SELECT gpu_id FROM run WHERE backend = 'cpu')\n"
+    "  AND id NOT IN (SELECT gpu_id FROM run WHERE backend IS NOT 'cpu');\n",
+    NULL,
+};
 /* clang-format on */
 
 struct migration {
@@ -207,6 +232,7 @@ struct migration {
 static const struct migration migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
+    {2, schema_v3},
 };
 
 /* Tables every v1 file has; a file missing one is refused. */
@@ -233,7 +259,8 @@ static void statement_name(const char *stmt, char *buf, size_t len)
 }
 
 /* Every table, index, view and trigger of the file must be one that the
- * migrations up to `version` created, with the same text: a file with an
+ * migrations up to `version` created, with the text of the last of them
+ * that created it (v3's gpu table, not v1's, in a v3 file): a file with an
  * extra trigger (which would run on our inserts), a replaced view or a
  * table of other columns is not a tilecast database. SQLite's own objects
  * (sqlite_stat1 of ANALYZE, automatic indexes) are allowed. */
@@ -252,38 +279,39 @@ int db_check_schema_objects(sqlite3 *sql, const char *path, int version)
         const char *type = (const char *)sqlite3_column_text(st, 0);
         const char *name = (const char *)sqlite3_column_text(st, 1);
         const char *text = (const char *)sqlite3_column_text(st, 2);
-        bool known_name = false, same = false;
+        const char *last = NULL;
+        bool known_name, same = false;
 
         if (!type || !name) {
             err = tc_error(TC_ERR_SCHEMA, "%s: corrupt schema table", path);
             break;
         }
-        const char *latest = NULL;
-
         /* the object must be as the last step that created it made it: a
-         * later step may drop and create it again (v2's attention table),
-         * and an older version of it is not valid in a newer file */
+         * later step may drop and create it again (v2's attention table,
+         * v3's gpu table), and an older version of it is not valid in a
+         * newer file */
         for (size_t m = 0; m < TC_ARRAY_SIZE(migrations); m++) {
             if (migrations[m].from >= version)
                 continue;
             for (const char *const *stmt = migrations[m].sql; *stmt; stmt++) {
                 char stmt_name[128];
 
+                /* the other statements of a step (a rename, a copy) make no object */
                 if (strncmp(*stmt, "CREATE ", 7) != 0)
                     continue;
                 statement_name(*stmt, stmt_name, sizeof(stmt_name));
                 if (strcmp(stmt_name, name) == 0)
-                    latest = *stmt;
+                    last = *stmt;
             }
         }
-        if (latest) {
-            size_t n = strlen(latest);
+        known_name = last != NULL;
+        if (last) {
+            size_t n = strlen(last);
 
-            known_name = true;
             /* SQLite keeps the statement's text without the ";\n" */
-            while (n && (latest[n - 1] == '\n' || latest[n - 1] == ';'))
+            while (n && (last[n - 1] == '\n' || last[n - 1] == ';'))
                 n--;
-            same = text && strlen(text) == n && memcmp(text, latest, n) == 0;
+            same = text && strlen(text) == n && memcmp(text, last, n) == 0;
         }
         if (!same) {
             err = tc_error(
@@ -317,7 +345,7 @@ int db_read_user_version(struct tc_db *db, int *version)
 }
 
 /* Runs each step from the file's version up, one transaction per step. */
-int db_migrate(struct tc_db *db, int from)
+static int migrate_steps(struct tc_db *db, int from)
 {
     char sql[512];
     char now[32];
@@ -325,7 +353,7 @@ int db_migrate(struct tc_db *db, int from)
     db_now_iso(now, sizeof(now));
     for (int v = from; v < TC_DB_SCHEMA_VERSION; v++) {
         const struct migration *step = NULL;
-        int err;
+        int err, current = 0;
 
         for (size_t i = 0; i < TC_ARRAY_SIZE(migrations); i++)
             if (migrations[i].from == v)
@@ -335,6 +363,18 @@ int db_migrate(struct tc_db *db, int from)
         err = db_exec(db, "BEGIN IMMEDIATE");
         if (err < 0)
             return err;
+        /* another process (two collectors started together on an old file)
+         * may have migrated it between our reading its version and the lock */
+        if ((err = db_read_user_version(db, &current)) < 0) {
+            sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+            return err;
+        }
+        if (current > v) {
+            if ((err = db_exec(db, "COMMIT")) < 0)
+                return err;
+            v = current - 1;
+            continue;
+        }
         for (const char *const *stmt = step->sql; *stmt && err == TC_OK; stmt++)
             err = db_exec(db, *stmt);
         if (err == TC_OK) {
@@ -369,6 +409,22 @@ int db_migrate(struct tc_db *db, int from)
             return tc_error_prefix(err, "migrating schema v%d to v%d", v, v + 1);
         }
     }
-    db->schema_version = TC_DB_SCHEMA_VERSION;
     return TC_OK;
+}
+
+/* Foreign keys are off and renames are the legacy ones while the steps run
+ * (a step that makes a table again renames the old one away: schema_v2,
+ * schema_v3); both pragmas take effect outside a transaction only. */
+int db_migrate(struct tc_db *db, int from)
+{
+    int err = db_exec(db, "PRAGMA foreign_keys = OFF; PRAGMA legacy_alter_table = ON");
+
+    if (err == TC_OK)
+        err = migrate_steps(db, from);
+    /* restored after a failed step too (the caller closes the connection) */
+    sqlite3_exec(db->sql, "PRAGMA legacy_alter_table = OFF; PRAGMA foreign_keys = ON", NULL, NULL,
+                 NULL);
+    if (err == TC_OK)
+        db->schema_version = TC_DB_SCHEMA_VERSION;
+    return err;
 }

@@ -77,6 +77,7 @@ TC_API int tc_db_calibrate(struct tc_db *db, const struct tc_specs *specs, const
 {
     struct tc_db_info *info = NULL;
     struct tc_calib_report *r = NULL;
+    const char *cpu_host = NULL;
     int err;
 
     if (out)
@@ -105,6 +106,12 @@ TC_API int tc_db_calibrate(struct tc_db *db, const struct tc_specs *specs, const
             continue;
         if (seen_before(info, i))
             continue;
+        /* a file of GPUs and a cpu-backend test run: the GPUs are fitted;
+         * the host CPU only fails the command when asked for or alone */
+        if (!gpu_id && tc_calib_cpu_host(db, c->gpu_id)) {
+            cpu_host = c->gpu_id;
+            continue;
+        }
         if ((err = tc_calib_from_db(specs, db, c->gpu_id, dt, false, &calib, NULL, 0)) < 0)
             goto fail;
         if (!calib)
@@ -119,6 +126,15 @@ TC_API int tc_db_calibrate(struct tc_db *db, const struct tc_specs *specs, const
             err = report_add(r, &s);
         }
         tc_calib_free(calib);
+        if (err < 0)
+            goto fail;
+    }
+    /* nothing else to fit: the refusal's message says why */
+    if (!r->n && cpu_host) {
+        struct tc_calib *none = NULL;
+
+        err = tc_calib_from_db(specs, db, cpu_host, TC_DTYPE_FP32, false, &none, NULL, 0);
+        tc_calib_free(none);
         if (err < 0)
             goto fail;
     }

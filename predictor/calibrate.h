@@ -257,6 +257,9 @@ struct tc_db;
 int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char *gpu_id,
                      enum tc_dtype dtype, bool reuse, struct tc_calib **out, char *note,
                      size_t note_len);
+/* Whether db's snapshot of gpu_id is a host CPU (TC_VENDOR_CPU), which
+ * tc_calib_from_db refuses (TC_ERR_UNSUPPORTED, saying why). */
+bool tc_calib_cpu_host(struct tc_db *db, const char *gpu_id);
 
 /* A fingerprint of the analytical model on gpu for dtype: a hash of its
  * predictions for a fixed set of shapes. A stored calibration whose

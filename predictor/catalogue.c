@@ -143,7 +143,8 @@ static int get_int_list(const struct ctx *c, yaml_node_t *node, const char *fiel
 
 static int parse_arch(const char *s, enum tc_arch *out)
 {
-    for (int a = 0; a < TC_ARCH_COUNT; a++)
+    /* GPU families only: no kernel runs on the cpu "arch" */
+    for (int a = 0; a < TC_ARCH_CPU; a++)
         if (strcmp(s, tc_arch_name((enum tc_arch)a)) == 0) {
             *out = (enum tc_arch)a;
             return TC_OK;

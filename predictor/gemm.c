@@ -798,7 +798,7 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_gemm_query *q, 
     if (q->ldc < 0 || (q->ldc > 0 && q->ldc < ldc))
         return tc_error(TC_ERR_RANGE, "ldc = %lld is smaller than n = %lld", (long long)q->ldc,
                         (long long)ldc);
-    if ((unsigned)gpu->arch >= TC_ARCH_COUNT)
+    if ((unsigned)gpu->arch >= TC_ARCH_COUNT || gpu->arch == TC_ARCH_CPU)
         return tc_error(TC_ERR_UNSUPPORTED, "GPU '%s': unknown architecture %d", gpu->id,
                         (int)gpu->arch);
     if (!(gpu->peak_tflops[q->dtype] > 0))

@@ -648,6 +648,17 @@ int pred_resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype
     return TC_OK;
 }
 
+/* Whether the database's snapshot of gpu_id is a host CPU (the cpu
+ * backend's), which no GPU model describes. */
+bool tc_calib_cpu_host(struct tc_db *db, const char *gpu_id)
+{
+    struct tc_gpu g;
+    bool cpu = tc_db_get_gpu(db, gpu_id, &g) == TC_OK && g.vendor == TC_VENDOR_CPU;
+
+    tc_clear_error();
+    return cpu;
+}
+
 int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char *gpu_id,
                      enum tc_dtype dtype, bool reuse, struct tc_calib **out, char *note,
                      size_t note_len)
@@ -676,6 +687,15 @@ int tc_calib_from_db(const struct tc_specs *specs, struct tc_db *db, const char 
         goto cleanup;
     p.specs = specs;
     gpu = pred_gpu_of(&p, gpu_id, list, 1, &snapshot);
+    if (!gpu && tc_calib_cpu_host(db, gpu_id)) {
+        err = tc_error(TC_ERR_UNSUPPORTED,
+                       "%s: '%s' is the host CPU of a cpu-backend collection: the GEMM model "
+                       "describes GPUs (tensor units, SMs, memory bandwidth), so a CPU "
+                       "collection cannot be calibrated against GPU specs; the cpu backend "
+                       "tests the collector and the database tools without a GPU",
+                       d.path, gpu_id);
+        goto cleanup;
+    }
     if (!gpu) {
         err = tc_error(TC_ERR_NOT_FOUND, "%s: GPU '%s' is neither in the specs nor in the database",
                        d.path, gpu_id);

@@ -232,7 +232,8 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
                                        node->type == YAML_SCALAR_NODE ? "'" : "");
         return TC_OK;
     case KIND_ARCH:
-        for (int a = 0; node->type == YAML_SCALAR_NODE && a < TC_ARCH_COUNT; a++) {
+        /* not cpu: a spec describes a GPU */
+        for (int a = 0; node->type == YAML_SCALAR_NODE && a < TC_ARCH_CPU; a++) {
             if (strcmp(tc_yaml_scalar(node), tc_arch_name((enum tc_arch)a)) == 0) {
                 *(enum tc_arch *)(void *)base = (enum tc_arch)a;
                 return TC_OK;
@@ -691,6 +692,10 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
         return tc_error(TC_ERR_INVALID, "GPU '%s': name and compute_capability must be set", id);
     if ((unsigned)gpu->arch >= TC_ARCH_COUNT)
         return tc_error(TC_ERR_INVALID, "GPU '%s': unknown arch %d", id, (int)gpu->arch);
+    /* the host CPU of a cpu-backend collection: no GPU model applies */
+    if (gpu->arch == TC_ARCH_CPU || gpu->vendor == TC_VENDOR_CPU)
+        return tc_error(TC_ERR_INVALID,
+                        "'%s' is a host CPU (measured by the cpu backend), not a GPU", id);
     {
         bool amd_arch = gpu->arch == TC_ARCH_CDNA2 || gpu->arch == TC_ARCH_CDNA3;
 

@@ -409,9 +409,9 @@ START_TEST(refuses_newer_schema)
     struct tc_db *db = new_db("new.db", NULL);
 
     tc_db_close(db);
-    sql_exec(tmp_path("new.db"), "PRAGMA journal_mode = DELETE; PRAGMA user_version = 3;"
-                                 "UPDATE meta SET value = '3' WHERE key = 'schema_version';");
-    assert_refused(tmp_path("new.db"), "schema version 3 is newer");
+    sql_exec(tmp_path("new.db"), "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99;"
+                                 "UPDATE meta SET value = '99' WHERE key = 'schema_version';");
+    assert_refused(tmp_path("new.db"), "schema version 99 is newer");
 }
 END_TEST
 
@@ -453,7 +453,13 @@ START_TEST(refuses_foreign_schema_objects)
     sql_exec(tmp_path("view.db"), "DROP VIEW gemm_best; CREATE VIEW gemm_best AS "
                                   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
                                   "FROM c) SELECT x FROM c;");
-    assert_refused(tmp_path("view.db"), "view 'gemm_best' differs from schema v2");
+    {
+        char needle[64];
+
+        snprintf(needle, sizeof(needle), "view 'gemm_best' differs from schema v%d",
+                 TC_DB_SCHEMA_VERSION);
+        assert_refused(tmp_path("view.db"), needle);
+    }
     sql_exec(tmp_path("index.db"), "CREATE INDEX extra ON gemm (time_us);");
     assert_refused(tmp_path("index.db"), "unexpected index 'extra'");
 }
@@ -652,7 +658,7 @@ START_TEST(migrates_from_v0)
     sql_exec(tmp_path("v0.db"), "PRAGMA application_id = 1413694530;");
     ck_assert_int_eq(sql_int(tmp_path("v0.db"), "PRAGMA user_version"), 0);
     /* read-only cannot migrate: refused, untouched */
-    assert_refused_modes(tmp_path("v0.db"), "older than 2", 1);
+    assert_refused_modes(tmp_path("v0.db"), "schema version 0 is older", 1);
     ck_assert_msg(tc_db_open(tmp_path("v0.db"), TC_DB_READWRITE, &db) == TC_OK, "%s",
                   tc_last_error());
     ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
@@ -669,7 +675,7 @@ START_TEST(migrates_from_v0)
 END_TEST
 
 /* A v1 file (tests/data/db/schema-v1.sql, written by tilecast 0.1.0): read
- * as it is when opened read-only (the file untouched), migrated to v2 on a
+ * as it is when opened read-only (the file untouched), migrated to v3 on a
  * writable open with every row kept, its attention rows reading as equal
  * head dims, no window and the default backward. */
 START_TEST(migrates_from_v1)
@@ -723,7 +729,7 @@ START_TEST(migrates_from_v1)
     free(before);
     free(after);
 
-    /* a merge of the v1 file reads it as it is, into a v2 file */
+    /* a merge of the v1 file reads it as it is, into a v3 file */
     ck_assert_msg(tc_db_merge(tmp_path("v1-merged.db"), 1, &path, NULL) == TC_OK, "%s",
                   tc_last_error());
     ck_assert_int_eq(sql_int(tmp_path("v1-merged.db"), "SELECT count(*) FROM attention WHERE "
@@ -751,6 +757,145 @@ START_TEST(migrates_from_v1)
     /* the migrated file passes the schema check of a fresh open */
     ck_assert_msg(tc_db_open(path, TC_DB_READONLY, &db) == TC_OK, "%s", tc_last_error());
     tc_db_close(db);
+}
+END_TEST
+
+/* v1 -> v3 in one open: a v1 file with a cpu-backend host (stored, as v1
+ * did, as nvidia volta with no units) gets v2's attention table and v3's
+ * gpu table, the host made a CPU and the GPU left as it was. */
+START_TEST(migrates_cpu_host_from_v1)
+{
+    const char *path = tmp_path("v1cpu.db");
+    struct tc_db *db;
+    struct tc_gpu g;
+    size_t n;
+    char *sql = slurp(src_path("tests/data/db/schema-v1.sql"), &n);
+
+    sql[n] = '\0'; /* slurp leaves room for it */
+    sql_exec(path, sql);
+    free(sql);
+    sql_exec(path, "CREATE TEMP TABLE g AS SELECT * FROM gpu;"
+                   "UPDATE g SET id = 'host-cpu', name = 'Some CPU', arch = 'volta', units = 0,"
+                   "  spec_json = json_set(spec_json, '$.id', 'host-cpu', '$.arch', 'volta');"
+                   "INSERT INTO gpu SELECT * FROM g;"
+                   "CREATE TEMP TABLE r AS SELECT * FROM run WHERE id = 1;"
+                   "UPDATE r SET id = 99, gpu_id = 'host-cpu', kind = 'collected', backend = 'cpu';"
+                   "INSERT INTO run SELECT * FROM r;");
+    ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 1);
+    db = open_db(path, TC_DB_READWRITE);
+    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &g), TC_OK);
+    ck_assert_int_eq(g.vendor, TC_VENDOR_CPU);
+    ck_assert_int_eq(g.arch, TC_ARCH_CPU);
+    ck_assert_int_eq(tc_db_get_gpu(db, "a100-sxm4-80gb", &g), TC_OK);
+    ck_assert_int_eq(g.vendor, TC_VENDOR_NVIDIA);
+    ck_assert_int_eq(g.arch, TC_ARCH_AMPERE);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention WHERE head_dim_vo = head_dim"),
+                     3);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM gemm"), 4);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'run' AND "
+                                   "sql LIKE '%REFERENCES gpu(id)%'"),
+                     1);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'gpu%' OR "
+                                   "name LIKE 'attention%'"),
+                     3);
+    db = open_db(path, TC_DB_READONLY);
+    tc_db_close(db);
+}
+END_TEST
+
+/* A v2 file as v2 tilecast wrote a cpu-backend collection: the host CPU
+ * stored as nvidia volta (v2's gpu table has no 'cpu' vendor). Made from a
+ * v3 file: the gpu table's text is v3's less the vendor v3 added, the
+ * other tables are the same in v2 and v3. */
+static void make_v2_cpu_file(const char *name)
+{
+    struct tc_db *db = new_db(name, NULL);
+    struct tc_gpu cpu = {
+        .id = "host-cpu", .name = "Some CPU", .vendor = TC_VENDOR_CPU, .arch = TC_ARCH_CPU};
+    struct tc_run_info info = {
+        .gpu_id = "host-cpu", .kind = "collected", .backend = "cpu", .config_hash = "c"};
+    struct tc_gpu got;
+    int64_t run_id;
+
+    ck_assert_msg(tc_db_put_gpu(db, &cpu) == TC_OK, "%s", tc_last_error());
+    ck_assert_msg(tc_db_add_run(db, &info, &run_id) == TC_OK, "%s", tc_last_error());
+    /* a host CPU round-trips as one */
+    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &got), TC_OK);
+    ck_assert_int_eq(got.vendor, TC_VENDOR_CPU);
+    ck_assert_int_eq(got.arch, TC_ARCH_CPU);
+    ck_assert_int_eq(tc_db_compact(db), TC_OK);
+    tc_db_close(db);
+    sql_exec(tmp_path(name),
+             "UPDATE gpu SET vendor = 'nvidia', arch = 'volta', spec_json = json_set(spec_json, "
+             "'$.vendor', 'nvidia', '$.arch', 'volta') WHERE id = 'host-cpu';"
+             "PRAGMA writable_schema = ON;"
+             "UPDATE sqlite_schema SET sql = replace(sql, ' OR vendor = ''cpu''', '') "
+             "WHERE name = 'gpu';"
+             "PRAGMA writable_schema = OFF; PRAGMA user_version = 2;"
+             "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
+}
+
+START_TEST(migrates_from_v2)
+{
+    struct tc_db *db;
+    struct tc_gpu g;
+    size_t len, len2;
+    char *before, *after;
+
+    make_v2_cpu_file("v2.db");
+    /* read-only: read as it is, never modified */
+    before = slurp(tmp_path("v2.db"), &len);
+    db = open_db(tmp_path("v2.db"), TC_DB_READONLY);
+    ck_assert_int_eq(tc_db_schema_version(db), 2);
+    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &g), TC_OK);
+    ck_assert_int_eq(g.vendor, TC_VENDOR_NVIDIA);
+    tc_db_close(db);
+    after = slurp(tmp_path("v2.db"), &len2);
+    ck_assert(len == len2 && memcmp(before, after, len) == 0);
+    free(before);
+    free(after);
+    ck_assert(!exists(tmp_path("v2.db-wal")));
+    /* for writing: migrated, the host made a CPU, the GPU left as it was */
+    db = open_db(tmp_path("v2.db"), TC_DB_READWRITE);
+    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &g), TC_OK);
+    ck_assert_int_eq(g.vendor, TC_VENDOR_CPU);
+    ck_assert_int_eq(g.arch, TC_ARCH_CPU);
+    ck_assert_int_eq(tc_db_get_gpu(db, "a100-sxm4-80gb", &g), TC_OK);
+    ck_assert_int_eq(g.vendor, TC_VENDOR_NVIDIA);
+    ck_assert_int_eq(g.arch, TC_ARCH_AMPERE);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(tmp_path("v2.db"), "PRAGMA user_version"), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(sql_int(tmp_path("v2.db"), "SELECT count(*) FROM gpu WHERE vendor = 'cpu' "
+                                                "AND json_extract(spec_json, '$.vendor') = 'cpu'"),
+                     1);
+    /* run still refers to gpu, not to the table renamed away meanwhile */
+    ck_assert_int_eq(sql_int(tmp_path("v2.db"), "SELECT count(*) FROM sqlite_schema WHERE "
+                                                "name = 'run' AND sql LIKE '%REFERENCES gpu(id)%'"),
+                     1);
+    ck_assert_int_eq(sql_int(tmp_path("v2.db"), "SELECT count(*) FROM sqlite_schema WHERE "
+                                                "name LIKE 'gpu%'"),
+                     1);
+    db = open_db(tmp_path("v2.db"), TC_DB_READONLY);
+    tc_db_close(db);
+}
+END_TEST
+
+/* A v3 file with v2's gpu table is neither: refused, not read as v3. */
+START_TEST(refuses_v2_table_in_v3)
+{
+    struct tc_db *db = new_db("mixed.db", NULL);
+
+    tc_db_close(db);
+    sql_exec(tmp_path("mixed.db"), "PRAGMA journal_mode = DELETE; PRAGMA writable_schema = ON;"
+                                   "UPDATE sqlite_schema SET sql = replace(sql, ' OR vendor = "
+                                   "''cpu''', '') WHERE name = 'gpu';"
+                                   "PRAGMA writable_schema = OFF;");
+    assert_refused(tmp_path("mixed.db"), "table 'gpu' differs from schema v3");
 }
 END_TEST
 
@@ -810,6 +955,9 @@ static Suite *db_suite(void)
     tcase_add_test(refuse, opens_with_a_left_over_wal);
     tcase_add_test(refuse, migrates_from_v0);
     tcase_add_test(refuse, migrates_from_v1);
+    tcase_add_test(refuse, migrates_cpu_host_from_v1);
+    tcase_add_test(refuse, migrates_from_v2);
+    tcase_add_test(refuse, refuses_v2_table_in_v3);
     suite_add_tcase(s, refuse);
     return s;
 }

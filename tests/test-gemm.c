@@ -116,7 +116,8 @@ START_TEST(catalogue_loads_every_family)
 
     ck_assert_msg(err == TC_OK, "%s", tc_last_error());
     ck_assert_uint_ge(tc_catalogue_count(cat), 40);
-    for (int a = 0; a < TC_ARCH_COUNT; a++) {
+    /* every GPU family (the host CPU, last, has none) */
+    for (int a = 0; a < TC_ARCH_CPU; a++) {
         ck_assert_msg(tc_catalogue_kernels(cat, (enum tc_arch)a, TC_DTYPE_FP16, &ks) > 0,
                       "no fp16 kernel for %s", tc_arch_name((enum tc_arch)a));
         ck_assert_msg(tc_catalogue_kernels(cat, (enum tc_arch)a, TC_DTYPE_FP32, &ks) > 0,

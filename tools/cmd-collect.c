@@ -586,7 +586,8 @@ static int bench_inserts(const char *path, int64_t rows, double *rate)
                              .backend = "cpu",
                              .config_hash = "bench",
                              .sweep_name = "bench"};
-    struct tc_gpu gpu = {.id = "bench-cpu", .name = "bench"};
+    struct tc_gpu gpu = {
+        .id = "bench-cpu", .name = "bench", .vendor = TC_VENDOR_CPU, .arch = TC_ARCH_CPU};
     struct tc_gemm_row row = {0};
     int64_t run_id;
     double t0;

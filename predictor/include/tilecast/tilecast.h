@@ -141,9 +141,12 @@ TC_API const char *tc_source_name(enum tc_source source);
 /* GPU specs (gpu_specs/ *.yaml)                                             */
 /* ------------------------------------------------------------------------ */
 
-enum tc_vendor { TC_VENDOR_NVIDIA = 0, TC_VENDOR_AMD };
+/* TC_VENDOR_CPU and TC_ARCH_CPU mark a host CPU measured by the cpu
+ * backend (a test of the collector and the database without a GPU): stored
+ * in a database's gpu table, never a spec, never predicted or calibrated. */
+enum tc_vendor { TC_VENDOR_NVIDIA = 0, TC_VENDOR_AMD, TC_VENDOR_CPU };
 
-/* Architecture families the kernel catalogue knows. */
+/* Architecture families the kernel catalogue knows, and the host CPU. */
 enum tc_arch {
     TC_ARCH_VOLTA = 0,
     TC_ARCH_TURING,
@@ -153,6 +156,7 @@ enum tc_arch {
     TC_ARCH_BLACKWELL,
     TC_ARCH_CDNA2,
     TC_ARCH_CDNA3,
+    TC_ARCH_CPU,
     TC_ARCH_COUNT
 };
 
@@ -250,7 +254,7 @@ TC_API const char *tc_data_dir(void);
 /* Database (db/)                                                            */
 /* ------------------------------------------------------------------------ */
 
-#define TC_DB_SCHEMA_VERSION 2
+#define TC_DB_SCHEMA_VERSION 3
 
 struct tc_db;
 
