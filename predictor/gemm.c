@@ -240,7 +240,7 @@ static inline int64_t div_ceil(int64_t a, const struct divisor *v)
 /* split_factors[] as divisors */
 #define SPLIT(d, shift)                                                                            \
     {                                                                                              \
-        d, shift, 1.0 / d                                                                          \
+        d, shift, 1.0 / (d)                                                                        \
     }
 static const struct divisor split_div[] = {
     SPLIT(1, 0),   SPLIT(2, 1),   SPLIT(3, -1),   SPLIT(4, 2),   SPLIT(6, -1),  SPLIT(8, 3),
