@@ -6,8 +6,6 @@
  * fails the import naming file, line, column and value. */
 #include "config.h"
 
-#include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +14,6 @@
 
 #include "bounds.h"
 #include "import-internal.h"
-#include "input.h"
 
 /* Largest dimension accepted, as for GEMM rows: the FLOP counts stay finite. */
 #define ATTN_DIM_MAX (1LL << 40)
@@ -130,33 +127,6 @@ static int store_attention(struct importer *imp, struct attn_input *in, const ch
     else
         imp->stats->duplicates++;
     return TC_OK;
-}
-
-/* Reads every record after the header; each must have the header's width. */
-static int each_record(struct importer *imp, const char *file, struct tc_csv *csv, int width,
-                       const int *cols,
-                       int (*record)(struct importer *, const char *, long, char **, const int *))
-{
-    char **fields;
-    int nfields, rc, err;
-
-    while ((rc = tc_csv_next(csv, &nfields, &fields)) > 0) {
-        long line = tc_csv_line(csv);
-
-        /* a pipe's size is known only as it is read */
-        if (tc_csv_bytes(csv) > TC_INPUT_IMPORT_MAX)
-            return tc_error(TC_ERR_RANGE,
-                            "%s:%ld: more than %" PRIu64 " MiB read, over the limit of an import "
-                            "source",
-                            file, line, TC_INPUT_IMPORT_MAX / TC_INPUT_MIB);
-        if (nfields != width)
-            return tc_error(TC_ERR_PARSE, "%s:%ld: %d fields, but the header has %d", file, line,
-                            nfields, width);
-        err = record(imp, file, line, fields, cols);
-        if (err < 0)
-            return err;
-    }
-    return rc < 0 ? rc : TC_OK;
 }
 
 /* Finds each named column; a required one missing fails naming it. */
@@ -368,7 +338,7 @@ int db_import_attention_csv(struct importer *imp, const char *file, struct tc_cs
         return tc_error(TC_ERR_PARSE,
                         "%s:1: missing column 'timing' (or give the timing method with --timing)",
                         file);
-    return each_record(imp, file, csv, nfields, cols, fused_record);
+    return db_import_csv_records(imp, file, csv, nfields, cols, fused_record);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -641,25 +611,13 @@ static int cf_record(struct importer *imp, const char *file, long line, char **f
 
 int db_import_cudnn_frontend(struct importer *imp, const char *file)
 {
-    struct tc_csv *csv = NULL;
-    FILE *f = fopen(file, "r");
-    int cols[K_COUNT], nfields, rc, err;
+    struct tc_csv *csv;
+    FILE *f;
+    int cols[K_COUNT], nfields, err;
     char **fields;
 
-    if (!f)
-        return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
-    if ((err = tc_input_check_size(file, f, TC_INPUT_IMPORT_MAX, "an import source")) < 0)
-        goto out;
-    csv = tc_csv_new(f, file);
-    if (!csv) {
-        err = TC_ERR_NOMEM;
-        goto out;
-    }
-    rc = tc_csv_next(csv, &nfields, &fields);
-    if (rc <= 0) {
-        err = rc < 0 ? rc : tc_error(TC_ERR_PARSE, "%s: empty file (no CSV header)", file);
-        goto out;
-    }
+    if ((err = db_import_csv_open(file, &f, &csv, &nfields, &fields)) < 0)
+        return err;
     /* attention_inference's results time KV-cache calls (decode, paged
      * prefill): their page size and cache dtype have no place in a row */
     if (tc_csv_find(nfields, fields, "kv_len") >= 0 ||
@@ -680,7 +638,7 @@ int db_import_cudnn_frontend(struct importer *imp, const char *file)
         err = tc_error(TC_ERR_PARSE, "%s:1: missing column 'gpu_name' (or give the GPU with --gpu)",
                        file);
     if (err == TC_OK)
-        err = each_record(imp, file, csv, nfields, cols, cf_record);
+        err = db_import_csv_records(imp, file, csv, nfields, cols, cf_record);
 out:
     tc_csv_free(csv);
     fclose(f);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "csv.h"
 #include "db-internal.h"
@@ -36,6 +37,19 @@ const char *db_import_base_name(const char *path);
 int db_import_run(struct importer *imp, const char *gpu_id, const char *timing, const char *source,
                   const char *licence, const char *runtime, const char *file, long line,
                   int64_t *run_id);
+
+/* Opens a CSV import source under the import size cap and reads its
+ * header into *nfields / *header. On success the caller owns *f and *csv
+ * (tc_csv_free, then fclose); on failure nothing is left open. */
+int db_import_csv_open(const char *file, FILE **f, struct tc_csv **csv, int *nfields,
+                       char ***header);
+/* Reads the records after the header, each of exactly width fields, through
+ * record(imp, file, line, fields, cols); stops at the first error and at the
+ * import size cap (a pipe's size is known only as it is read). */
+int db_import_csv_records(struct importer *imp, const char *file, struct tc_csv *csv, int width,
+                          const int *cols,
+                          int (*record)(struct importer *, const char *, long, char **,
+                                        const int *));
 
 /* The attention rows of the shared measured-data layout (attention_fused.csv:
  * impl and pass columns), read on from csv after its header. */

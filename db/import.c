@@ -454,29 +454,70 @@ static int import_csv_record(struct importer *imp, const char *file, long line, 
     return store(imp, &row, op, file, line);
 }
 
+int db_import_csv_open(const char *file, FILE **f, struct tc_csv **csv, int *nfields,
+                       char ***header)
+{
+    int rc, err;
+
+    *csv = NULL;
+    *f = fopen(file, "r");
+    if (!*f)
+        return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
+    if ((err = tc_input_check_size(file, *f, TC_INPUT_IMPORT_MAX, "an import source")) < 0)
+        goto fail;
+    *csv = tc_csv_new(*f, file);
+    if (!*csv) {
+        err = TC_ERR_NOMEM;
+        goto fail;
+    }
+    rc = tc_csv_next(*csv, nfields, header);
+    if (rc > 0)
+        return TC_OK;
+    err = rc < 0 ? rc : tc_error(TC_ERR_PARSE, "%s: empty file (no CSV header)", file);
+fail:
+    tc_csv_free(*csv);
+    *csv = NULL;
+    fclose(*f);
+    *f = NULL;
+    return err;
+}
+
+int db_import_csv_records(struct importer *imp, const char *file, struct tc_csv *csv, int width,
+                          const int *cols,
+                          int (*record)(struct importer *, const char *, long, char **,
+                                        const int *))
+{
+    char **fields;
+    int nfields, rc, err;
+
+    while ((rc = tc_csv_next(csv, &nfields, &fields)) > 0) {
+        long line = tc_csv_line(csv);
+
+        if (tc_csv_bytes(csv) > TC_INPUT_IMPORT_MAX)
+            return tc_error(TC_ERR_RANGE,
+                            "%s:%ld: more than %" PRIu64 " MiB read, over the limit of an import "
+                            "source",
+                            file, line, TC_INPUT_IMPORT_MAX / TC_INPUT_MIB);
+        if (nfields != width)
+            return tc_error(TC_ERR_PARSE, "%s:%ld: %d fields, but the header has %d", file, line,
+                            nfields, width);
+        err = record(imp, file, line, fields, cols);
+        if (err < 0)
+            return err;
+    }
+    return rc < 0 ? rc : TC_OK;
+}
+
 static int import_csv(struct importer *imp, const char *file)
 {
-    struct tc_csv *csv = NULL;
-    FILE *f = fopen(file, "r");
+    struct tc_csv *csv;
+    FILE *f;
     int cols[C_COUNT];
-    int nfields, header_fields, rc, err = TC_OK;
+    int nfields, err;
     char **fields;
 
-    if (!f)
-        return tc_error(TC_ERR_IO, "%s: %s", file, strerror(errno));
-    if ((err = tc_input_check_size(file, f, TC_INPUT_IMPORT_MAX, "an import source")) < 0)
-        goto out;
-    csv = tc_csv_new(f, file);
-    if (!csv) {
-        err = TC_ERR_NOMEM;
-        goto out;
-    }
-    rc = tc_csv_next(csv, &nfields, &fields);
-    if (rc <= 0) {
-        err = rc < 0 ? rc : tc_error(TC_ERR_PARSE, "%s: empty file (no CSV header)", file);
-        goto out;
-    }
-    header_fields = nfields;
+    if ((err = db_import_csv_open(file, &f, &csv, &nfields, &fields)) < 0)
+        return err;
     /* the same format's attention rows (attention_fused.csv): an impl and a
      * pass instead of m, n and k */
     if (tc_csv_find(nfields, fields, "impl") >= 0 && tc_csv_find(nfields, fields, "pass") >= 0 &&
@@ -485,30 +526,8 @@ static int import_csv(struct importer *imp, const char *file)
         goto out;
     }
     err = csv_header(file, nfields, fields, cols, imp->opt);
-    if (err < 0)
-        goto out;
-    while ((rc = tc_csv_next(csv, &nfields, &fields)) > 0) {
-        long line = tc_csv_line(csv);
-
-        /* a pipe's size is known only as it is read */
-        if (tc_csv_bytes(csv) > TC_INPUT_IMPORT_MAX) {
-            err = tc_error(TC_ERR_RANGE,
-                           "%s:%ld: more than %" PRIu64 " MiB read, over the limit of an import "
-                           "source",
-                           file, line, TC_INPUT_IMPORT_MAX / TC_INPUT_MIB);
-            goto out;
-        }
-        if (nfields != header_fields) {
-            err = tc_error(TC_ERR_PARSE, "%s:%ld: %d fields, but the header has %d", file, line,
-                           nfields, header_fields);
-            goto out;
-        }
-        err = import_csv_record(imp, file, line, fields, cols);
-        if (err < 0)
-            goto out;
-    }
-    if (rc < 0)
-        err = rc;
+    if (err == TC_OK)
+        err = db_import_csv_records(imp, file, csv, nfields, cols, import_csv_record);
 out:
     tc_csv_free(csv);
     fclose(f);
