@@ -108,6 +108,9 @@ static int cpu_open(int device, struct tc_backend **out, struct tc_backend_info 
     b->seed = 0x74696c65ULL;
     memset(info, 0, sizeof(*info));
     info->name = "cpu";
+    info->arch_known = true;
+    info->vendor = TC_VENDOR_CPU;
+    info->arch = TC_ARCH_CPU;
     read_model_name(info->device_name, sizeof(info->device_name));
     if (uname(&un) == 0)
         snprintf(info->driver_version, sizeof(info->driver_version), "linux %.50s", un.release);

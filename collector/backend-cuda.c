@@ -606,6 +606,13 @@ static int gpu_open(int device, struct tc_backend **out, struct tc_backend_info 
     info->name = BACKEND_NAME;
     tc_strlcpy(info->device_name, prop.name, sizeof(info->device_name));
 #if defined(TC_GPU_HIP)
+    info->vendor = TC_VENDOR_AMD;
+    info->arch_known = tc_hip_arch_family(b->arch_name, &info->arch);
+#else
+    info->vendor = TC_VENDOR_NVIDIA;
+    info->arch_known = tc_cuda_arch_family(prop.major, prop.minor, &info->arch);
+#endif
+#if defined(TC_GPU_HIP)
     tc_strlcpy(info->device_uuid, prop.gcnArchName, sizeof(info->device_uuid));
 #else
     {

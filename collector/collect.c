@@ -223,6 +223,35 @@ static int already_stored(struct tc_db *db, int64_t run_id, const struct tc_shap
     return tc_db_has_gemm(db, run_id, s->dtype, s->layout, s->m, s->n, s->k, s->batch, found);
 }
 
+/* Rows are stored under the spec given (--gpu) or as the device itself:
+ * a spec of another vendor or family would file them as that GPU's (a CPU's
+ * timings as an A100's), and a device of no family has no arch to store. */
+static int check_device(const struct tc_collect_opts *o, const struct tc_backend_info *info)
+{
+    if (!o->gpu) {
+        if (!info->arch_known)
+            return tc_error(
+                TC_ERR_UNSUPPORTED,
+                "%s is of no architecture family tilecast models: its rows could not be "
+                "predicted or calibrated (give --gpu with the spec of what it is)",
+                info->device_name);
+        return TC_OK;
+    }
+    if (!info->arch_known)
+        return TC_OK;
+    if (info->vendor == TC_VENDOR_CPU)
+        return tc_error(TC_ERR_INVALID,
+                        "the %s backend measures the host CPU (%s), not %s: leave out --gpu",
+                        info->name, info->device_name, o->gpu->id);
+    if (info->vendor != o->gpu->vendor || info->arch != o->gpu->arch)
+        return tc_error(TC_ERR_INVALID,
+                        "the device is %s (%s), but --gpu %s is a %s GPU: its rows would be "
+                        "stored as that GPU's",
+                        info->device_name, tc_arch_name(info->arch), o->gpu->id,
+                        tc_arch_name(o->gpu->arch));
+    return TC_OK;
+}
+
 int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep,
                    struct tc_collect_summary *sum)
 {
@@ -251,6 +280,8 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
         goto out;
     sum->in_shard = n_sel;
     if ((err = o->backend->open(o->device, &b, &info)) < 0)
+        goto out;
+    if ((err = check_device(o, &info)) < 0)
         goto out;
     if (o->gpu_id && *o->gpu_id)
         tc_strlcpy(gpu_id, o->gpu_id, sizeof(gpu_id));
@@ -293,11 +324,8 @@ int tc_collect_run(const struct tc_collect_opts *o, const struct tc_sweep *sweep
     } else {
         memset(&snapshot, 0, sizeof(snapshot));
         tc_strlcpy(snapshot.name, info.device_name, sizeof(snapshot.name));
-        /* the host CPU, not a GPU of vendor 0 and arch 0 (nvidia volta) */
-        if (o->backend->name && strcmp(o->backend->name, "cpu") == 0) {
-            snapshot.vendor = TC_VENDOR_CPU;
-            snapshot.arch = TC_ARCH_CPU;
-        }
+        snapshot.vendor = info.vendor;
+        snapshot.arch = info.arch;
     }
     tc_strlcpy(snapshot.id, gpu_id, sizeof(snapshot.id));
     o->backend->clocks(b, clocks, sizeof(clocks));

@@ -60,6 +60,13 @@ struct tc_backend_info {
     int64_t flush_bytes;        /* size of the cache-flush buffer */
     double timer_resolution_us; /* of the timer, when launches can be grouped
                                  * (tc_rep_times.group); 0: never group */
+    /* The device's vendor and architecture family as a spec names them,
+     * stored with rows collected without --gpu and checked against the
+     * spec given with it; arch_known is false for a device of no family
+     * tilecast models (a Pascal GPU, an unlisted gfx). */
+    bool arch_known;
+    enum tc_vendor vendor;
+    enum tc_arch arch;
 };
 
 struct tc_backend;
@@ -167,6 +174,12 @@ void tc_cublaslt_decode(const struct tc_lt_algo_ids *ids, struct tc_gemm_row *ro
  * cc_major.cc_minor; if not, why names the CUDA versions that do. CUDA 13
  * dropped everything below 7.5 (Volta included), CUDA 12 below 5.0. */
 bool tc_cuda_runtime_supports(int runtime, int cc_major, int cc_minor, char *why, size_t len);
+
+/* The architecture family of an NVIDIA device of compute capability
+ * major.minor, or of an AMD one by its gfx target ("gfx90a", with or
+ * without ":sramecc+:xnack-" features); false for one of no family. */
+bool tc_cuda_arch_family(int major, int minor, enum tc_arch *arch);
+bool tc_hip_arch_family(const char *gfx, enum tc_arch *arch);
 
 /* The operand buffers a GPU backend keeps across shapes, through an
  * allocator of device memory. */

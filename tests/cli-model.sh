@@ -102,17 +102,18 @@ expect 2 "$bin" eval --attention --input "$tmp/att.csv"
 grep -q "att.csv:5: cannot read impl" "$tmp/err" || fail "eval --attention names the bad row"
 
 # An exactly measured attention shape in --db is answered by its measurement
-# (labelled measured, not a prediction); other shapes stay predictions.
-printf 'name: attn\ndtypes: [fp32]\nsets:\n  - kind: attention\n    batch: 1\n    heads: 2\n    seq_q: 64\n    head_dim: 32\n' \
-    >"$tmp/attn.yaml"
-if "$bin" collect --backend cpu --gpu $gpu --sweep "$tmp/attn.yaml" --db "$tmp/attn.db" \
-        >/dev/null 2>"$tmp/err"; then
+# (labelled measured, not a prediction); other shapes stay predictions. The
+# row is imported, as a public measurement would be (a cpu-backend
+# collection cannot stand for a GPU: collect refuses --gpu with it).
+printf 'gpu,dtype,impl,pass,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,time_us,timing,source\n%s,fp32,unfused,fwd,1,2,2,64,64,32,0,37.25,event-median,test\n' \
+    $gpu >"$tmp/attn.csv"
+if "$bin" db import --format csv "$tmp/attn.csv" --into "$tmp/attn.db" >/dev/null 2>"$tmp/err"; then
     "$bin" db export "$tmp/attn.db" --format json >"$tmp/attn-rows.json" || fail "db export attention"
     measured_us=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["attention"]; assert len(r) == 1; print(repr(r[0]["time_us"]))' "$tmp/attn-rows.json")
     attn="--gpu $gpu --impl unfused --dtype fp32 --batch 1 --heads 2 --head-dim 32"
     # shellcheck disable=SC2086
     expect 0 "$bin" predict attention $attn --seq 64 --db "$tmp/attn.db" --json
-    json_check "$tmp/out" "d['source'] == 'measured' and d['prediction'] is False and abs(d['time_us'] - $measured_us) <= 1e-6 * $measured_us and d['lo_us'] < d['time_us'] < d['hi_us'] and d['scores_us'] > 0"
+    json_check "$tmp/out" "d['source'] == 'measured' and d['prediction'] is False and abs(d['time_us'] - $measured_us) <= 1e-6 * $measured_us and d['lo_us'] < d['time_us'] < d['hi_us']"
     # shellcheck disable=SC2086
     expect 0 "$bin" predict attention $attn --seq 64 --db "$tmp/attn.db"
     grep -q "), measured:" "$tmp/out" && grep -q "^source  *measured" "$tmp/out" ||
@@ -126,8 +127,8 @@ if "$bin" collect --backend cpu --gpu $gpu --sweep "$tmp/attn.yaml" --db "$tmp/a
     # shellcheck disable=SC2086
     expect 0 "$bin" predict attention $attn --seq 64 --db "$tmp/attn.db" --analytical --json
     json_check "$tmp/out" "d['source'] == 'analytical' and d['prediction'] is True"
-elif ! grep -q "built without the cpu backend" "$tmp/err"; then
-    fail "collect (cpu) of one attention shape: $(head -c 300 "$tmp/err")"
+else
+    fail "db import of one attention row: $(head -c 300 "$tmp/err")"
 fi
 
 # --- predict layer -------------------------------------------------------

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A cpu-backend collection stores its host as a CPU (vendor and arch cpu,
-# schema v3), not as an nvidia volta GPU; `db calibrate` on it says that a
+# schema v3), not as an nvidia volta GPU, and never under a GPU's spec (--gpu); `db calibrate` on it says that a
 # CPU collection cannot be calibrated against GPU specs, and calibrates the
 # GPUs of a file that also holds one; a v2 file of such a collection reads
 # as it is read-only, unchanged, and migrates when opened for writing.
@@ -30,6 +30,20 @@ host=$(q cpu.db "SELECT gpu_id FROM run")
     fail "spec_json disagrees: $(q cpu.db "SELECT spec_json FROM gpu")"
 [ "$(q cpu.db "PRAGMA user_version")" = 3 ] || fail "not schema v3"
 run 0 "$TC" db check cpu.db
+
+# a CPU's timings are never filed as a GPU's: --gpu with the cpu backend is
+# refused before anything is written, and the file is left as it was
+before=$(q cpu.db "SELECT count(*) FROM gemm")
+run 2 "$TC" collect --backend cpu --gpu a100-sxm4-80gb --sweep "$DATA/sweeps/kill.yaml" \
+    --db cpu.db --quiet --max-time-per-shape-ms 10
+has err "measures the host CPU"
+has err "leave out --gpu"
+[ "$(q cpu.db "SELECT count(*) FROM gemm")" = "$before" ] || fail "rows were added under --gpu"
+[ "$(q cpu.db "SELECT count(*) FROM gpu WHERE id = 'a100-sxm4-80gb'")" = 0 ] ||
+    fail "the A100 was stored for a CPU collection"
+run 2 "$TC" collect --backend cpu --gpu a100-sxm4-80gb --sweep "$DATA/sweeps/kill.yaml" \
+    --db new.db --quiet
+[ -e new.db ] && fail "a refused collection created its database"
 
 # calibrating it says why it cannot be done, with or without --gpu
 for args in "" "--gpu $host" "--dry-run"; do

@@ -407,6 +407,10 @@ static struct tc_backend fake;
 int fake_open(int device, struct tc_backend **out, struct tc_backend_info *info)
 {
     memset(info, 0, sizeof(*info));
+    /* a GPU of a known family: collect refuses to store a device of none */
+    info->arch_known = true;
+    info->vendor = TC_VENDOR_NVIDIA;
+    info->arch = TC_ARCH_VOLTA;
     *out = &fake;
     return TC_OK;
 }
@@ -763,6 +767,27 @@ START_TEST(test_cuda_runtime_supports)
     ck_assert_msg(strstr(why, "CUDA 11.8"), "%s", why);
     ck_assert(tc_cuda_runtime_supports(11080, 3, 7, why, sizeof(why)));
     ck_assert(tc_cuda_runtime_supports(11080, 7, 0, why, sizeof(why)));
+}
+END_TEST
+
+START_TEST(test_arch_family)
+{
+    enum tc_arch a = TC_ARCH_COUNT;
+
+    ck_assert(tc_cuda_arch_family(7, 0, &a) && a == TC_ARCH_VOLTA);
+    ck_assert(tc_cuda_arch_family(7, 5, &a) && a == TC_ARCH_TURING);
+    ck_assert(tc_cuda_arch_family(8, 6, &a) && a == TC_ARCH_AMPERE);
+    ck_assert(tc_cuda_arch_family(8, 9, &a) && a == TC_ARCH_ADA);
+    ck_assert(tc_cuda_arch_family(9, 0, &a) && a == TC_ARCH_HOPPER);
+    ck_assert(tc_cuda_arch_family(10, 0, &a) && a == TC_ARCH_BLACKWELL);
+    ck_assert(tc_cuda_arch_family(12, 0, &a) && a == TC_ARCH_BLACKWELL);
+    /* Pascal has no family (it was stored as Volta, the enum's zero) */
+    ck_assert(!tc_cuda_arch_family(6, 0, &a));
+    ck_assert(!tc_cuda_arch_family(7, 7, &a));
+    ck_assert(tc_hip_arch_family("gfx90a:sramecc+:xnack-", &a) && a == TC_ARCH_CDNA2);
+    ck_assert(tc_hip_arch_family("gfx942", &a) && a == TC_ARCH_CDNA3);
+    ck_assert(!tc_hip_arch_family("gfx908", &a));
+    ck_assert(!tc_hip_arch_family("gfx90", &a));
 }
 END_TEST
 
@@ -1123,6 +1148,7 @@ static Suite *collector_suite(void)
     tcase_add_test(tc, test_algo_attributes);
     tcase_add_test(tc, test_devbufs_oom_retry);
     tcase_add_test(tc, test_cuda_runtime_supports);
+    tcase_add_test(tc, test_arch_family);
 #if HAVE_CPU_BACKEND
     tcase_add_test(tc, test_cpu_gemm_layouts);
     tcase_add_test(tc, test_cpu_attention);
