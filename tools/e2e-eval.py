@@ -140,7 +140,9 @@ def main(argv):
                             "prompt": prompt, "context": ctx,
                             "measured_ms": statistics.median(g["ms"]), "predicted_ms": pred})
         for r in csv.DictReader(open(models, newline="")):
-            if r["flag"] or r["gpu"] not in known:
+            # "no_tilecast_spec" marks GPUs that had no spec file when the
+            # data was converted: their rows count once a spec exists
+            if r["gpu"] not in known or r["flag"] not in ("", "no_tilecast_spec"):
                 continue
             key = r["model"] + "-" + r["gpu"]
             path = os.path.join(work, key + ".yaml")
@@ -149,6 +151,11 @@ def main(argv):
             train = r["mode"] == "train"
             args = ["--micro-batch", r["batch"], "--seq", r["seq"],
                     "--train" if train else "--inference"]
+            # the source times forward and loss.backward() with no optimizer
+            # (measured-README): the run held no Adam state, which the
+            # memory check counts, so a run that fitted is not refused
+            if train:
+                args.append("--ignore-memory")
             meas = float(r["e2e_ms"]) if train else float(r["fw_ms"])
             pred = predict(tc, path, r["gpu"], args, extra)
             results.append({"set": "models", "phase": "training" if train else "inference",
