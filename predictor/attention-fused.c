@@ -127,6 +127,8 @@ struct fused_kernel {
                          skipped (FA4 on Blackwell); 0: one tile */
     bool pack_gqa;    /* FA3's PackGQA: a KV head's query heads share tiles */
     bool fa2_split;   /* FA2's split-KV kernel and heuristic (else FA3's) */
+    bool window_skip; /* a sliding window's left edge ends the key loop (else the loop runs
+                         to key 0, as under the causal mask alone) */
     int64_t dqk, dvo; /* head dims as the kernel instantiates them (padding computed) */
 };
 
@@ -286,6 +288,7 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     k->stage_rows = 0;
     k->pack_gqa = false;
     k->fa2_split = true;
+    k->window_skip = true;
 }
 
 /* The wgmma class on Hopper: FlashAttention-3, FA4's sm90 path and cuDNN
@@ -309,6 +312,7 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     k->stage_rows = 0;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
     k->fa2_split = false;
+    k->window_skip = true;
 }
 
 /* FlashAttention-4 on Blackwell (flash_attn/cute, flash_fwd_sm100.py): a
@@ -331,12 +335,38 @@ static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_im
     k->prefetch = true;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
     k->fa2_split = false;
+    k->window_skip = true;
 }
 
 static int refuse(const struct tc_gpu *gpu, enum tc_attn_impl impl, const char *why)
 {
     return tc_error(TC_ERR_UNSUPPORTED, "attention: %s on %s: %s", tc_attn_impl_name(impl), gpu->id,
                     why);
+}
+
+/* FlashAttention-4's sm80 forward (flash_attn/cute/flash_fwd.py,
+ * FlashAttentionForwardSm80; interface.py): FA2's algorithm with its own
+ * launch, 128 x 64 tiles at every head dim ("SM80, should tune"), four
+ * warps and one K/V stage. Its key loop runs the masked tiles at the
+ * diagonal, then "the remaining iterations have no masking" down to key
+ * block 0 ("TODO: local"): a sliding window skips no tile left of it.
+ * The four warps hold the 128 x d_v fp32 O accumulator, d_v registers a
+ * thread besides the 128 x 64 score tile's 64: above d_v 128 that passes
+ * the 255-register cap, and the spilled kernel is not modelled. */
+static int fa4_sm80_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                           struct fused_kernel *k)
+{
+    fa2_kernel(gpu, q, TC_ATTN_FLASH4, k);
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    if (k->dvo > 128)
+        return refuse(gpu, TC_ATTN_FLASH4,
+                      "its sm80 forward keeps a 128-row fp32 O accumulator in four warps' "
+                      "registers, which spills above a V head dim of 128 (not modelled)");
+    k->br = 128;
+    k->bc = 64;
+    k->threads = 128;
+    k->window_skip = false;
+    return TC_OK;
 }
 
 /* Which kernel a query runs, or why it cannot run. FLASH is the best the
@@ -403,8 +433,7 @@ static int resolve_kernel(const struct tc_gpu *gpu, const struct tc_attention_qu
         if (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA) {
             if (q->backward)
                 return refuse(gpu, impl, "FlashAttention-4 has an sm80 forward only");
-            fa2_kernel(gpu, q, impl, k); /* its sm80 path is FA2's algorithm */
-            return TC_OK;
+            return fa4_sm80_kernel(gpu, q, k);
         }
         if (gpu->arch == TC_ARCH_HOPPER) {
             hopper_kernel(q, impl, k); /* its sm90 path is FA3's design */
@@ -812,6 +841,8 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                         tc_attn_impl_name(k.impl), gpu->id);
     dqk = k.dqk;
     dvo = k.dvo;
+    if (!k.window_skip)
+        m.window = 0; /* the tiles left of the window are computed as under the causal mask */
 
     if (!q->backward) {
         /* GQA packing: FA2 swaps a single query's heads into rows
@@ -880,7 +911,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
      * most; backward also dO, dQ, dK, dV */
     {
         double kv_len =
-            q->window ? fmin((double)seq_kv, (double)(q->seq_q + q->window)) : (double)seq_kv;
+            m.window ? fmin((double)seq_kv, (double)(q->seq_q + m.window)) : (double)seq_kv;
         double qrows = (double)q->batch * q->heads * q->seq_q;
         double kvrows = (double)q->batch * kv_heads * kv_len;
 

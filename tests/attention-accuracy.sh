@@ -5,10 +5,9 @@
 # (predictor/attention-fused.c takes them from the kernels' papers), so the
 # thresholds are what it measured when they were set, with a little room:
 # a change that makes a group worse fails here. The groups the per-kernel
-# model improved (all but A100 flash4 forward and H200 fp8 backward, whose
-# earlier scores came from the old model's wrong handling of windows and
-# causal masks) must stay below the earlier model's MAPE, which the
-# comment after each threshold gives.
+# model improved (all but H200 fp8 backward, whose earlier score came from
+# the old model's wrong handling of causal masks) must stay below the
+# earlier model's MAPE, which the comment after each threshold gives.
 set -u
 
 : "${TILECAST_BIN:?run through meson test}"
@@ -35,7 +34,7 @@ limits = {
     ("a100-pcie-80gb", "cudnn_oss", "bf16", "bwd"): (55.0, 61),  # 94
     ("a100-pcie-80gb", "cudnn", "bf16", "fwd"): (30.0, 66),      # 96
     ("a100-pcie-80gb", "cudnn", "bf16", "bwd"): (30.0, 26),      # 134
-    ("a100-pcie-80gb", "flash4", "bf16", "fwd"): (23.0, 66),     # 17 (window rows: FA4's sm80 path computes every causal tile)
+    ("a100-pcie-80gb", "flash4", "bf16", "fwd"): (11.5, 61),     # 17
     ("h200-sxm-141gb", "cudnn", "bf16", "fwd"): (18.0, 66),      # 255
     ("h200-sxm-141gb", "cudnn", "bf16", "bwd"): (21.0, 61),      # 98
     ("h200-sxm-141gb", "flash4", "bf16", "fwd"): (11.0, 66),     # 242
@@ -63,13 +62,16 @@ if every["mape_pct"] > 22.0 or every["spearman_tflops"] < 0.90:
                                                          every["spearman_tflops"]))
 # every row is either compared or refused with a reason, and only the
 # documented refusals occur: head dims above 256, and deterministic
-# backwards other than FlashAttention-2's
+# backwards other than FlashAttention-2's, and FlashAttention-4's sm80
+# forward above a V head dim of 128 (its accumulator spills)
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 921, "expected 921 rows, got %d" % len(rows)
 for r in rows:
     if r["status"] == "refused":
         ok = ("256" in r["message"] and int(r["head_dim"]) > 256) or \
-             ("deterministic" in r["message"] and r["deterministic"] == "1" and r["impl"] != "flash2")
+             ("deterministic" in r["message"] and r["deterministic"] == "1" and r["impl"] != "flash2") or \
+             ("spills" in r["message"] and r["impl"] == "flash4" and r["gpu"].startswith("a100")
+              and int(r["head_dim_vo"] or r["head_dim"]) > 128)
         if not ok:
             bad.append("refused %s %s %s: %s" % (r["gpu"], r["impl"], r["pass"], r["message"]))
 assert not bad, "; ".join(bad[:10])

@@ -974,6 +974,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_decode);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, model_paper_tcase());
+    suite_add_tcase(s, model_kernels_tcase());
     return s;
 }
 

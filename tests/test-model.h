@@ -1,5 +1,6 @@
-/* What the two files of the model suite share (test-model.c,
- * test-model-paper.c): the fixture's specs and predictor, and helpers. */
+/* What the files of the model suite share (test-model.c,
+ * test-model-paper.c, test-model-kernels.c): the fixture's specs and
+ * predictor, and helpers. */
 #ifndef TC_TEST_MODEL_H
 #define TC_TEST_MODEL_H
 
@@ -21,5 +22,6 @@ struct tc_model_config layer_cfg(int64_t h, int64_t a, int64_t s, int64_t b);
 /* the model predicted on GPU gpu_id (the test fails on an error) */
 struct tc_model_prediction *predict(const char *gpu_id, const struct tc_model_config *c);
 TCase *model_paper_tcase(void);
+TCase *model_kernels_tcase(void);
 
 #endif

@@ -1,0 +1,74 @@
+/* The model suite's third file: mechanisms of individual fused-attention
+ * kernels taken from their sources (FlashAttention-4's sm80 forward, the
+ * cuDNN frontend's open-source sm80 backward), each checked against the
+ * behaviour the source describes. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "test-model.h"
+#include "tilecast/tilecast.h"
+
+/* FlashAttention-4's sm80 forward runs its key loop down to block 0 under
+ * a sliding window (no left-edge skip): a window costs what the causal
+ * mask alone costs, where FlashAttention-2 skips the tiles left of it. Its
+ * 128 x 64 tiles hold a d_v-wide fp32 accumulator in four warps: a V head
+ * dim above 128 spills and is refused. */
+START_TEST(test_fa4_sm80_forward)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .seq_q = 16384,
+                                   .head_dim = 64,
+                                   .causal = true};
+    struct tc_attention_prediction causal, win, fa2_win;
+    const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &causal), TC_OK);
+    ck_assert_int_eq(causal.block_m, 128);
+    ck_assert_int_eq(causal.block_n, 64);
+    q.window = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &win), TC_OK);
+    ck_assert_msg(win.time_us > 0.9 * causal.time_us && win.time_us <= causal.time_us * 1.001,
+                  "FA4 sm80 window %.1f us, causal %.1f", win.time_us, causal.time_us);
+    q.impl = TC_ATTN_FLASH2;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &fa2_win), TC_OK);
+    ck_assert(fa2_win.time_us < causal.time_us / 16);
+    /* the same GPU's Hopper sibling keeps the window skip (FA4's sm90 path) */
+    q.impl = TC_ATTN_FLASH4;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("h100-sxm5-80gb"), &q, &win), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("h100-sxm5-80gb"),
+                                          &(struct tc_attention_query){.impl = TC_ATTN_FLASH4,
+                                                                       .dtype = TC_DTYPE_BF16,
+                                                                       .batch = 2,
+                                                                       .heads = 64,
+                                                                       .seq_q = 16384,
+                                                                       .head_dim = 64,
+                                                                       .causal = true},
+                                          &causal),
+                     TC_OK);
+    ck_assert(win.time_us < causal.time_us / 8);
+    /* V head dim 256 spills; 192/128 (DeepSeek's) does not */
+    q.window = 0;
+    q.head_dim = 256;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &win), TC_ERR_UNSUPPORTED);
+    ck_assert(strstr(tc_last_error(), "spills") != NULL);
+    q.head_dim = 192;
+    q.head_dim_vo = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &win), TC_OK);
+}
+END_TEST
+
+TCase *model_kernels_tcase(void)
+{
+    TCase *tc = tcase_create("kernels");
+
+    tcase_add_checked_fixture(tc, model_setup, model_teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_fa4_sm80_forward);
+    return tc;
+}
