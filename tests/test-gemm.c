@@ -549,6 +549,40 @@ START_TEST(mi250x_is_flat)
 }
 END_TEST
 
+/* CDNA waves hold their slots until their stores of C have drained (LLVM
+ * sends the message that frees a wave's VGPRs before its stores complete on
+ * GFX11 and later only), so a wave's C traffic is not hidden behind the next
+ * wave's K loop: an MI250X GEMM with a large C and a short K takes at least
+ * its MFMA time at peak plus C at the DRAM peak, where NVIDIA's posted
+ * stores overlap the two. AMD's gfx90a tuning table puts 4096 x 4096 x 1024
+ * at 0.84 of the efficiency of 4096 x 4096 x 4096 (73.6 and 87.8 %); the
+ * model without the drain had 0.97. */
+START_TEST(cdna_stores_drain_between_waves)
+{
+    const struct tc_gpu *mi = gpu("mi250x"), *a100 = gpu("a100-sxm4-80gb");
+    double c_bytes = 8192.0 * 8192.0 * 2.0;
+    double flops = 2.0 * 8192.0 * 8192.0 * 64.0;
+    double floor_us =
+        flops / (mi->peak_tflops[TC_DTYPE_FP16] * 1e6) + c_bytes / (mi->mem_bw_gbps * 1e3);
+    double t = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 64, 1).time_us;
+    double short_k, long_k, a_t, a_floor;
+
+    ck_assert_msg(t >= floor_us, "MI250X 8192 x 8192 x 64: %g us, below MFMA + C drain %g us", t,
+                  floor_us);
+    short_k = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 4096, 4096, 1024, 1).frac_peak;
+    long_k = predict("mi250x", TC_DTYPE_FP16, TC_LAYOUT_NN, 4096, 4096, 4096, 1).frac_peak;
+    ck_assert_msg(short_k / long_k <= 0.94 && short_k / long_k >= 0.80,
+                  "MI250X K = 1024 / K = 4096 efficiency %g (rocBLAS tuning 0.84)",
+                  short_k / long_k);
+    /* NVIDIA: the stores overlap the next wave's main loop. */
+    a_t = predict("a100-sxm4-80gb", TC_DTYPE_FP16, TC_LAYOUT_NN, 8192, 8192, 256, 1).time_us;
+    a_floor = 4.0 * flops / (a100->peak_tflops[TC_DTYPE_FP16] * 1e6) +
+              c_bytes / (a100->mem_bw_gbps * 1e3);
+    ck_assert_msg(a_t < a_floor, "A100 8192 x 8192 x 256: %g us, not below the serial %g us", a_t,
+                  a_floor);
+}
+END_TEST
+
 START_TEST(hopper_unaligned_leaves_tma)
 {
     struct tc_gemm_prediction al =
@@ -896,7 +930,7 @@ END_TEST
 START_TEST(accuracy_cookbook_bsweep)
 {
     /* wall-slowest: 28 us of host time per call (as tilecast eval). */
-    check_accuracy("cookbook_gemm.csv", "mi250x", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16, 28, 8.0,
+    check_accuracy("cookbook_gemm.csv", "mi250x", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16, 28, 6.0,
                    0.90);
     check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", "bsweep", 1, 28.0, 0.0, TC_DTYPE_FP16, 28,
                    9.5, 0.25);
@@ -910,7 +944,7 @@ END_TEST
 /* Every cookbook row of a GPU, both sweeps (m_sweep: wall-avg-incl-launch,
  * bsweep: wall-slowest, 28 us of host time each, as tilecast eval): the
  * issue's target of 10% on every GPU and dtype. Measured 9.71 (A100-40GB),
- * 9.73 (MI250X), 9.02 (V100); Spearman 0.63 / 0.94 / 0.85. */
+ * 8.35 (MI250X), 9.02 (V100); Spearman 0.63 / 0.94 / 0.85. */
 START_TEST(accuracy_cookbook_all)
 {
     check_accuracy("cookbook_gemm.csv", "a100-sxm4-40gb", NULL, 1, 28.0, 0.0, TC_DTYPE_FP16, 37,
@@ -965,6 +999,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, newer_gpus_are_faster);
     tcase_add_test(tc, a100_alignment_cliffs);
     tcase_add_test(tc, mi250x_is_flat);
+    tcase_add_test(tc, cdna_stores_drain_between_waves);
     tcase_add_test(tc, attention_scores_bmm);
     tcase_add_test(tc, hopper_unaligned_leaves_tma);
     tcase_add_test(tc, bad_inputs);
