@@ -275,6 +275,13 @@ size_t tc_calib_rows(const struct tc_calib *c)
 /* Prediction                                                                */
 /* ------------------------------------------------------------------------ */
 
+enum tc_align tc_calib_align_class(enum tc_arch arch, enum tc_align align)
+{
+    if ((arch == TC_ARCH_HOPPER || arch == TC_ARCH_BLACKWELL) && align == TC_ALIGN_16B)
+        return TC_ALIGN_128B;
+    return align;
+}
+
 void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how,
                       const struct tc_gemm_query *q, double peak_tflops,
                       struct tc_gemm_prediction *pred)
@@ -290,7 +297,7 @@ void tc_calib_predict(const struct tc_calib *c, const struct tc_calib_apply *how
     s.batch = q->batch > 0 ? q->batch : 1;
     s.layout = q->layout;
     s.op = q->op;
-    s.align = pred->align;
+    s.align = tc_calib_align_class(how->arch, pred->align);
     s.kernel_hash = tc_calib_kernel_hash(pred->kernel);
     s.kernel_slot = calib_kernel_slot(cp, s.kernel_hash);
     tc_calib_parts(pred, &s.compute_us, &s.memory_us, &s.overhead_us);

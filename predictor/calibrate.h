@@ -202,7 +202,18 @@ struct tc_calib_apply {
     bool same_gpu;                        /* the state's rows were measured on the queried GPU:
                                            * its measured times bracket the prediction */
     enum tc_timing_class timing;
+    enum tc_arch arch; /* the queried GPU's family (tc_calib_align_class) */
 };
+
+/* The alignment class a calibration keys on, for a shape of class `align`
+ * on a GPU of family `arch`: the class of its fitted factor and of the
+ * neighbours it is corrected by. That is the shape's class, except on the
+ * TMA families (Hopper, Blackwell), where the 16-byte class runs the same
+ * kernels at the same rate as the 128-byte one (the tensor map takes any
+ * stride that is a multiple of 16 bytes; gemm.c): there it is the 128-byte
+ * class, so a 16-byte shape is corrected by the measured shapes around it
+ * and not by the one 16-byte sweep of the data, wherever that lies. */
+enum tc_align tc_calib_align_class(enum tc_arch arch, enum tc_align align);
 
 /* Rewrites an analytical prediction *pred (its parts and align must be set)
  * of query q as calibrated: time, tflops, frac_peak (given peak_tflops),

@@ -500,19 +500,22 @@ static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const str
     if (c->issue_full > 1.0)
         c->issue_full = 1.0;
     /* The narrow-load variants' cost, by the shape's alignment class.
-     * Hopper's TMA kernels pay it too. TMA itself has no narrow path (a
-     * 16-byte stride loads whole boxes; a shorter one cannot be encoded),
-     * but the only 16-byte-class H100 rows in the data (Vidur Llama-2-7B
-     * TP8 MLP down, K = 1376) are predicted best with it: 9.573% MAPE over
-     * the 7584 H100 rows against 9.584% without, the sweep's median error
-     * +0.5% against -3.2%. Measured against its 128-byte neighbours
-     * (K = 1024 and 2048, log-interpolated) that sweep runs 3.6% faster
-     * rather than 5% slower, so the figure waits for an H100 sweep of K. */
+     * TMA kernels (Hopper, Blackwell) have no narrow variant: a stride that
+     * is a multiple of 16 bytes, as the tensor map requires
+     * (cuTensorMapEncodeTiled: globalStrides multiples of 16), loads whole
+     * boxes at the same rate as a 128-byte one, and a shorter stride cannot
+     * be encoded (try_cand() skips the kernel). So the 16-byte class costs a
+     * TMA kernel nothing. The only 16-byte-class H100 rows in the data
+     * (Vidur Llama-2-7B TP8 MLP down, K = 1376, n = 4096, 261 token counts)
+     * agree: measured against the same sweep at K = 1024 and 2048 they run
+     * at the model's own ratio, not 5 % slower (README, "The H100 K step"). */
     for (int a = 0; a < (int)TC_ARRAY_SIZE(c->penalty); a++) {
         c->penalty[a] = 1.0;
         if (kr->align_bytes > 0 && a > (int)required_class(kr->align_bytes) &&
             a < (int)TC_ARRAY_SIZE(am->align_eff))
             c->penalty[a] = am->align_eff[a] / am->align_eff[required_class(kr->align_bytes)];
+        if (kr->tma && a == TC_ALIGN_16B)
+            c->penalty[a] = 1.0;
     }
 }
 
@@ -554,9 +557,9 @@ static void sm_part(const struct rates *r, const struct cand *c, const struct sh
      * the last box outside the tensor, and the consumer warpgroups issue
      * every wgmma of every k-tile, zeros or not. So a residue costs one
      * step, 1/94 = 1.1% at K = 5960 with BK = 64, never a share of the
-     * GEMM. (The H100 drop from K = 5952 to 5960 in NT is the alignment
-     * class: 5960 bf16 are 11920 bytes, a multiple of 16, not of 128; with
-     * --lda/--ldb 6016 it is the residue's 1% alone.) Tensile (AMD)
+     * GEMM: on an H100, NT, K = 5960 takes 1% longer than 5952 (its rows,
+     * 11920 bytes, are of the 16-byte class, which costs a TMA kernel
+     * nothing: cand_init()). Tensile (AMD)
      * finishes K in a tail loop at the matrix instruction's depth, so only
      * the remainder rounded to instr_k is paid (which is why the paper's
      * MI250X sweep over k is flat). */

@@ -283,7 +283,7 @@ static int gather(const struct pred_db *d, const struct tc_gpu *gpu, enum tc_dty
         s->k = row.k;
         s->batch = row.batch > 0 ? row.batch : 1;
         s->layout = row.layout;
-        s->align = pred.align;
+        s->align = tc_calib_align_class(gpu->arch, pred.align);
         if (!run_timing(d, row.run_id, &s->timing) && !d->scanned) {
             /* a run the stored map does not know: the caller rescans */
             ret = TC_ERR_NOT_FOUND;

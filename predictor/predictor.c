@@ -336,6 +336,7 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
     p->note = e->note;
     peak = (unsigned)q->dtype < TC_DTYPE_COUNT ? gpu->peak_tflops[q->dtype] : 0;
     how.timing = p->timing;
+    how.arch = gpu->arch;
     if (e->source == TC_SOURCE_CALIBRATED) {
         const struct tc_calib_sample *s = find_measured(p, e, q);
 
