@@ -70,4 +70,14 @@ enum tc_align tc_gemm_align_class(const struct tc_gemm_query *q);
 int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
                          const struct tc_gemm_query *q, struct tc_gemm_prediction *out);
 
+/* The same search without its pruning, for the test of the bound: every
+ * split of every candidate is evaluated, where tc_predict_gemm_with() skips
+ * those whose SM time plus launch cannot beat the pick, and
+ * *bound_violations (if not NULL) receives how many of them took less
+ * time than that bound. A bound that holds gives 0 and an output identical
+ * to tc_predict_gemm_with()'s, byte for byte. */
+int tc_predict_gemm_exhaustive(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
+                               const struct tc_gemm_query *q, struct tc_gemm_prediction *out,
+                               long *bound_violations);
+
 #endif

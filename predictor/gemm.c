@@ -961,6 +961,10 @@ struct pick {
     struct cand own;      /* a copy of *c where the candidate does not last */
     struct result res[2]; /* res[cur] is the pick's; the other is scratch */
     int cur;
+    /* tc_predict_gemm_exhaustive(): every split evaluated, and the splits
+     * whose bound exceeded their time counted */
+    bool exhaustive;
+    long bound_violations;
 };
 
 /* The split factors candidate c may use on shape s, as a count of
@@ -1004,10 +1008,15 @@ static void try_cand(const struct rates *r, const struct cand *c, const struct s
         struct result *res = &best->res[!best->cur];
         struct sm_part p;
 
+        double bound;
+
         sm_part(r, c, s, tiles_mn, j, &p);
-        if (best->c && p.compute_us + r->am->launch_us >= best->res[best->cur].time_us)
+        bound = p.compute_us + r->am->launch_us;
+        if (best->c && !best->exhaustive && bound >= best->res[best->cur].time_us)
             continue;
         evaluate(r, c, s, tiles_m, tiles_n, split_factors[j], &p, res);
+        if (bound > res->time_us)
+            best->bound_violations++;
         if (!best->c || res->time_us < best->res[best->cur].time_us) {
             best->c = c;
             best->cur = !best->cur;
@@ -1015,8 +1024,9 @@ static void try_cand(const struct rates *r, const struct cand *c, const struct s
     }
 }
 
-int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
-                         const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
+static int predict_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
+                        const struct tc_gemm_query *q, struct tc_gemm_prediction *out,
+                        bool exhaustive, long *bound_violations)
 {
     const struct tc_kernel *const *kernels;
     const struct tc_kernel *best_k = NULL;
@@ -1050,6 +1060,8 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
     shape_init(r, q, batch, &s);
     best.c = NULL;
     best.cur = 0;
+    best.exhaustive = exhaustive;
+    best.bound_violations = 0;
     if (table) {
         for (size_t i = 0; i < table->n; i++)
             try_cand(r, &table->c[i], &s, &best);
@@ -1127,7 +1139,22 @@ int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gp
     out->compute_us = best.res[best.cur].compute_us;
     out->memory_us = best.res[best.cur].memory_us;
     out->overhead_us = best.res[best.cur].overhead_us;
+    if (bound_violations)
+        *bound_violations = best.bound_violations;
     return TC_OK;
+}
+
+int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
+                         const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
+{
+    return predict_with(cat, gpu, q, out, false, NULL);
+}
+
+int tc_predict_gemm_exhaustive(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
+                               const struct tc_gemm_query *q, struct tc_gemm_prediction *out,
+                               long *bound_violations)
+{
+    return predict_with(cat, gpu, q, out, true, bound_violations);
 }
 
 TC_API int tc_predict_gemm_analytical(const struct tc_gpu *gpu, const struct tc_gemm_query *q,

@@ -604,6 +604,101 @@ START_TEST(hopper_unaligned_leaves_tma)
 }
 END_TEST
 
+/* A dimension of the pruning test's spread: tiny (latency-bound, matrix-
+ * vector), multiples of 64 and of 8 (the 128- and 16-byte classes in
+ * 16-bit types) and anything up to 64 Ki. */
+static int64_t spread_dim(uint64_t *x)
+{
+    uint64_t r;
+
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    r = *x >> 33;
+    switch (r % 4) {
+    case 0:
+        return 1 + (int64_t)(r / 4 % 64);
+    case 1:
+        return 64 * (1 + (int64_t)(r / 4 % 256));
+    case 2:
+        return 8 * (1 + (int64_t)(r / 4 % 2048));
+    default:
+        return 1 + (int64_t)(r / 4 % 65536);
+    }
+}
+
+/* Every field the analytical model sets, compared exactly. */
+static bool same_prediction(const struct tc_gemm_prediction *a, const struct tc_gemm_prediction *b)
+{
+    return a->time_us == b->time_us && a->tflops == b->tflops && a->frac_peak == b->frac_peak &&
+           a->source == b->source && a->lo_us == b->lo_us && a->hi_us == b->hi_us &&
+           a->interval_level == b->interval_level && strcmp(a->kernel, b->kernel) == 0 &&
+           a->tile_m == b->tile_m && a->tile_n == b->tile_n && a->tile_k == b->tile_k &&
+           a->stages == b->stages && a->warps == b->warps && a->split_k == b->split_k &&
+           a->cluster_m == b->cluster_m && a->cluster_n == b->cluster_n &&
+           a->stream_k == b->stream_k && a->tiles == b->tiles && a->waves == b->waves &&
+           a->wave_eff == b->wave_eff && a->tile_eff == b->tile_eff &&
+           a->blocks_per_sm == b->blocks_per_sm && a->occupancy == b->occupancy &&
+           a->bound == b->bound && a->align == b->align && a->compute_us == b->compute_us &&
+           a->memory_us == b->memory_us && a->overhead_us == b->overhead_us;
+}
+
+/* The search skips a split whose SM time plus launch is no less than the
+ * pick's time (gemm.c, try_cand()): right only if that is a lower bound of
+ * the split's time. Against the search that evaluates everything, over
+ * every GPU and dtype of the specs, every layout, batched and not, and a
+ * spread of shapes: no split takes less than its bound, and the pruned
+ * search answers the same numbers and kernel. A model change that breaks the bound
+ * (a part that can be negative, a term moved out of compute_us) fails
+ * here, even where it would not change a pick. */
+START_TEST(pruning_bound_holds)
+{
+    const struct tc_catalogue *cat;
+    uint64_t x = 20;
+    long checked = 0;
+
+    ck_assert_int_eq(tc_catalogue_default(&cat), TC_OK);
+    for (size_t g = 0; g < tc_specs_count(specs); g++) {
+        const struct tc_gpu *gp = tc_specs_at(specs, g);
+
+        for (int d = 0; d < TC_DTYPE_COUNT; d++) {
+            if (gp->arch == TC_ARCH_CPU || !(gp->peak_tflops[d] > 0))
+                continue;
+            for (int i = 0; i < 400; i++) {
+                struct tc_gemm_query q = {.dtype = (enum tc_dtype)d,
+                                          .layout = (enum tc_layout)(i % TC_LAYOUT_COUNT)};
+                struct tc_gemm_prediction pruned, all;
+                long violations = -1;
+                int e1, e2;
+
+                q.m = spread_dim(&x);
+                q.n = spread_dim(&x);
+                q.k = spread_dim(&x);
+                q.batch = i % 5 == 0 ? 1 + (int64_t)(x >> 40) % 32 : 1;
+                e1 = tc_predict_gemm_with(cat, gp, &q, &pruned);
+                e2 = tc_predict_gemm_exhaustive(cat, gp, &q, &all, &violations);
+                ck_assert_int_eq(e1, e2);
+                if (e1 < 0)
+                    continue;
+                ck_assert_msg(violations == 0,
+                              "%s %s %lldx%lldx%lld batch %lld %s: %ld splits took less than "
+                              "their SM time plus launch",
+                              gp->id, tc_dtype_name(q.dtype), (long long)q.m, (long long)q.n,
+                              (long long)q.k, (long long)q.batch, tc_layout_name(q.layout),
+                              violations);
+                ck_assert_msg(same_prediction(&pruned, &all),
+                              "%s %s %lldx%lldx%lld batch %lld %s: pruned %s %.17g us, "
+                              "exhaustive %s %.17g us",
+                              gp->id, tc_dtype_name(q.dtype), (long long)q.m, (long long)q.n,
+                              (long long)q.k, (long long)q.batch, tc_layout_name(q.layout),
+                              pruned.kernel, pruned.time_us, all.kernel, all.time_us);
+                checked++;
+            }
+        }
+    }
+    /* every GPU family and dtype the specs hold, not a handful */
+    ck_assert_msg(checked > 20000, "only %ld shapes predicted", checked);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Bad input                                                                */
 /* ------------------------------------------------------------------------ */
@@ -1002,6 +1097,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, cdna_stores_drain_between_waves);
     tcase_add_test(tc, attention_scores_bmm);
     tcase_add_test(tc, hopper_unaligned_leaves_tma);
+    tcase_add_test(tc, pruning_bound_holds);
     tcase_add_test(tc, bad_inputs);
     tcase_add_test(tc, absurd_values_refused);
     tcase_add_test(tc, cache_sees_changed_spec);
