@@ -71,6 +71,17 @@ struct arch_model {
      * (MAMF), MI250X 103.8 of 191.5 per GCD (the paper). Not fitted to this
      * project's development rows. */
     double mma_eff;
+    /* Fraction of the FFMA peak (fp32 with TF32 off, at the vector clock)
+     * that a saturated SIMT main loop sustains, set by the same rule. Hopper:
+     * torch.matmul in float32 on an H100 SXM (PyTorch 2.7, cuBLAS 12.8)
+     * reached 49.58, 51.88, 51.81 and 49.61 TFLOP/s at 2048, 4096, 8192 and
+     * 10240 cubed, at most 0.776 of 66.9 (zzc0721/torch-performance-test-data
+     * issue 79; the same run's bf16 797.5 at 8192 matches MAMF's 794.5), so
+     * 0.79; its sm80_xmma FFMA kernels are Ampere's, and the 1980 MHz boost
+     * the peak assumes is not held under a full FFMA load at 700 W. Volta and
+     * Ampere keep their values: their boards in the data are 250 W PCIe
+     * cards, below the published best (18.88 of 19.49 TFLOP/s, cuBLAS on an
+     * A100 80GB PCIe at 300 W, Yinghan-Li/YHs_Sample issue 4). */
     double simt_eff;
     /* Fraction of the vendor DRAM bandwidth that streaming tile loads reach:
      * STREAM-like copies reach ~80% on A100's HBM2e (1.6 of 2.04 TB/s),
@@ -135,7 +146,7 @@ static const struct arch_model arch_models[TC_ARCH_COUNT] = {
     [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
     [TC_ARCH_AMPERE] = {0.84, 0.88, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
     [TC_ARCH_ADA] = {0.80, 0.85, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
-    [TC_ARCH_HOPPER] = {0.78, 0.85, 0.88, 48, 256, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
+    [TC_ARCH_HOPPER] = {0.78, 0.79, 0.88, 48, 256, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
     [TC_ARCH_BLACKWELL] = {0.76, 0.85, 0.88, 48, 256, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
     [TC_ARCH_CDNA2] = {0.60, 0.70, 0.85, 18.6, 128, 4, 8.5, 1.0, {1.0, 1.0, 1.0, 1.0}},
     [TC_ARCH_CDNA3] = {0.55, 0.65, 0.85, 53.9, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},

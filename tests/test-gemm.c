@@ -460,6 +460,29 @@ START_TEST(sgemm_tiles_as_cublas_runs_them)
 }
 END_TEST
 
+/* Hopper's FFMA path against a published run (torch.matmul, float32 with
+ * TF32 off, H100 SXM, PyTorch 2.7: zzc0721/torch-performance-test-data
+ * issue 79): 49.58, 51.88, 51.81 and 49.61 TFLOP/s at 2048..10240 cubed.
+ * Kernel time of large square GEMMs, so the host time of the run is a
+ * small part; each within 6%. */
+START_TEST(hopper_fp32_published_rate)
+{
+    static const struct {
+        int64_t size;
+        double tflops;
+    } runs[] = {{2048, 49.58}, {4096, 51.88}, {8192, 51.81}, {10240, 49.61}};
+
+    for (size_t i = 0; i < TC_ARRAY_SIZE(runs); i++) {
+        struct tc_gemm_prediction pr = predict("h100-sxm5-80gb", TC_DTYPE_FP32, TC_LAYOUT_NN,
+                                               runs[i].size, runs[i].size, runs[i].size, 1);
+
+        ck_assert_msg(fabs(pr.tflops / runs[i].tflops - 1.0) <= 0.06,
+                      "H100 fp32 %lld^3: %.2f TFLOP/s predicted, %.2f measured",
+                      (long long)runs[i].size, pr.tflops, runs[i].tflops);
+    }
+}
+END_TEST
+
 START_TEST(newer_gpus_are_faster)
 {
     double v100 =
@@ -1091,6 +1114,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, never_above_peak);
     tcase_add_test(tc, tile_choice_follows_shape);
     tcase_add_test(tc, sgemm_tiles_as_cublas_runs_them);
+    tcase_add_test(tc, hopper_fp32_published_rate);
     tcase_add_test(tc, newer_gpus_are_faster);
     tcase_add_test(tc, a100_alignment_cliffs);
     tcase_add_test(tc, mi250x_is_flat);
