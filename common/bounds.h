@@ -46,6 +46,10 @@
  * hundred times HBM3e's 8 TB/s. */
 #define TC_BOUND_MEM_BW_GBPS_MIN 1
 #define TC_BOUND_MEM_BW_GBPS_MAX 1e6
+/* a GPU's links to its peers, per direction: a PCIe 1 x1 lane's 0.25 GB/s
+ * is below any GPU's; 10^5 GB/s is over fifty times NVLink 5's */
+#define TC_BOUND_PEER_BW_GBPS_MIN 0.25
+#define TC_BOUND_PEER_BW_GBPS_MAX 1e5
 /* Device memory, GB: 0.1 GB to 100 TB (GPUs carry 16-288 GB). */
 #define TC_BOUND_MEM_GB_MIN 0.1
 #define TC_BOUND_MEM_GB_MAX 1e5

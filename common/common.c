@@ -231,6 +231,15 @@ TC_API const char *tc_arch_name(enum tc_arch arch)
     return names[arch];
 }
 
+TC_API const char *tc_link_name(enum tc_link link)
+{
+    static const char *const names[TC_LINK_COUNT] = {"unknown", "pcie", "nvlink", "xgmi"};
+
+    if ((unsigned)link >= TC_LINK_COUNT)
+        return "?";
+    return names[link];
+}
+
 TC_API const char *tc_status_name(enum tc_status status)
 {
     switch (status) {

@@ -14,12 +14,13 @@ static const struct {
     const char *name;
     size_t size;
 } abi_types[] = {
-    ABI_TYPE(tc_gpu) ABI_TYPE(tc_run_info) ABI_TYPE(tc_gemm_row) ABI_TYPE(tc_attention_row)
-        ABI_TYPE(tc_gemm_query) ABI_TYPE(tc_gemm_prediction) ABI_TYPE(tc_attention_query)
-            ABI_TYPE(tc_attention_prediction) ABI_TYPE(tc_model_config) ABI_TYPE(tc_op_prediction)
-                ABI_TYPE(tc_model_prediction) ABI_TYPE(tc_advice_candidate) ABI_TYPE(tc_advice)
-                    ABI_TYPE(tc_calib_summary) ABI_TYPE(tc_timing_cost) ABI_TYPE(tc_eval_point)
-                        ABI_TYPE(tc_eval_stats) ABI_TYPE(tc_layer_group)};
+    ABI_TYPE(tc_gpu) ABI_TYPE(tc_interconnect) ABI_TYPE(tc_run_info) ABI_TYPE(tc_gemm_row)
+        ABI_TYPE(tc_attention_row) ABI_TYPE(tc_gemm_query) ABI_TYPE(tc_gemm_prediction)
+            ABI_TYPE(tc_attention_query) ABI_TYPE(tc_attention_prediction) ABI_TYPE(tc_model_config)
+                ABI_TYPE(tc_op_prediction) ABI_TYPE(tc_model_prediction)
+                    ABI_TYPE(tc_advice_candidate) ABI_TYPE(tc_advice) ABI_TYPE(tc_calib_summary)
+                        ABI_TYPE(tc_timing_cost) ABI_TYPE(tc_eval_point) ABI_TYPE(tc_eval_stats)
+                            ABI_TYPE(tc_layer_group)};
 
 TC_API size_t tc_abi_sizeof(const char *name)
 {

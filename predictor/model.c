@@ -463,36 +463,6 @@ static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, do
     return memory_op(dc, name, in_layer, bytes, 1);
 }
 
-/* Per-direction bandwidth one GPU has to its tensor-parallel peers, in GB/s
- * (vendor figures; the spec files do not carry the interconnect yet):
- * NVLink 2/3/4/5 on SXM parts, PCIe 4/5 x16 on PCIe cards, Infinity Fabric
- * on AMD. */
-static double peer_bw_gbps(const struct tc_gpu *gpu)
-{
-    bool pcie = strstr(gpu->id, "pcie") != NULL || strstr(gpu->name, "PCIe") != NULL;
-
-    switch (gpu->arch) {
-    case TC_ARCH_VOLTA:
-        return pcie ? 16 : 150;
-    case TC_ARCH_TURING:
-        return 16;
-    case TC_ARCH_AMPERE:
-        return pcie ? 32 : 300;
-    case TC_ARCH_ADA:
-        return 32;
-    case TC_ARCH_HOPPER:
-        return pcie ? 64 : 450;
-    case TC_ARCH_BLACKWELL:
-        return pcie ? 64 : 900;
-    case TC_ARCH_CDNA2:
-        return 100;
-    case TC_ARCH_CDNA3:
-        return 448;
-    default:
-        return 32;
-    }
-}
-
 /* The tensor-parallel all-reduce of the b·s×h activations after the
  * attention and the MLP blocks (and of their input gradients in the
  * backward pass): a ring moves 2·(t-1)/t of the bytes over each link at
@@ -532,7 +502,7 @@ static int collective_op(struct decomp *dc, const char *name, const char *kind, 
                         "hidden, ffn, vocab) describe no model a device holds",
                         name, bytes);
     op->m = (int64_t)bytes;
-    op->time_us = passes * (8.0 + link_share * bytes / (peer_bw_gbps(dc->gpu) * 1e3 * 0.8));
+    op->time_us = passes * (8.0 + link_share * bytes / (dc->gpu->interconnect.bw_gbps * 1e3 * 0.8));
     return TC_OK;
 }
 
@@ -755,6 +725,12 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
         return err;
     if (decode_ctx)
         c.training = false;
+    /* the collectives' bandwidth is the spec's (gpu_specs interconnect:) */
+    if (c.tp > 1 && !(gpu->interconnect.bw_gbps > 0))
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s: its spec gives no interconnect, which tensor parallelism (tp %lld) "
+                        "needs (interconnect.bw_gbps, gpu_specs/README.md)",
+                        gpu->id, (long long)c.tp);
     if (gpu->peak_tflops[c.dtype] <= 0)
         return tc_error(TC_ERR_UNSUPPORTED,
                         "%s does not support %s (predict it in another dtype: --dtype)", gpu->id,

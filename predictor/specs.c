@@ -19,12 +19,9 @@
 
 #include "bounds.h"
 #include "input.h"
+#include "specs-internal.h"
 #include "tc-internal.h"
 #include "yaml-walk.h"
-
-/* Relative tolerance of tc_gpu_check's peak cross-check: vendors round
- * their peaks (V100 PCIe quotes 112 for 113.05, L40S 362.05 for 366.4). */
-#define PEAK_TOLERANCE 0.02
 
 struct tc_specs {
     /* Individually allocated so the pointers tc_specs_at/find hand out stay
@@ -38,7 +35,17 @@ struct tc_specs {
 /* Field tables                                                              */
 /* ------------------------------------------------------------------------ */
 
-enum field_kind { KIND_STRING, KIND_INT, KIND_I64, KIND_DOUBLE, KIND_VENDOR, KIND_ARCH };
+enum field_kind {
+    KIND_STRING,
+    KIND_INT,
+    KIND_I64,
+    KIND_DOUBLE,
+    KIND_VENDOR,
+    KIND_ARCH,
+    KIND_LINK,  /* enum tc_link by name */
+    KIND_BOOL,  /* true or false, into an unsigned char */
+    KIND_UCHAR, /* a small integer (0-255) */
+};
 
 enum field_rule {
     RULE_NONE = 0,
@@ -63,6 +70,9 @@ struct field {
 #define FIELD_IN(name, kind, req, lo, hi)                                                    \
     {#name, kind, offsetof(struct tc_gpu, name), sizeof(((struct tc_gpu *)0)->name), req,     \
      RULE_POSITIVE, lo, hi}
+#define LINK_FIELD(name, kind, req, lo, hi)                                                  \
+    {#name, kind, offsetof(struct tc_gpu, interconnect.name),                                 \
+     sizeof(((struct tc_gpu *)0)->interconnect.name), req, RULE_POSITIVE, lo, hi}
 /* clang-format on */
 
 /* Scalars at the top level of a spec file. peak_tflops, flops_per_clk_per_unit,
@@ -99,15 +109,36 @@ static const struct field limit_fields[] = {
     FIELD(smem_alloc_unit_bytes, KIND_INT, true, RULE_POSITIVE),
 };
 
+/* interconnect: how the GPU reaches its peers in one node (the
+ * collectives of a tensor-parallel model read bw_gbps). */
+static const struct field interconnect_fields[] = {
+    LINK_FIELD(link, KIND_LINK, true, 0, 0),
+    LINK_FIELD(generation, KIND_INT, true, 1, 9),
+    LINK_FIELD(links, KIND_INT, true, 1, 64),
+    LINK_FIELD(bw_gbps, KIND_DOUBLE, true, TC_BOUND_PEER_BW_GBPS_MIN, TC_BOUND_PEER_BW_GBPS_MAX),
+    LINK_FIELD(switched, KIND_BOOL, true, 0, 0),
+    LINK_FIELD(pcie_gen, KIND_UCHAR, true, 1, 9),
+};
+
 #undef FIELD
 #undef FIELD_IN
+#undef LINK_FIELD
 
 /* Keys handled outside the field tables. */
-enum section { SEC_PEAK, SEC_FLOPS, SEC_LIMITS, SEC_SOURCES, SEC_FLAGS, SEC_COUNT };
-static const char *const section_names[SEC_COUNT] = {
-    "peak_tflops", "flops_per_clk_per_unit", "limits", "sources", "flags",
+enum section {
+    SEC_PEAK,
+    SEC_FLOPS,
+    SEC_LIMITS,
+    SEC_SOURCES,
+    SEC_FLAGS,
+    SEC_INTERCONNECT,
+    SEC_COUNT
 };
-static const bool section_required[SEC_COUNT] = {true, true, true, true, false};
+static const char *const section_names[SEC_COUNT] = {
+    "peak_tflops", "flops_per_clk_per_unit", "limits", "sources", "flags", "interconnect",
+};
+/* interconnect is optional: a spec without it predicts one GPU only */
+static const bool section_required[SEC_COUNT] = {true, true, true, true, false, false};
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -245,12 +276,38 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
                                    node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
                                    node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
                                    node->type == YAML_SCALAR_NODE ? "'" : "");
+    case KIND_LINK:
+        for (int l = TC_LINK_PCIE; node->type == YAML_SCALAR_NODE && l < TC_LINK_COUNT; l++) {
+            if (strcmp(tc_yaml_scalar(node), tc_link_name((enum tc_link)l)) == 0) {
+                *(enum tc_link *)(void *)base = (enum tc_link)l;
+                return TC_OK;
+            }
+        }
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
+                                   "expected one of pcie, nvlink, xgmi, got %s%s%s",
+                                   node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
+                                   node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
+                                   node->type == YAML_SCALAR_NODE ? "'" : "");
+    case KIND_BOOL:
+        if (node->type == YAML_SCALAR_NODE && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+            (strcmp(tc_yaml_scalar(node), "true") == 0 ||
+             strcmp(tc_yaml_scalar(node), "false") == 0)) {
+            *(unsigned char *)base = strcmp(tc_yaml_scalar(node), "true") == 0;
+            return TC_OK;
+        }
+        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
+                                   "expected true or false, got %s%s%s",
+                                   node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
+                                   node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
+                                   node->type == YAML_SCALAR_NODE ? "'" : "");
+    case KIND_UCHAR:
     case KIND_INT:
     case KIND_I64:
         err = parse_number(c, node, path, true, NULL, &i);
         if (err < 0)
             return err;
-        if (f->kind == KIND_INT && (i > 0x7fffffffLL || i < -0x7fffffffLL))
+        if ((f->kind == KIND_INT && (i > 0x7fffffffLL || i < -0x7fffffffLL)) ||
+            (f->kind == KIND_UCHAR && (i > 255 || i < 0)))
             return tc_yaml_field_error(c->y, node, path, TC_ERR_RANGE, "'%s' is out of range",
                                        tc_yaml_scalar(node));
         err = check_rule(c, node, path, f->rule, (double)i);
@@ -258,7 +315,9 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
             err = check_bounds(c, node, path, f->lo, f->hi, (double)i);
         if (err < 0)
             return err;
-        if (f->kind == KIND_INT)
+        if (f->kind == KIND_UCHAR)
+            *(unsigned char *)base = (unsigned char)i;
+        else if (f->kind == KIND_INT)
             *(int *)(void *)base = (int)i;
         else
             *(int64_t *)(void *)base = i;
@@ -472,17 +531,6 @@ static int parse_flags(const struct parse_ctx *c, const yaml_node_t *seq)
     return TC_OK;
 }
 
-static bool valid_id(const char *id)
-{
-    if (!*id)
-        return false;
-    for (const char *p = id; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-              *p == '.'))
-            return false;
-    return true;
-}
-
 /* The id a file must declare: its name without directory and ".yaml". */
 static void id_from_file(const char *file, char *out, size_t size)
 {
@@ -559,7 +607,7 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
             return tc_yaml_field_error(c->y, root, section_names[s], TC_ERR_PARSE,
                                        "missing required field");
 
-    if (!valid_id(c->gpu->id))
+    if (!tc_spec_id_valid(c->gpu->id))
         return tc_yaml_field_error(
             c->y, id_node, "id", TC_ERR_PARSE,
             "'%s' may only hold lower-case letters, digits, '-', '_' and '.'", c->gpu->id);
@@ -603,7 +651,10 @@ static int parse_root(const struct parse_ctx *c, const yaml_node_t *root)
     err = parse_sources(c, sections[SEC_SOURCES]);
     if (err < 0)
         return err;
-    if (sections[SEC_FLAGS])
+    if (sections[SEC_INTERCONNECT])
+        err = parse_table(c, sections[SEC_INTERCONNECT], "interconnect", interconnect_fields,
+                          TC_ARRAY_SIZE(interconnect_fields));
+    if (err == TC_OK && sections[SEC_FLAGS])
         err = parse_flags(c, sections[SEC_FLAGS]);
     return err;
 }
@@ -660,186 +711,6 @@ cleanup:
     free(gpu);
     fclose(fp);
     return err;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Consistency                                                               */
-/* ------------------------------------------------------------------------ */
-
-/* Tensor / matrix pipes run at the tensor clock; fp64 and fp32 peaks (which
- * on Hopper include the fp64 tensor path) assume the vector clock, as in
- * NVIDIA's and AMD's tables. */
-static bool dtype_uses_tensor_clock(enum tc_dtype d)
-{
-    return d != TC_DTYPE_FP64 && d != TC_DTYPE_FP32;
-}
-
-static bool is_pow2(long long v)
-{
-    return v > 0 && (v & (v - 1)) == 0;
-}
-
-TC_API int tc_gpu_check(const struct tc_gpu *gpu)
-{
-    const char *id;
-
-    if (!gpu)
-        return tc_error(TC_ERR_INVALID, "tc_gpu_check: no GPU given");
-    id = gpu->id[0] ? gpu->id : "(no id)";
-    if (!valid_id(gpu->id))
-        return tc_error(TC_ERR_INVALID, "GPU '%s': invalid id", id);
-    if (!gpu->name[0] || !gpu->compute_capability[0])
-        return tc_error(TC_ERR_INVALID, "GPU '%s': name and compute_capability must be set", id);
-    if ((unsigned)gpu->arch >= TC_ARCH_COUNT)
-        return tc_error(TC_ERR_INVALID, "GPU '%s': unknown arch %d", id, (int)gpu->arch);
-    /* the host CPU of a cpu-backend collection: no GPU model applies */
-    if (gpu->arch == TC_ARCH_CPU || gpu->vendor == TC_VENDOR_CPU)
-        return tc_error(TC_ERR_INVALID,
-                        "'%s' is a host CPU (measured by the cpu backend), not a GPU", id);
-    {
-        bool amd_arch = gpu->arch == TC_ARCH_CDNA2 || gpu->arch == TC_ARCH_CDNA3;
-
-        if (amd_arch != (gpu->vendor == TC_VENDOR_AMD))
-            return tc_error(TC_ERR_INVALID, "GPU '%s': arch %s does not belong to vendor %s", id,
-                            tc_arch_name(gpu->arch),
-                            gpu->vendor == TC_VENDOR_AMD ? "amd" : "nvidia");
-    }
-    if (gpu->units <= 0 || !(gpu->clock_tensor_mhz > 0) || !(gpu->clock_vector_mhz > 0) ||
-        gpu->clock_base_mhz < 0)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': units (%d), clock_tensor_mhz (%g) and clock_vector_mhz (%g) "
-                        "must be positive, clock_base_mhz (%g) not negative",
-                        id, gpu->units, gpu->clock_tensor_mhz, gpu->clock_vector_mhz,
-                        gpu->clock_base_mhz);
-    if (gpu->clock_base_mhz > 0 &&
-        gpu->clock_base_mhz > fmax(gpu->clock_tensor_mhz, gpu->clock_vector_mhz))
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': clock_base_mhz %g is above the boost clocks (%g tensor, %g "
-                        "vector)",
-                        id, gpu->clock_base_mhz, gpu->clock_tensor_mhz, gpu->clock_vector_mhz);
-    if (!(gpu->mem_bw_gbps > 0) || !(gpu->mem_gb > 0) || gpu->l2_bytes <= 0 || !(gpu->tdp_w > 0))
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': mem_bw_gbps, mem_gb, l2_bytes and tdp_w must be positive", id);
-    /* the same bounds as a spec file's (a GPU built through the API or read
-     * from a database snapshot did not pass the file's checks) */
-    {
-        const struct {
-            const char *name;
-            double v, lo, hi;
-        } b[] = {
-            {"units", gpu->units, 1, TC_BOUND_UNITS_MAX},
-            {"clock_tensor_mhz", gpu->clock_tensor_mhz, TC_BOUND_CLOCK_MHZ_MIN,
-             TC_BOUND_CLOCK_MHZ_MAX},
-            {"clock_vector_mhz", gpu->clock_vector_mhz, TC_BOUND_CLOCK_MHZ_MIN,
-             TC_BOUND_CLOCK_MHZ_MAX},
-            {"clock_base_mhz", gpu->clock_base_mhz > 0 ? gpu->clock_base_mhz : 1000,
-             TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX},
-            {"mem_bw_gbps", gpu->mem_bw_gbps, TC_BOUND_MEM_BW_GBPS_MIN, TC_BOUND_MEM_BW_GBPS_MAX},
-            {"mem_gb", gpu->mem_gb, TC_BOUND_MEM_GB_MIN, TC_BOUND_MEM_GB_MAX},
-            {"l2_bytes", (double)gpu->l2_bytes, TC_BOUND_L2_BYTES_MIN, TC_BOUND_L2_BYTES_MAX},
-            {"tdp_w", gpu->tdp_w, TC_BOUND_TDP_W_MIN, TC_BOUND_TDP_W_MAX},
-        };
-
-        for (size_t i = 0; i < TC_ARRAY_SIZE(b); i++)
-            if (!tc_bound_in(b[i].v, b[i].lo, b[i].hi))
-                return tc_error(TC_ERR_INVALID,
-                                "GPU '%s': %s %g is outside the plausible "
-                                "[%g, %g]",
-                                id, b[i].name, b[i].v, b[i].lo, b[i].hi);
-        for (int d = 0; d < TC_DTYPE_COUNT; d++)
-            if (gpu->peak_tflops[d] != 0 &&
-                !tc_bound_in(gpu->peak_tflops[d], TC_BOUND_PEAK_TFLOPS_MIN,
-                             TC_BOUND_PEAK_TFLOPS_MAX))
-                return tc_error(TC_ERR_INVALID,
-                                "GPU '%s': peak_tflops.%s %g is outside the "
-                                "plausible [%g, %g]",
-                                id, tc_dtype_name((enum tc_dtype)d), gpu->peak_tflops[d],
-                                TC_BOUND_PEAK_TFLOPS_MIN, TC_BOUND_PEAK_TFLOPS_MAX);
-    }
-    if (!(gpu->peak_tflops[TC_DTYPE_FP32] > 0))
-        return tc_error(TC_ERR_INVALID, "GPU '%s': peak_tflops.fp32 must be positive", id);
-
-    for (int d = 0; d < TC_DTYPE_COUNT; d++) {
-        double peak = gpu->peak_tflops[d];
-        double flops = gpu->flops_per_clk_per_unit[d];
-        double clock_mhz = dtype_uses_tensor_clock((enum tc_dtype)d) ? gpu->clock_tensor_mhz
-                                                                     : gpu->clock_vector_mhz;
-        double computed, dev;
-
-        if (peak < 0 || flops < 0 || !isfinite(peak) || !isfinite(flops) ||
-            (peak > 0) != (flops > 0))
-            return tc_error(TC_ERR_INVALID,
-                            "GPU '%s': %s: peak_tflops (%g) and flops_per_clk_per_unit (%g) "
-                            "must both be positive or both absent",
-                            id, tc_dtype_name((enum tc_dtype)d), peak, flops);
-        if (peak == 0)
-            continue;
-        computed = gpu->units * flops * clock_mhz * 1e-6;
-        dev = peak / computed - 1;
-        if (fabs(dev) > PEAK_TOLERANCE)
-            return tc_error(TC_ERR_INVALID,
-                            "GPU '%s': peak_tflops.%s = %g but units x flops_per_clk_per_unit x "
-                            "clock_%s_mhz = %d x %g x %g MHz = %.2f TFLOP/s (%+.1f%%, limit "
-                            "%.0f%%)",
-                            id, tc_dtype_name((enum tc_dtype)d), peak,
-                            dtype_uses_tensor_clock((enum tc_dtype)d) ? "tensor" : "vector",
-                            gpu->units, flops, clock_mhz, computed, dev * 100,
-                            PEAK_TOLERANCE * 100);
-    }
-
-    /* Occupancy limits: each must be positive and fit the others, or the
-     * occupancy model divides by zero or admits impossible blocks. */
-    if (gpu->warp_size != 32 && gpu->warp_size != 64)
-        return tc_error(TC_ERR_INVALID, "GPU '%s': limits.warp_size must be 32 or 64, got %d", id,
-                        gpu->warp_size);
-    if (gpu->max_warps_per_sm <= 0 ||
-        (long long)gpu->max_warps_per_sm * gpu->warp_size != gpu->max_threads_per_sm)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits: max_warps_per_sm (%d) x warp_size (%d) must equal "
-                        "max_threads_per_sm (%d)",
-                        id, gpu->max_warps_per_sm, gpu->warp_size, gpu->max_threads_per_sm);
-    if (gpu->max_threads_per_block <= 0 || gpu->max_threads_per_block > gpu->max_threads_per_sm ||
-        gpu->max_threads_per_block % gpu->warp_size != 0)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits.max_threads_per_block (%d) must be a multiple of the "
-                        "warp size and at most max_threads_per_sm (%d)",
-                        id, gpu->max_threads_per_block, gpu->max_threads_per_sm);
-    if (gpu->max_blocks_per_sm <= 0 || gpu->max_blocks_per_sm > gpu->max_warps_per_sm)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits.max_blocks_per_sm (%d) must be in [1, max_warps_per_sm "
-                        "= %d]",
-                        id, gpu->max_blocks_per_sm, gpu->max_warps_per_sm);
-    if (gpu->regs_per_sm <= 0 || gpu->max_regs_per_block <= 0 ||
-        gpu->max_regs_per_block > gpu->regs_per_sm)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits.max_regs_per_block (%d) must be in [1, regs_per_sm = "
-                        "%d]",
-                        id, gpu->max_regs_per_block, gpu->regs_per_sm);
-    if (gpu->max_regs_per_thread <= 0 ||
-        (long long)gpu->max_regs_per_thread * gpu->warp_size > gpu->regs_per_sm)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits.max_regs_per_thread (%d) x warp_size must fit "
-                        "regs_per_sm (%d)",
-                        id, gpu->max_regs_per_thread, gpu->regs_per_sm);
-    if (gpu->reg_alloc_unit <= 0 || !is_pow2(gpu->reg_alloc_unit))
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits.reg_alloc_unit must be a power of two, got %d", id,
-                        gpu->reg_alloc_unit);
-    if (gpu->smem_per_sm_bytes <= 0 || gpu->smem_per_block_max_bytes <= 0 ||
-        gpu->reserved_smem_per_block_bytes < 0 ||
-        gpu->smem_per_block_max_bytes + gpu->reserved_smem_per_block_bytes > gpu->smem_per_sm_bytes)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits: smem_per_block_max_bytes (%lld) + "
-                        "reserved_smem_per_block_bytes (%lld) must fit smem_per_sm_bytes (%lld)",
-                        id, (long long)gpu->smem_per_block_max_bytes,
-                        (long long)gpu->reserved_smem_per_block_bytes,
-                        (long long)gpu->smem_per_sm_bytes);
-    if (!is_pow2(gpu->smem_alloc_unit_bytes) || gpu->smem_alloc_unit_bytes > gpu->smem_per_sm_bytes)
-        return tc_error(TC_ERR_INVALID,
-                        "GPU '%s': limits.smem_alloc_unit_bytes must be a power of two no larger "
-                        "than smem_per_sm_bytes, got %d",
-                        id, gpu->smem_alloc_unit_bytes);
-    return TC_OK;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -23,5 +23,6 @@ struct tc_model_config layer_cfg(int64_t h, int64_t a, int64_t s, int64_t b);
 struct tc_model_prediction *predict(const char *gpu_id, const struct tc_model_config *c);
 TCase *model_paper_tcase(void);
 TCase *model_kernels_tcase(void);
+TCase *model_parallel_tcase(void);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,8 @@ static const struct bad_case bad_cases[] = {
     {"bad-dtype.yaml", TC_ERR_PARSE, "bad-dtype.yaml:16:3", "peak_tflops.fp4", "unknown dtype"},
     {"peak-without-rate.yaml", TC_ERR_PARSE, "peak-without-rate.yaml:16:3", "peak_tflops.fp8",
      "flops_per_clk_per_unit.fp8 is missing"},
+    {"bad-link.yaml", TC_ERR_PARSE, "bad-link.yaml:44:9", "interconnect.link",
+     "expected one of pcie, nvlink, xgmi"},
 };
 
 START_TEST(bad_fixture_fails_with_position)
@@ -354,6 +357,74 @@ START_TEST(check_peak_tolerance)
 }
 END_TEST
 
+/* Every shipped GPU says how it reaches its peers, with the vendor's
+ * figures (per direction, all links): NVLink 3 x 12 on A100 SXM through
+ * NVSwitch, a PCIe 4 x16 slot on the A100 PCIe, Infinity Fabric on AMD. */
+START_TEST(interconnect_shipped_values)
+{
+    struct tc_specs *specs = load_shipped();
+    const struct tc_gpu *sxm = tc_specs_find(specs, "a100-sxm4-80gb");
+    const struct tc_gpu *pcie = tc_specs_find(specs, "a100-pcie-40gb");
+    const struct tc_gpu *v100 = tc_specs_find(specs, "v100-sxm2-32gb");
+    const struct tc_gpu *mi300x = tc_specs_find(specs, "mi300x");
+
+    for (size_t i = 0; i < tc_specs_count(specs); i++) {
+        const struct tc_gpu *g = tc_specs_at(specs, i);
+
+        ck_assert_msg(g->interconnect.link != TC_LINK_UNKNOWN, "%s has no interconnect", g->id);
+        ck_assert_msg(g->interconnect.bw_gbps > 0, "%s", g->id);
+    }
+    ck_assert_int_eq(sxm->interconnect.link, TC_LINK_NVLINK);
+    ck_assert_int_eq(sxm->interconnect.generation, 3);
+    ck_assert_int_eq(sxm->interconnect.links, 12);
+    ck_assert_double_eq(sxm->interconnect.bw_gbps, 300);
+    ck_assert_int_eq(sxm->interconnect.switched, 1);
+    ck_assert_int_eq(sxm->interconnect.pcie_gen, 4);
+    ck_assert_int_eq(pcie->interconnect.link, TC_LINK_PCIE);
+    ck_assert_double_eq(pcie->interconnect.bw_gbps, 32);
+    ck_assert_int_eq(v100->interconnect.switched, 0); /* DGX-1's hybrid cube-mesh */
+    ck_assert_int_eq(mi300x->interconnect.link, TC_LINK_XGMI);
+    ck_assert_str_eq(tc_link_name(TC_LINK_XGMI), "xgmi");
+    ck_assert_str_eq(tc_link_name(TC_LINK_COUNT), "?");
+    tc_specs_free(specs);
+}
+END_TEST
+
+/* tc_gpu_check refuses an interconnect no GPU has: a PCIe link faster than
+ * its slot, a link of the other vendor, fields without a link. */
+START_TEST(interconnect_check)
+{
+    struct tc_gpu g = h100_copy();
+
+    ck_assert_int_eq(tc_gpu_check(&g), TC_OK);
+    g.interconnect.link = TC_LINK_PCIE;
+    g.interconnect.generation = g.interconnect.pcie_gen = 5;
+    g.interconnect.links = 1;
+    g.interconnect.bw_gbps = 64;
+    ck_assert_int_eq(tc_gpu_check(&g), TC_OK);
+    g.interconnect.bw_gbps = 450; /* NVLink's figure on a PCIe 5 slot */
+    ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
+    ck_assert_error_has("at most 64 GB/s");
+    g = h100_copy();
+    g.interconnect.link = TC_LINK_XGMI;
+    ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
+    ck_assert_error_has("xgmi is not a nvidia link");
+    g = h100_copy();
+    g.interconnect.bw_gbps = 0;
+    ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
+    ck_assert_error_has("interconnect.bw_gbps");
+    g = h100_copy();
+    g.interconnect.link = TC_LINK_UNKNOWN;
+    ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
+    ck_assert_error_has("link is unknown");
+    memset(&g.interconnect, 0, sizeof(g.interconnect));
+    ck_assert_int_eq(tc_gpu_check(&g), TC_OK); /* no interconnect: one GPU only */
+    /* the fields took struct tc_gpu's reserved tail: its size is unchanged */
+    ck_assert_uint_eq(sizeof(struct tc_gpu),
+                      offsetof(struct tc_gpu, interconnect) + 4 * sizeof(double));
+}
+END_TEST
+
 START_TEST(check_limits)
 {
     struct tc_gpu g;
@@ -475,6 +546,8 @@ static Suite *specs_suite(void)
     tcase_add_test(path, duplicate_id_across_dirs);
     tcase_add_test(check, check_peak_tolerance);
     tcase_add_test(check, check_limits);
+    tcase_add_test(check, interconnect_shipped_values);
+    tcase_add_test(check, interconnect_check);
     tcase_add_test(check, api_edges);
     tcase_add_test(check, lookup_by_name);
     suite_add_tcase(s, shipped);

@@ -259,6 +259,24 @@ static int show_json(const struct tc_gpu *g, const char *file)
     for (size_t i = 0; i < nrows; i++)
         json_object_set_new(limits, rows[i].name, json_integer(rows[i].value));
     json_object_set_new(o, "limits", limits);
+    if (g->interconnect.link != TC_LINK_UNKNOWN) {
+        json_t *ic = json_object();
+
+        if (!ic) {
+            json_decref(o);
+            cli_error("specs show", "out of memory");
+            return CLI_EXIT_RUNTIME;
+        }
+        json_object_set_new(ic, "link", json_string(tc_link_name(g->interconnect.link)));
+        json_object_set_new(ic, "generation", json_integer(g->interconnect.generation));
+        json_object_set_new(ic, "links", json_integer(g->interconnect.links));
+        json_object_set_new(ic, "bw_gbps", json_real(g->interconnect.bw_gbps));
+        json_object_set_new(ic, "switched", json_boolean(g->interconnect.switched));
+        json_object_set_new(ic, "pcie_gen", json_integer(g->interconnect.pcie_gen));
+        json_object_set_new(o, "interconnect", ic);
+    } else {
+        json_object_set_new(o, "interconnect", json_null());
+    }
     json_object_set_new(o, "sources", split_json(g->sources, ","));
     json_object_set_new(o, "flags", split_json(g->flags, "; "));
     json_object_set_new(o, "file", file ? json_string(file) : json_null());
@@ -332,6 +350,21 @@ static void show_table(const struct tc_gpu *g, const char *file, enum cli_format
 
         snprintf(label, sizeof(label), "limits.%s", rows[i].name);
         ROW(label, "%lld", rows[i].value);
+    }
+    if (g->interconnect.link != TC_LINK_UNKNOWN) {
+        const struct tc_interconnect *ic = &g->interconnect;
+
+        ROW("interconnect.link", "%s", tc_link_name(ic->link));
+        ROW("interconnect.generation", "%d", ic->generation);
+        ROW("interconnect.links", "%d", ic->links);
+        if (plain)
+            ROW("interconnect.bw_gbps", "%g", ic->bw_gbps);
+        else
+            ROW("interconnect.bw_gbps", "%g  (per direction)", ic->bw_gbps);
+        ROW("interconnect.switched", "%s", ic->switched ? "true" : "false");
+        ROW("interconnect.pcie_gen", "%d", ic->pcie_gen);
+    } else {
+        ROW("interconnect", "%s", plain ? "" : "unknown (one GPU only)");
     }
     ROW("file", "%s", file ? file : "");
     ROW("sources", "%s", g->sources);

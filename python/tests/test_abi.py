@@ -30,7 +30,7 @@ def parse_structs(text):
             decl = " ".join(decl.split())
             if not decl:
                 continue
-            dm = re.match(r"((?:const\s+)?(?:struct\s+|enum\s+)?\w+)\s+(.*)$", decl)
+            dm = re.match(r"((?:const\s+)?(?:unsigned\s+)?(?:struct\s+|enum\s+)?\w+)\s+(.*)$", decl)
             base, names = dm.group(1), dm.group(2)
             for name in names.split(","):
                 name = name.strip()
@@ -52,7 +52,7 @@ def _kind(base, pointer, array):
     if base.startswith("struct "):
         return base.split()[1]
     return {"int64_t": "int64", "double": "double", "bool": "bool", "size_t": "size_t",
-            "char": "char"}.get(base, base)
+            "char": "char", "unsigned char": "uchar"}.get(base, base)
 
 
 def _ctype_kind(t):
@@ -64,7 +64,8 @@ def _ctype_kind(t):
         if t is ct:
             return name
     return {ctypes.c_int: "int", ctypes.c_int64: "int64", ctypes.c_double: "double",
-            ctypes.c_bool: "bool", ctypes.c_size_t: "size_t"}.get(t, repr(t))
+            ctypes.c_bool: "bool", ctypes.c_size_t: "size_t",
+            ctypes.c_ubyte: "uchar"}.get(t, repr(t))
 
 
 class TestAbi(unittest.TestCase):

@@ -183,6 +183,11 @@ def gpu_dict(g):
                                    if g.flops_per_clk_per_unit[i] > 0}
     d["sources"] = [s.strip() for s in d["sources"].split(",") if s.strip()]
     d["flags"] = [s.strip() for s in d["flags"].split(";") if s.strip()]
+    ic = g.interconnect
+    d["interconnect"] = None if ic.link == 0 else {
+        "link": _name("tc_link_name", 4, ic.link), "generation": ic.generation,
+        "links": ic.links, "bw_gbps": ic.bw_gbps, "switched": bool(ic.switched),
+        "pcie_gen": ic.pcie_gen}
     return d
 
 

@@ -15,8 +15,8 @@ import sys
 import sysconfig
 import threading
 
-from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_int,
-                    c_int64, c_size_t, c_void_p)
+from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_int, c_int64,
+                    c_size_t, c_ubyte, c_void_p)
 
 TC_ID_MAX = 64
 TC_NAME_MAX = 128
@@ -27,6 +27,18 @@ TC_ATTN_IMPL_COUNT = 7  # enum tc_attn_impl: unfused, flash, flash2, flash3, fla
 
 # enum tc_db_mode
 TC_DB_READONLY = 0
+
+
+class Interconnect(Structure):
+    _fields_ = [
+        ("bw_gbps", c_double),
+        ("link", c_int),
+        ("generation", c_int),
+        ("links", c_int),
+        ("switched", c_ubyte),
+        ("pcie_gen", c_ubyte),
+        ("reserved_bytes", c_ubyte * 2),
+    ]
 
 
 class Gpu(Structure):
@@ -61,7 +73,8 @@ class Gpu(Structure):
         ("smem_alloc_unit_bytes", c_int),
         ("sources", c_char * 1024),
         ("flags", c_char * 2048),
-        ("reserved", c_double * 4),
+        ("interconnect", Interconnect),
+        ("reserved", c_double * 1),
     ]
 
 
@@ -329,6 +342,7 @@ class LayerGroup(Structure):
 
 STRUCTS = {
     "tc_gpu": Gpu,
+    "tc_interconnect": Interconnect,
     "tc_run_info": RunInfo,
     "tc_gemm_row": GemmRow,
     "tc_attention_row": AttentionRow,
@@ -366,6 +380,7 @@ _PROTOTYPES = {
     "tc_layout_parse": (c_int, [c_char_p, POINTER(c_int)]),
     "tc_source_name": (c_char_p, [c_int]),
     "tc_arch_name": (c_char_p, [c_int]),
+    "tc_link_name": (c_char_p, [c_int]),
     "tc_bound_name": (c_char_p, [c_int]),
     "tc_align_name": (c_char_p, [c_int]),
     "tc_status_name": (c_char_p, [c_int]),

@@ -165,6 +165,31 @@ TC_API const char *tc_arch_name(enum tc_arch arch);
 #define TC_ID_MAX 64
 #define TC_NAME_MAX 128
 
+/* How a GPU reaches its peers in one node (a spec's interconnect:). */
+enum tc_link {
+    TC_LINK_UNKNOWN = 0, /* the spec gives none */
+    TC_LINK_PCIE,        /* through the host's PCIe (or a PCIe switch) */
+    TC_LINK_NVLINK,
+    TC_LINK_XGMI, /* AMD Infinity Fabric */
+    TC_LINK_COUNT
+};
+
+/* "unknown", "pcie", "nvlink", "xgmi"; "?" out of range. Static string. */
+TC_API const char *tc_link_name(enum tc_link link);
+
+/* A GPU's links to its tensor-parallel peers in one node: what the
+ * collectives' alpha-beta model reads (bw_gbps) and what it says about
+ * them. Taken from struct tc_gpu's reserved tail (its size is unchanged). */
+struct tc_interconnect {
+    double bw_gbps;         /* per direction, all its links together, 1e9 bytes/s; 0 unknown */
+    enum tc_link link;      /* TC_LINK_UNKNOWN when the spec has no interconnect */
+    int generation;         /* of that link: NVLink 2-5, PCIe 3-6, Infinity Fabric 3-4 */
+    int links;              /* links from one GPU to its peers (1: a PCIe x16 slot) */
+    unsigned char switched; /* 1: a switch (NVSwitch) gives every pair the full bw_gbps */
+    unsigned char pcie_gen; /* the host link's PCIe generation, 0 unknown */
+    unsigned char reserved_bytes[2];
+};
+
 /* One GPU as one process sees it (one GCD for MI250/MI250X). Plain data:
  * values are in the units their names say; 0 means "not supported" for
  * peaks and "unknown" elsewhere. */
@@ -205,7 +230,8 @@ struct tc_gpu {
 
     char sources[1024]; /* source keys, comma-separated */
     char flags[2048];   /* uncertain numbers, "; "-separated */
-    double reserved[4]; /* zeroed */
+    struct tc_interconnect interconnect;
+    double reserved[1]; /* zeroed */
 };
 
 /* A set of GPU specs. Opaque. */
