@@ -378,6 +378,8 @@ struct decomp {
     const struct tc_model_config *c;
     int64_t decode_ctx; /* > 0: one decode step over a KV cache this long */
     struct op_list list;
+    /* forward linear layers called as modules, in a layer and once per step */
+    int layer_linears, head_linears;
 };
 
 static int gemm_op(struct decomp *dc, const char *name, bool in_layer, int64_t m, int64_t n,
@@ -422,6 +424,10 @@ static int linear_ops(struct decomp *dc, const char *name, bool in_layer, int64_
     char sub[TC_OP_NAME_MAX];
     int err = gemm_op(dc, name, in_layer, m, n, k, 1, TC_LAYOUT_NT);
 
+    if (in_layer)
+        dc->layer_linears++;
+    else
+        dc->head_linears++;
     if (err < 0 || !dc->c->training)
         return err;
     snprintf(sub, sizeof(sub), "%s.dgrad", name);
@@ -778,8 +784,19 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
             else
                 head_ops++;
         }
+        /* A linear layer is a module (nn.Linear in Hugging Face models,
+         * vLLM's Column/RowParallelLinear): its call runs the module's
+         * __call__ and F.linear before the kernel, the longer host path the
+         * data's event-timed hosts show for nn.Linear over a plain op, 23 us
+         * (tc_timing_op_extra_us, calibrate-timing.c). Once per forward
+         * call; the backward GEMMs are dispatched by autograd, not by a
+         * module. */
+        double linear_extra = tc_timing_op_extra_us(TC_TIMING_EVENT, TC_GEMM_OP_LINEAR);
+
         mp->host_time_us =
-            c.graphs ? per_op : ((double)c.layers * (double)layer_ops + (double)head_ops) * per_op;
+            c.graphs ? per_op
+                     : ((double)c.layers * (double)layer_ops + (double)head_ops) * per_op +
+                           ((double)c.layers * dc.layer_linears + dc.head_linears) * linear_extra;
     }
     mp->step_time_us = mp->gpu_time_us > mp->host_time_us ? mp->gpu_time_us : mp->host_time_us;
     if (c.serving && !c.training) {

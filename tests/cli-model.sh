@@ -341,6 +341,9 @@ python3 - "$s2" "$s4" "$s8" "$sg" "$h8" "$g8" "$gg" <<'EOF' || fail "decode TP t
 import sys
 s2, s4, s8, sg, h8, g8, gg = map(float, sys.argv[1:])
 assert s4 / s2 < 0.9, "TP 2 -> 4 must fall (measured 0.82)"
+# the TP 4 floor holds each linear layer's module call (23 us more host
+# time than a plain op): without it the ratio was 0.61
+assert s4 / s2 > 0.7, "TP 2 -> 4 falls less than by half (measured 0.82)"
 assert s8 / s4 > 0.9, "TP 4 -> 8 must stay nearly flat (measured 1.00)"
 assert s8 == max(h8, g8) and h8 > g8, "TP 8 decode is host-bound"
 assert sg < s8 and abs(sg - gg) < 1e-6, "--graphs removes the per-op dispatch"

@@ -845,7 +845,8 @@ struct tc_model_prediction {
     enum tc_source source; /* the least certain source of any op */
     /* The step time is the larger of the GPU's (the ops' sum, gpu_time_us)
      * and the host's: in eager execution the host dispatches every op of
-     * every layer (host_time_us, ops x a PyTorch op's typical dispatch);
+     * every layer (host_time_us, ops x a PyTorch op's typical dispatch, and
+     * each forward linear layer's module call on top);
      * with CUDA graphs one launch per step. */
     double gpu_time_us;
     double host_time_us;
