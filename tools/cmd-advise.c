@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli-gpus.h"
 #include "model-cli.h"
 
 const char cmd_advise_help[] =
@@ -36,7 +37,9 @@ const char cmd_advise_help[] =
     "Larger micro-batches assume the memory allows them.\n"
     "\n"
     "Options:\n"
-    "  --gpu ID                GPU id (tilecast specs list)\n"
+    "  --gpu ID                GPU id (tilecast specs list); A,B,... or all: the\n"
+    "                          baseline and its best candidate on each GPU, one row\n"
+    "                          per GPU, the fastest baseline first\n"
     "  --config FILE|NAME      model config YAML, or a shipped config's name\n"
     "                          (gpt-neox-20b, llama-2-70b, llama-2-7b, llama-3-8b, paper-gpt)\n"
     "  --params-tolerance X    relative parameter-count tolerance: 5% or 0.05 (default 5%)\n"
@@ -47,6 +50,78 @@ const char cmd_advise_help[] =
     "  --db FILE               calibrate from this database\n"
     "  --verbose               print the number of candidates evaluated and the time taken\n"
     "  --json, --csv           machine-readable output (predictions, labelled as such)\n";
+
+/* advise --gpu A,B or all: the baseline and its best candidate on each
+ * GPU, one row per GPU, the fastest baseline first. */
+static int advise_compare(const char *cmd, const struct mcli_model_opts *opt,
+                          const struct tc_model_config *c, double tol, enum cli_format fmt)
+{
+    static const char *const cols[] = {"step_time_ms", "tokens_per_s_per_gpu", "best_speedup"};
+    static const int fmts[] = {2, 0, 3};
+    struct tc_specs *specs = cli_load_specs(cmd);
+    struct tc_predictor *p = NULL;
+    const struct tc_gpu **list = NULL;
+    struct cli_cmp_row *rows = NULL;
+    char title[256];
+    size_t n = 0;
+    int code;
+
+    if (!specs)
+        return CLI_EXIT_INPUT;
+    code = cli_gpu_list(cmd, specs, opt->gpu_id, &list, &n);
+    if (code == CLI_EXIT_OK && opt->db && !cli_input_readable(cmd, opt->db))
+        code = CLI_EXIT_INPUT;
+    if (code == CLI_EXIT_OK && !(p = tc_predictor_new(specs)))
+        code = cli_fail(cmd, TC_ERR_NOMEM);
+    if (code == CLI_EXIT_OK) {
+        tc_predictor_set_analytical(p, opt->analytical);
+        if (opt->db) {
+            int err = tc_predictor_add_db(p, opt->db);
+
+            if (err < 0)
+                code = cli_fail(cmd, err);
+        }
+    }
+    if (code == CLI_EXIT_OK && !(rows = calloc(n, sizeof(*rows))))
+        code = cli_fail(cmd, TC_ERR_NOMEM);
+    for (size_t i = 0; code == CLI_EXIT_OK && rows && i < n; i++) {
+        struct tc_advice *adv = NULL;
+        int err = tc_advise(p, list[i], c, tol, 1, &adv);
+
+        rows[i].gpu = list[i];
+        if (err < 0 || !adv) {
+            snprintf(rows[i].note, sizeof(rows[i].note), "%s", tc_last_error());
+            continue;
+        }
+        rows[i].ok = true;
+        rows[i].v[0] = adv->baseline_step_us / 1e3;
+        rows[i].v[1] = adv->baseline_tokens_per_s_per_gpu;
+        rows[i].v[2] = adv->n_candidates ? adv->candidates[0].speedup : 1.0;
+        if (adv->n_candidates) {
+            const struct tc_model_config *b = &adv->candidates[0].cfg;
+
+            snprintf(rows[i].note, sizeof(rows[i].note),
+                     "best: h=%lld a=%lld ffn=%lld v=%lld b=%lld t=%lld (%s)", (long long)b->hidden,
+                     (long long)b->heads, (long long)b->ffn, (long long)b->vocab,
+                     (long long)b->micro_batch, (long long)b->tp, adv->candidates[0].reason);
+        } else {
+            snprintf(rows[i].note, sizeof(rows[i].note), "no faster shape within %.1f%%",
+                     100 * tol);
+        }
+        tc_advice_free(adv);
+    }
+    if (code == CLI_EXIT_OK) {
+        snprintf(title, sizeof(title), "Advice for %s (%s, s=%lld b=%lld t=%lld) by GPU",
+                 c->name[0] ? c->name : "the model", tc_dtype_name(c->dtype), (long long)c->seq,
+                 (long long)c->micro_batch, (long long)c->tp);
+        code = cli_compare_print(cmd, title, cols, fmts, 3, 0, false, rows, n, fmt);
+    }
+    free(rows);
+    free(list);
+    tc_predictor_free(p);
+    tc_specs_free(specs);
+    return code;
+}
 
 static bool parse_tolerance(const char *v, double *out)
 {
@@ -133,6 +208,8 @@ int cmd_advise(int argc, char **argv)
     code = mcli_load_config(cmd, &opt, &c);
     if (code)
         return code;
+    if (cli_gpu_list_given(opt.gpu_id))
+        return advise_compare(cmd, &opt, &c, tol, fmt);
     code = mcli_setup(cmd, opt.gpu_id, opt.analytical, opt.db, &specs, &p, &gpu);
     if (code)
         return code;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli-gpus.h"
 #include "model-cli.h"
 
 /* A one-record output: "key value" lines, a JSON object or a CSV row. */
@@ -182,6 +183,8 @@ int cmd_predict_attention(int argc, char **argv)
         cli_error(cmd, "--batch, --heads, --seq and --head-dim are required");
         return CLI_EXIT_USAGE;
     }
+    if (cli_gpu_list_given(gpu_id))
+        return mcli_compare_attention(cmd, gpu_id, analytical, db, &q, fmt);
     code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
     if (code)
         return code;

@@ -14,6 +14,7 @@
 
 #include "bounds.h"
 #include "csv.h"
+#include "cli-gpus.h"
 #include "model-cli.h"
 #include "tc-internal.h"
 
@@ -750,6 +751,8 @@ int cmd_predict_layer(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     c.layers = 1;
+    if (cli_gpu_list_given(gpu_id))
+        return mcli_compare_model(cmd, gpu_id, analytical, db, &c, false, 0, false, fmt);
     code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
     if (code)
         return code;
@@ -833,6 +836,9 @@ int cmd_predict_model(int argc, char **argv)
         return code;
     if (attention >= 0)
         c.attention = (enum tc_attn_impl)attention;
+    if (cli_gpu_list_given(o.gpu_id))
+        return mcli_compare_model(cmd, o.gpu_id, o.analytical, o.db, &c, true, decode,
+                                  ignore_memory, fmt);
     code = mcli_setup(cmd, o.gpu_id, o.analytical, o.db, &specs, &p, &gpu);
     if (code)
         return code;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli-gpus.h"
 #include "csv.h"
 #include "format.h"
 #include "gemm-cli.h"
@@ -859,6 +860,47 @@ cleanup:
     return rc;
 }
 
+/* --gpu A,B or all: the shape on each GPU, one row per GPU, fastest first
+ * (cli-gpus.h). */
+static int compare_gemm(const char *cmd, const struct tc_specs *specs, struct tc_predictor *p,
+                        const char *gpus, const struct tc_gemm_query *q, const char *timing,
+                        enum cli_format fmt)
+{
+    static const char *const cols[] = {"time_us", "tflops"};
+    static const int decimals[] = {2, 1};
+    const struct tc_gpu **list = NULL;
+    struct cli_cmp_row *rows = NULL;
+    char title[160];
+    size_t n = 0;
+    int rc = cli_gpu_list(cmd, specs, gpus, &list, &n);
+
+    if (rc == CLI_EXIT_OK && !(rows = calloc(n, sizeof(*rows))))
+        rc = cli_fail(cmd, TC_ERR_NOMEM);
+    for (size_t i = 0; rc == CLI_EXIT_OK && rows && i < n; i++) {
+        struct tc_gemm_prediction pr;
+
+        rows[i].gpu = list[i];
+        if (tc_predict_gemm(p, list[i], q, &pr) < 0) {
+            snprintf(rows[i].note, sizeof(rows[i].note), "%s", tc_last_error());
+            continue;
+        }
+        add_typical_host(timing, q, &pr);
+        rows[i].ok = true;
+        rows[i].v[0] = pr.time_us;
+        rows[i].v[1] = pr.tflops;
+        snprintf(rows[i].source, sizeof(rows[i].source), "%s", tc_source_name(pr.source));
+    }
+    if (rc == CLI_EXIT_OK) {
+        snprintf(title, sizeof(title), "GEMM %lldx%lldx%lld %s %s (batch %lld) by GPU",
+                 (long long)q->m, (long long)q->n, (long long)q->k, tc_dtype_name(q->dtype),
+                 tc_layout_name(q->layout), (long long)q->batch);
+        rc = cli_compare_print(cmd, title, cols, decimals, 2, 0, false, rows, n, fmt);
+    }
+    free(rows);
+    free(list);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* predict gemm                                                             */
 /* ------------------------------------------------------------------------ */
@@ -1030,6 +1072,11 @@ static int cmd_predict_gemm(int argc, char **argv)
     }
     if (so.input) {
         rc = predict_stream(specs, p, &def, &so, &po);
+    } else if (cli_gpu_list_given(def.gpu_id)) {
+        q.m = dims[0], q.n = dims[1], q.k = dims[2], q.batch = def.batch;
+        q.dtype = def.dtype, q.layout = def.layout, q.op = def.op;
+        q.lda = ld[0], q.ldb = ld[1], q.ldc = ld[2];
+        rc = compare_gemm(cmd, specs, p, def.gpu_id, &q, timing, fmt);
     } else {
         const struct tc_gpu *gpu = cli_find_gpu(cmd, specs, def.gpu_id);
         struct tc_gemm_prediction pr;

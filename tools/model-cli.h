@@ -74,7 +74,8 @@
     "  n, k, batch, layout, time_us, tflops, share_pct and source; with --measured\n"              \
     "  the object holds measured, min_time_us and groups[], one per gpu/model and the\n"           \
     "  overall one. --attention IMPL: flash (default), flash2, flash3, flash4, cudnn\n"            \
-    "  or unfused (predict attention).\n"                                                          \
+    "  or unfused (predict attention). --gpu A,B,... or --gpu all: one row per GPU\n"              \
+    "  (layer_time_us, tflops), fastest first.\n"                                                  \
     "  --measured FILE  compares the predicted sum of each layer's four GEMMs (QKV,\n"             \
     "                   output projection, MLP up, MLP down; CSV columns gpu, dtype, m,\n"         \
     "                   n, k, layout, time_us, model, tp, vidur_op) with the measured\n"           \
@@ -111,7 +112,11 @@
     "  sampling, outputs, worker RPC; engine_time) is added to the forward, and a\n"               \
     "  prefill computes the logits of each sequence's last token only. --csv: one\n"               \
     "  row per op, the layer, step, GPU and host times, tokens/s and MFU on every\n"               \
-    "  row (layer: the layer time); --md: the ops and the summary as markdown tables.\n"
+    "  row (layer: the layer time); --md: the ops and the summary as markdown tables.\n"           \
+    "  --gpu A,B,... or --gpu all: the configuration on each GPU, one table with one\n"            \
+    "  row per GPU (step_time_ms, tokens_per_s, mfu_pct, memory_gb, source, note),\n"              \
+    "  fastest first; a GPU that cannot run it (a dtype it lacks, too little memory,\n"            \
+    "  no interconnect for --tp) says why in its note; --json: one object per GPU.\n"
 extern const char cmd_predict_gemm_help[];
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
@@ -155,6 +160,19 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
  * --train/--inference. Returns 0 or an exit status after printing the
  * error. */
 int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc_model_config *c);
+
+/* predict model (whole) or layer on each GPU of gpus ("a,b,c" or "all",
+ * cli-gpus.h): one table, one row per GPU, fastest first; a GPU that
+ * cannot run the configuration (a dtype it lacks, memory it does not have
+ * unless ignore_memory) is a row saying why. Returns an exit status. */
+int mcli_compare_model(const char *cmd, const char *gpus, bool analytical, const char *db,
+                       const struct tc_model_config *cfg, bool whole, long long decode,
+                       bool ignore_memory, enum cli_format fmt);
+
+/* predict attention of q on each GPU of gpus: one row per GPU (time_us,
+ * tflops), fastest first. Returns an exit status. */
+int mcli_compare_attention(const char *cmd, const char *gpus, bool analytical, const char *db,
+                           const struct tc_attention_query *q, enum cli_format fmt);
 
 /* Loads specs, finds the GPU and builds a predictor (analytical only when
  * asked; db may be NULL). Returns an exit code; on success the caller frees
