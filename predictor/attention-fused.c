@@ -40,6 +40,10 @@
 /* Fraction of the DRAM peak a streaming kernel sustains (as the previous
  * tile model and the GEMM predictor's memory term assume). */
 #define FUSED_DRAM_EFF 0.85
+/* L2 bandwidth of an Ampere SM, bytes per clock: the A100 whitepaper's
+ * 5120 B/clk of L2 read bandwidth over its 108 SMs (as the GEMM model
+ * takes it). */
+#define AMPERE_L2_BYTES_PER_CLK_SM (5120.0 / 108.0)
 /* Below this many CTAs the schedule is simulated exactly; above, the
  * tail is estimated (many waves: a few percent at most). */
 #define SIM_MAX_UNITS (1 << 18)
@@ -119,17 +123,20 @@ struct fused_kernel {
     int br, bc;             /* forward: query rows x keys; backward: query rows x keys */
     int threads;            /* per CTA */
     struct fused_eff eff;
-    double exp_mult;  /* exp throughput relative to the SFUs' */
-    double slow;      /* time multiplier (cuDNN on Blackwell) */
-    bool lpt;         /* the scheduler issues the longest CTAs first */
-    bool prefetch;    /* a producer warp loads the next CTA's inputs during this one's loop */
-    int stage_rows;   /* a CTA's query tile is stages of this many rows, an empty one
-                         skipped (FA4 on Blackwell); 0: one tile */
-    bool pack_gqa;    /* FA3's PackGQA: a KV head's query heads share tiles */
-    bool fa2_split;   /* FA2's split-KV kernel and heuristic (else FA3's) */
-    bool window_skip; /* a sliding window's left edge ends the key loop (else the loop runs
-                         to key 0, as under the causal mask alone) */
-    int64_t dqk, dvo; /* head dims as the kernel instantiates them (padding computed) */
+    double exp_mult;      /* exp throughput relative to the SFUs' */
+    double slow;          /* time multiplier (cuDNN on Blackwell) */
+    bool lpt;             /* the scheduler issues the longest CTAs first */
+    bool prefetch;        /* a producer warp loads the next CTA's inputs during this one's loop */
+    int stage_rows;       /* a CTA's query tile is stages of this many rows, an empty one
+                             skipped (FA4 on Blackwell); 0: one tile */
+    bool pack_gqa;        /* FA3's PackGQA: a KV head's query heads share tiles */
+    bool fa2_split;       /* FA2's split-KV kernel and heuristic (else FA3's) */
+    bool window_skip;     /* a sliding window's left edge ends the key loop (else the loop runs
+                             to key 0, as under the causal mask alone) */
+    double iter_l2_bytes; /* backward: L2 traffic of one (query tile, key tile) step that
+                             the step waits for (0: hidden behind the MMAs) */
+    bool dkv_per_qhead;   /* backward GQA: dK, dV per query head, then reduced */
+    int64_t dqk, dvo;     /* head dims as the kernel instantiates them (padding computed) */
 };
 
 static int64_t round_up(int64_t v, int64_t m)
@@ -369,6 +376,43 @@ static int fa4_sm80_kernel(const struct tc_gpu *gpu, const struct tc_attention_q
     return TC_OK;
 }
 
+/* The cuDNN frontend's open-source ("FROST") sm80 backward (python/cudnn/
+ * sdpa/bwd/kernels/sm80/bprop_f16.py and its compile(), config_sm80.py,
+ * prepared_host.py): a CTA
+ * of eight warps owns 64 keys (128 with 64-row query tiles in its head
+ * dim 64 kernel, bprop_d64_f16.py) and loops over 64-row query tiles; the
+ * per-step work is FA2's five GEMMs on mma.sync, so FA2's efficiencies
+ * are taken (its wide-head factor included). What the source adds: each step adds dQ into an fp32
+ * buffer with atomics through L2, staged through shared memory for coalescing up to d_qk 128 and
+ * scattered above (eight 32-byte sectors a request instead of four: "halves the dQ atomic L2
+ * traffic", +18 % at d 128); from d_qk 256 Q and dO are single-buffered ("load-wait-compute"), so
+ * their reload is waited for too; the kernel "runs 8 warps/SM at the
+ * 255-register cap, so it is issue-bound", with no second CTA to cover
+ * the waits. That traffic is charged at the SM's L2 rate, serial with the
+ * step. GQA writes dK and dV per query head and reduces them in a
+ * separate kernel. The causal default schedules the longest key blocks
+ * first (SCHED_LPT_L2). */
+static int frost_sm80_bwd_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                 struct fused_kernel *k)
+{
+    double e = tc_dtype_bytes(q->dtype);
+
+    fa2_kernel(gpu, q, TC_ATTN_CUDNN, k);
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    if (k->dvo > k->dqk)
+        return refuse(gpu, TC_ATTN_CUDNN_OSS,
+                      "its sm80 backward splits the work between two warp groups by head dim "
+                      "and needs the Q/K head dim at least the V head dim");
+    k->br = 64;
+    k->bc = k->dqk <= 64 ? 128 : 64;
+    k->threads = 256;
+    k->lpt = q->causal;
+    k->iter_l2_bytes = (double)k->br * (double)k->dqk * 4.0 * (k->dqk <= 128 ? 1.0 : 2.0) +
+                       (k->dqk >= 256 ? (double)k->br * (double)(k->dqk + k->dvo) * e : 0.0);
+    k->dkv_per_qhead = true;
+    return TC_OK;
+}
+
 /* Which kernel a query runs, or why it cannot run. FLASH is the best the
  * architecture's libraries offer: FA2 on Ampere and Ada, FA3 on Hopper
  * (cuDNN for an fp8 backward, which FA3 lacks), FA4 on Blackwell, and the
@@ -379,6 +423,8 @@ static int resolve_kernel(const struct tc_gpu *gpu, const struct tc_attention_qu
     enum tc_attn_impl impl = q->impl;
     int64_t dvo = q->head_dim_vo ? q->head_dim_vo : q->head_dim;
     bool fp8 = q->dtype == TC_DTYPE_FP8;
+
+    memset(k, 0, sizeof(*k));
 
     if (q->head_dim > 256 || dvo > 256)
         return tc_error(TC_ERR_UNSUPPORTED,
@@ -407,9 +453,14 @@ static int resolve_kernel(const struct tc_gpu *gpu, const struct tc_attention_qu
             return TC_OK;
         }
     }
-    /* the cuDNN frontend's open-source engines publish no tiles of their
-     * own: they are modelled as cuDNN's engines, and their measured rows
+    /* the cuDNN frontend's open-source engines: their sm80 backward is
+     * modelled from its source; elsewhere they publish no tiles of their
+     * own and are modelled as cuDNN's engines, and their measured rows
      * calibrate them apart from cuDNN's (attention.c) */
+    if (impl == TC_ATTN_CUDNN_OSS && q->backward && half_dtype(q->dtype) &&
+        (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA)) {
+        return frost_sm80_bwd_kernel(gpu, q, k);
+    }
     if (impl == TC_ATTN_CUDNN_OSS)
         impl = TC_ATTN_CUDNN;
     switch (impl) {
@@ -779,6 +830,8 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
         }
     } else {
         int64_t key_tiles = (m->seq_kv + k->bc - 1) / k->bc;
+        double clk = gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz : 1000;
+        double step_l2_us = k->iter_l2_bytes / (AMPERE_L2_BYTES_PER_CLK_SM * clk);
         /* K and V in (prefetched by a producer warp), dK and dV out */
         double pe_us = (k->prefetch ? 1.0 : 2.0) * (double)k->bc * (double)(k->dqk + k->dvo) * e /
                        sm_bytes_per_us;
@@ -791,7 +844,8 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
 
             bwd_tiles(m, j * k->bc, (j + 1) * k->bc - 1, k->br, &nt, &nf);
             per_block[j] =
-                ((double)nf * c.full_us + (double)(nt - nf) * c.masked_us) * k->br * k->bc;
+                ((double)nf * c.full_us + (double)(nt - nf) * c.masked_us) * k->br * k->bc +
+                (double)nt * step_l2_us;
         }
         /* the deterministic FA2 backward: ceil(SMs / (b * h)) CTAs per
          * head, each looping over every splits-th key block and
@@ -936,6 +990,11 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
 
             extra_us = tc_elementwise_time_us(gpu, qrows * (2.0 * dvo * e + 4 + dqk * 4.0)) +
                        tc_elementwise_time_us(gpu, qrows * dqk * (4.0 * acc + e));
+            if (k.dkv_per_qhead && kv_heads != q->heads)
+                /* the per-query-head dK, dV in, the KV heads' out */
+                extra_us += tc_elementwise_time_us(gpu, (double)q->batch * (double)seq_kv *
+                                                            (double)(q->heads + kv_heads) *
+                                                            (double)(dqk + dvo) * e);
         }
     }
     out->time_us += extra_us;

@@ -63,6 +63,60 @@ START_TEST(test_fa4_sm80_forward)
 }
 END_TEST
 
+/* The cuDNN frontend's open-source sm80 backward: 64-key CTAs over 64-row
+ * query tiles (128 keys at head dim 64), each step waiting for its fp32
+ * dQ atomics (scattered, twice the sectors, above d_qk 128) and, from
+ * d_qk 256, its Q/dO reload; GQA adds a per-query-head dK/dV reduction. */
+START_TEST(test_frost_sm80_backward)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN_OSS,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 32,
+                                   .seq_q = 8192,
+                                   .head_dim = 128,
+                                   .backward = true};
+    struct tc_attention_prediction oss, cudnn, gqa, oss192, cudnn192;
+    const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_OK);
+    ck_assert_int_eq(oss.block_m, 64);
+    ck_assert_int_eq(oss.block_n, 64);
+    q.impl = TC_ATTN_CUDNN;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn), TC_OK);
+    /* the same MMAs and softmax, plus the waited-for dQ traffic */
+    ck_assert_msg(oss.time_us > 1.1 * cudnn.time_us, "oss %.1f us, cudnn %.1f", oss.time_us,
+                  cudnn.time_us);
+    /* scattered atomics above d_qk 128: the gap grows */
+    q.head_dim = 192;
+    q.head_dim_vo = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn192), TC_OK);
+    q.impl = TC_ATTN_CUDNN_OSS;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss192), TC_OK);
+    ck_assert(oss192.time_us / cudnn192.time_us > oss.time_us / cudnn.time_us);
+    /* GQA: the same CTAs per query head, plus the reduction */
+    q.head_dim = 128;
+    q.head_dim_vo = 0;
+    q.kv_heads = 4;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &gqa), TC_OK);
+    ck_assert(gqa.time_us > oss.time_us);
+    /* head dim 64: 128 keys a CTA */
+    q.kv_heads = 0;
+    q.head_dim = 64;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_OK);
+    ck_assert_int_eq(oss.block_n, 128);
+    /* a V head dim above the Q/K one is not served */
+    q.head_dim_vo = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_ERR_UNSUPPORTED);
+    ck_assert(strstr(tc_last_error(), "cudnn_oss") != NULL);
+    /* the forward keeps cuDNN's FA2-class tiles (128 x 128 at head dim 64) */
+    q.head_dim_vo = 0;
+    q.backward = false;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_OK);
+    ck_assert_int_eq(oss.block_n, 128);
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -70,5 +124,6 @@ TCase *model_kernels_tcase(void)
     tcase_add_checked_fixture(tc, model_setup, model_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_fa4_sm80_forward);
+    tcase_add_test(tc, test_frost_sm80_backward);
     return tc;
 }
