@@ -413,6 +413,28 @@ static int frost_sm80_bwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
     return TC_OK;
 }
 
+/* The cuDNN frontend's open-source sm80 forward (python/cudnn/sdpa/fwd/
+ * config_sm80.py, kernels/prefill_f16_sm80.py, prefill_d256_f16_sm80.py):
+ * 128 x 64 tiles in every flavour, eight warps (four at head dim 64), the
+ * Q/K and V head dims instantiated apart (its dsv3 flavour runs 192/128
+ * without padding V to 192, which FA2 does). Its llama flavour "matches
+ * ~97 % FA-2.8.3 at SQ=8K": FA2's efficiencies are taken. Causal keeps the
+ * plain grid (the longest-first order is "a driver-side override, not
+ * pinned here"). */
+static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                 struct fused_kernel *k)
+{
+    fa2_kernel(gpu, q, TC_ATTN_CUDNN, k);
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    if (k->dvo > k->dqk)
+        return refuse(gpu, TC_ATTN_CUDNN_OSS,
+                      "its sm80 forward's flavours have the Q/K head dim at least the V head dim");
+    k->br = 128;
+    k->bc = 64;
+    k->threads = (k->dqk <= 64 ? 4 : 8) * 32;
+    return TC_OK;
+}
+
 /* Which kernel a query runs, or why it cannot run. FLASH is the best the
  * architecture's libraries offer: FA2 on Ampere and Ada, FA3 on Hopper
  * (cuDNN for an fp8 backward, which FA3 lacks), FA4 on Blackwell, and the
@@ -453,14 +475,13 @@ static int resolve_kernel(const struct tc_gpu *gpu, const struct tc_attention_qu
             return TC_OK;
         }
     }
-    /* the cuDNN frontend's open-source engines: their sm80 backward is
-     * modelled from its source; elsewhere they publish no tiles of their
-     * own and are modelled as cuDNN's engines, and their measured rows
-     * calibrate them apart from cuDNN's (attention.c) */
-    if (impl == TC_ATTN_CUDNN_OSS && q->backward && half_dtype(q->dtype) &&
-        (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA)) {
-        return frost_sm80_bwd_kernel(gpu, q, k);
-    }
+    /* the cuDNN frontend's open-source engines: their sm80 kernels are
+     * modelled from their source; elsewhere they are modelled as cuDNN's
+     * engines; their measured rows calibrate them apart from cuDNN's
+     * (attention.c) */
+    if (impl == TC_ATTN_CUDNN_OSS && half_dtype(q->dtype) &&
+        (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA))
+        return q->backward ? frost_sm80_bwd_kernel(gpu, q, k) : frost_sm80_fwd_kernel(gpu, q, k);
     if (impl == TC_ATTN_CUDNN_OSS)
         impl = TC_ATTN_CUDNN;
     switch (impl) {

@@ -109,11 +109,38 @@ START_TEST(test_frost_sm80_backward)
     q.head_dim_vo = 128;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_ERR_UNSUPPORTED);
     ck_assert(strstr(tc_last_error(), "cudnn_oss") != NULL);
-    /* the forward keeps cuDNN's FA2-class tiles (128 x 128 at head dim 64) */
-    q.head_dim_vo = 0;
-    q.backward = false;
+}
+END_TEST
+
+/* The cuDNN frontend's open-source sm80 forward: 128 x 64 tiles at every
+ * head dim, the V head dim not padded to the Q/K one (DeepSeek's 192/128),
+ * which cuDNN's FA2-class model pads. */
+START_TEST(test_frost_sm80_forward)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN_OSS,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .seq_q = 8192,
+                                   .head_dim = 64};
+    struct tc_attention_prediction oss, cudnn;
+    const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
+
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_OK);
-    ck_assert_int_eq(oss.block_n, 128);
+    ck_assert_int_eq(oss.block_m, 128);
+    ck_assert_int_eq(oss.block_n, 64);
+    q.head_dim = 192;
+    q.head_dim_vo = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_OK);
+    q.impl = TC_ATTN_CUDNN;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn), TC_OK);
+    ck_assert_msg(oss.time_us < 0.9 * cudnn.time_us, "oss %.1f us, cudnn %.1f", oss.time_us,
+                  cudnn.time_us);
+    /* a V head dim above the Q/K one is no flavour of it */
+    q.impl = TC_ATTN_CUDNN_OSS;
+    q.head_dim = 128;
+    q.head_dim_vo = 192;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_ERR_UNSUPPORTED);
 }
 END_TEST
 
@@ -125,5 +152,6 @@ TCase *model_kernels_tcase(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_fa4_sm80_forward);
     tcase_add_test(tc, test_frost_sm80_backward);
+    tcase_add_test(tc, test_frost_sm80_forward);
     return tc;
 }
