@@ -40,10 +40,10 @@
 /* Fraction of the DRAM peak a streaming kernel sustains (as the previous
  * tile model and the GEMM predictor's memory term assume). */
 #define FUSED_DRAM_EFF 0.85
-/* L2 bandwidth of an Ampere SM, bytes per clock: the A100 whitepaper's
- * 5120 B/clk of L2 read bandwidth over its 108 SMs (as the GEMM model
- * takes it). */
-#define AMPERE_L2_BYTES_PER_CLK_SM (5120.0 / 108.0)
+/* L2 bandwidth of an SM, bytes per clock: the A100 whitepaper's 5120
+ * B/clk of L2 read bandwidth over its 108 SMs; Hopper is taken at the same
+ * per-SM rate (as the GEMM model takes both). */
+#define SM_L2_BYTES_PER_CLK (5120.0 / 108.0)
 /* Below this many CTAs the schedule is simulated exactly; above, the
  * tail is estimated (many waves: a few percent at most). */
 #define SIM_MAX_UNITS (1 << 18)
@@ -320,6 +320,16 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     k->pack_gqa = impl != TC_ATTN_CUDNN;
     k->fa2_split = false;
     k->window_skip = true;
+    if (impl == TC_ATTN_FLASH4 && q->backward && k->dqk > 192) {
+        /* FA4's sm90 backward at head dim 256 (flash_attn/cute/
+         * interface.py, _tile_size_bwd_sm90): 64 x 64 tiles and one stage
+         * each of Q, dO and P/dS, so the producer cannot load a step's Q
+         * and dO while the previous step's are in use: each step waits
+         * for them */
+        k->br = 64;
+        k->bc = 64;
+        k->iter_l2_bytes = 64.0 * (double)(k->dqk + k->dvo) * tc_dtype_bytes(q->dtype);
+    }
 }
 
 /* FlashAttention-4 on Blackwell (flash_attn/cute, flash_fwd_sm100.py): a
@@ -852,7 +862,7 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
     } else {
         int64_t key_tiles = (m->seq_kv + k->bc - 1) / k->bc;
         double clk = gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz : 1000;
-        double step_l2_us = k->iter_l2_bytes / (AMPERE_L2_BYTES_PER_CLK_SM * clk);
+        double step_l2_us = k->iter_l2_bytes / (SM_L2_BYTES_PER_CLK * clk);
         /* K and V in (prefetched by a producer warp), dK and dV out */
         double pe_us = (k->prefetch ? 1.0 : 2.0) * (double)k->bc * (double)(k->dqk + k->dvo) * e /
                        sm_bytes_per_us;

@@ -1,7 +1,7 @@
 /* The model suite's third file: mechanisms of individual fused-attention
- * kernels taken from their sources (FlashAttention-4's sm80 forward, the
- * cuDNN frontend's open-source sm80 backward), each checked against the
- * behaviour the source describes. */
+ * kernels taken from their sources (FlashAttention-4's sm80 forward and
+ * sm90 backward, the cuDNN frontend's open-source sm80 kernels), each
+ * checked against the behaviour the source describes. */
 #include "config.h"
 
 #include <check.h>
@@ -144,6 +144,39 @@ START_TEST(test_frost_sm80_forward)
 }
 END_TEST
 
+/* FlashAttention-4's sm90 backward at head dim 256: 64 x 64 tiles with
+ * single-staged Q and dO, whose reload each step waits for; FA3's kernel
+ * (its own tiles) and FA4 at head dim 128 do not. */
+START_TEST(test_fa4_sm90_backward_d256)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 32,
+                                   .kv_heads = 2,
+                                   .seq_q = 16384,
+                                   .head_dim = 256,
+                                   .causal = true,
+                                   .backward = true};
+    struct tc_attention_prediction fa4, fa3;
+    const struct tc_gpu *h200 = gpu("h200-sxm-141gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    ck_assert_int_eq(fa4.block_m, 64);
+    ck_assert_int_eq(fa4.block_n, 64);
+    q.impl = TC_ATTN_FLASH3;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
+    ck_assert_int_eq(fa3.block_n, 80);
+    ck_assert_msg(fa4.time_us > 1.2 * fa3.time_us, "FA4 %.1f us, FA3 %.1f", fa4.time_us,
+                  fa3.time_us);
+    q.head_dim = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
+    q.impl = TC_ATTN_FLASH4;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    ck_assert_double_eq_tol(fa4.time_us, fa3.time_us, fa3.time_us * 1e-9);
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -153,5 +186,6 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_fa4_sm80_forward);
     tcase_add_test(tc, test_frost_sm80_backward);
     tcase_add_test(tc, test_frost_sm80_forward);
+    tcase_add_test(tc, test_fa4_sm90_backward_d256);
     return tc;
 }
