@@ -81,6 +81,10 @@ has out "schema v3"
 has out "a100-pcie-40gb"
 has out "profiler-median"
 has out "imported"
+# the help names the schema a new file gets (it said v1 of a v3 file)
+schema=$(sed -n 's/.*schema \(v[0-9]*\).*/\1/p' "$TMP/out" | head -1)
+run 0 "$TC" db --help
+has out "SQLite file (schema $schema)"
 run 0 "$TC" db info "$TMP/a.db" --json
 python3 - "$TMP/out" <<'EOF' || fail "db info --json is not the expected JSON"
 import json, sys

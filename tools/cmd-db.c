@@ -15,6 +15,11 @@
 /* The overview of `tilecast db --help`; each subcommand's own --help text
  * follows it here (db calibrate's is in cmd-calibrate.c). tilecast.c puts
  * them all in the man page and the bash completion. */
+/* The schema version as text, from the number the library writes, so the
+ * help never names an old one. */
+#define SCHEMA_TEXT_(v) #v
+#define SCHEMA_TEXT(v) SCHEMA_TEXT_(v)
+#define SCHEMA "v" SCHEMA_TEXT(TC_DB_SCHEMA_VERSION)
 const char cmd_db_help[] =
     "Usage: tilecast db info DB [--json|--csv]\n"
     "       tilecast db check DB\n"
@@ -28,7 +33,8 @@ const char cmd_db_help[] =
     "       tilecast db compact DB\n"
     "       tilecast db bench [--rows N] [--batch N]\n"
     "\n"
-    "A tilecast database is an SQLite file (schema v1): GPU spec snapshots, runs\n"
+    /* (a line of its own, or clang-format joins it to the one before) */
+    "A tilecast database is an SQLite file (schema " SCHEMA "): GPU spec snapshots, runs\n"
     "with their provenance, and GEMM and attention measurements. Files with a\n"
     "newer schema, other SQLite files and damaged files are refused and left\n"
     "untouched.\n"
