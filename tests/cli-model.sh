@@ -305,6 +305,10 @@ expect 2 "$bin" predict model --gpu $gpu --config llama-3-8b --tp 1 --train
 grep -q "does not fit: .* of 76.0 (weights 16.1, grads 16.1, optimizer 96.4" "$tmp/err" ||
     fail "memory refusal: $(cat "$tmp/err")"
 expect 0 "$bin" predict model --gpu $gpu --config llama-3-8b --tp 1 --train --ignore-memory --json
+# the option the refusal recommends is in the help (and so the man page and
+# the completion)
+"$bin" predict model --help | grep -q -- "--ignore-memory" ||
+    fail "predict model --help does not name --ignore-memory, which its refusal recommends"
 json_check "$tmp/out" 'd["memory"]["fits"] is False and abs(d["memory"]["weights_gb"] + d["memory"]["grads_gb"] + d["memory"]["optimizer_gb"] - 8.03e9 * 16 / 1e9) < 0.5'
 expect 0 "$bin" predict model --gpu $gpu --config llama-3-8b --tp 8 --train --json
 json_check "$tmp/out" 'd["memory"]["fits"] is True and abs(d["memory"]["weights_gb"] - 8.03e9 * 2 / 8 / 1e9) < 0.05'

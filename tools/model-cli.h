@@ -90,8 +90,8 @@
     "Usage: tilecast predict model --gpu ID --config FILE [--tp T] [--micro-batch B]\n"            \
     "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"           \
     "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"           \
-    "                              [--serving] [--analytical] [--db FILE]\n"                       \
-    "                              [--json|--csv|--md]\n"                                          \
+    "                              [--serving] [--ignore-memory] [--analytical]\n"                 \
+    "                              [--db FILE] [--json|--csv|--md]\n"                              \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"         \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"                 \
     "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n"          \
@@ -117,7 +117,10 @@
     "  --gpu A,B,... or --gpu all: the configuration on each GPU, one table with one\n"            \
     "  row per GPU (step_time_ms, tokens_per_s, mfu_pct, memory_gb, source, note),\n"              \
     "  fastest first; a GPU that cannot run it (a dtype it lacks, too little memory,\n"            \
-    "  no interconnect for --tp) says why in its note; --json: one object per GPU.\n"
+    "  no interconnect for --tp) says why in its note; --json: one object per GPU.\n"              \
+    "  A model whose weights, gradients, optimizer state, activations and KV cache\n"              \
+    "  do not fit the GPU's memory is refused (exit 2, with the breakdown) unless\n"               \
+    "  --ignore-memory, which predicts it anyway.\n"
 extern const char cmd_predict_gemm_help[];
 extern const char cmd_predict_attention_help[];
 extern const char cmd_predict_layer_help[];
