@@ -57,6 +57,9 @@ static const struct model_key {
     {"tied_embeddings", KEY_BOOL, FIELD(tied_embeddings), 0, 0},
     {"graphs", KEY_BOOL, FIELD(graphs), 0, 0},
     {"serving", KEY_BOOL, FIELD(serving), 0, 0},
+    {"dp", KEY_INT, FIELD(dp), 1, 1 << 20},
+    {"zero_stage", KEY_INT, FIELD(zero_stage), 0, 3},
+    {"recompute", KEY_BOOL, FIELD(recompute), 0, 0},
     /* The struct's own names for what activation, norm and mode say in
      * words: the Python binding returns a config as a dict of the struct's
      * fields (predict_model()["config"], advise's candidates), and such a

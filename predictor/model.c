@@ -35,6 +35,7 @@ TC_API void tc_model_config_defaults(struct tc_model_config *cfg)
     cfg->attention = TC_ATTN_FLASH;
     cfg->training = true;
     cfg->causal = true;
+    cfg->dp = 1;
 }
 
 TC_API int tc_model_config_resolve(struct tc_model_config *c)
@@ -83,6 +84,12 @@ TC_API int tc_model_config_resolve(struct tc_model_config *c)
                         (long long)c->tp, (long long)c->hidden, (long long)c->ffn);
     if ((unsigned)c->dtype >= TC_DTYPE_COUNT)
         return tc_error(TC_ERR_INVALID, "model config: bad dtype");
+    if (c->dp == 0) /* a struct zeroed by its caller: no data parallelism */
+        c->dp = 1;
+    if (c->dp < 0 || c->zero_stage < 0 || c->zero_stage > 3)
+        return tc_error(TC_ERR_RANGE,
+                        "model config: dp (%lld) must be positive and zero_stage (%lld) in [0, 3]",
+                        (long long)c->dp, (long long)c->zero_stage);
     return TC_OK;
 }
 
@@ -123,6 +130,13 @@ TC_API double tc_model_params(const struct tc_model_config *c)
  *    et al., "Reducing Activation Recomputation in Large Transformer
  *    Models", 2022, eq. 2); flash attention stores no s x s scores, which
  *    drops the last term; fp32 doubles it;
+ *  - ZeRO over the dp data-parallel replicas (Rajbhandari et al., section
+ *    5): stage 1 keeps 1/dp of the optimizer state on each GPU, stage 2 of
+ *    the gradients too, stage 3 of the weights too (the one layer stage 3
+ *    gathers at a time is left out);
+ *  - full activation recomputation (Korthikanti et al., section 4.1: each
+ *    layer stores its input only, 2.s.b.h bytes at 16 bits) keeps that for
+ *    every layer plus one layer's activations while it is recomputed;
  *  - inference: the KV cache, 2 (K and V) x layers x kv_heads/t x head_dim x
  *    tokens x batch in the dtype, and one layer's working set (its widest
  *    activation, b.s.max(3h, 2.ffn) elements, twice for input and output);
@@ -151,14 +165,21 @@ TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_confi
     h = (double)c.hidden;
     out->weights_bytes = tc_model_params(&c) * e / t;
     if (c.training && !decode_context) {
-        double params = tc_model_params(&c) / t;
+        double params = tc_model_params(&c) / t, dp = (double)c.dp;
 
-        out->grads_bytes = params * e;
-        out->optimizer_bytes = params * (c.dtype == TC_DTYPE_FP32 ? 8.0 : 12.0);
+        if (c.zero_stage >= 3)
+            out->weights_bytes /= dp;
+        out->grads_bytes = params * e / (c.zero_stage >= 2 ? dp : 1);
+        out->optimizer_bytes =
+            params * (c.dtype == TC_DTYPE_FP32 ? 8.0 : 12.0) / (c.zero_stage >= 1 ? dp : 1);
         per_layer = s * b * h * (10.0 + 24.0 / t);
         if (c.attention == TC_ATTN_UNFUSED)
             per_layer += s * b * h * 5.0 * (double)c.heads * s / (h * t);
-        out->activations_bytes = (double)c.layers * per_layer * (e > 2 ? e / 2 : 1);
+        if (c.recompute)
+            out->activations_bytes =
+                ((double)c.layers * 2.0 * s * b * h + per_layer) * (e > 2 ? e / 2 : 1);
+        else
+            out->activations_bytes = (double)c.layers * per_layer * (e > 2 ? e / 2 : 1);
     } else {
         double wide = 3.0 * h > 2.0 * (double)c.ffn ? 3.0 * h : 2.0 * (double)c.ffn;
 
@@ -380,6 +401,11 @@ struct decomp {
     struct op_list list;
     /* forward linear layers called as modules, in a layer and once per step */
     int layer_linears, head_linears;
+    /* a layer's forward: its time and ops (what recomputation runs again) */
+    double layer_fwd_us;
+    int layer_fwd_ops;
+    /* host dispatches per layer beyond the ops of the list (recomputation) */
+    int layer_extra_ops;
 };
 
 static int gemm_op(struct decomp *dc, const char *name, bool in_layer, int64_t m, int64_t n,
@@ -413,6 +439,9 @@ static int gemm_op(struct decomp *dc, const char *name, bool in_layer, int64_t m
     op->wave_eff = pred.wave_eff;
     op->waves = pred.waves;
     op->occupancy = pred.occupancy;
+    /* the backward GEMMs are named after their forward: qkv.dgrad */
+    if (in_layer && !strchr(name, '.'))
+        dc->layer_fwd_us += op->time_us, dc->layer_fwd_ops++;
     return TC_OK;
 }
 
@@ -464,6 +493,8 @@ static int memory_op(struct decomp *dc, const char *name, bool in_layer, double 
  * gradient, writes one gradient). */
 static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, double bytes)
 {
+    if (in_layer)
+        dc->layer_fwd_us += tc_elementwise_time_us(dc->gpu, bytes), dc->layer_fwd_ops++;
     if (dc->c->training)
         return memory_op(dc, name, in_layer, 3 * bytes, 2);
     return memory_op(dc, name, in_layer, bytes, 1);
@@ -509,6 +540,8 @@ static int collective_op(struct decomp *dc, const char *name, const char *kind, 
                         name, bytes);
     op->m = (int64_t)bytes;
     op->time_us = passes * (8.0 + link_share * bytes / (dc->gpu->interconnect.bw_gbps * 1e3 * 0.8));
+    if (in_layer)
+        dc->layer_fwd_us += op->time_us / passes, dc->layer_fwd_ops++;
     return TC_OK;
 }
 
@@ -532,6 +565,8 @@ static int fused_attention_op(struct decomp *dc, const char *name,
     op->bound = pred.bound;
     op->waves = pred.waves;
     op->occupancy = pred.occupancy;
+    if (!q->backward)
+        dc->layer_fwd_us += op->time_us, dc->layer_fwd_ops++;
     return TC_OK;
 }
 
@@ -591,6 +626,69 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
     return err;
 }
 
+/* Full activation recomputation (Megatron-LM's --recompute-granularity
+ * full, torch.utils.checkpoint per layer; Korthikanti et al. 2022, section
+ * 4.1): the backward of each layer first runs its forward again from the
+ * stored input, every kernel and every module call of it. */
+static int recompute_op(struct decomp *dc)
+{
+    struct tc_op_prediction *op = op_new(&dc->list, "recompute", "recompute", true);
+
+    if (!op)
+        return TC_ERR_NOMEM;
+    op->time_us = dc->layer_fwd_us;
+    dc->layer_extra_ops = dc->layer_fwd_ops - 1;
+    dc->layer_linears *= 2;
+    return TC_OK;
+}
+
+/* The once-per-step work of a training step beyond forward and backward.
+ * - The optimizer step: Adam over this GPU's parameters (1/t of them, 1/dp
+ *   of those under ZeRO 1-3), a memory-bound sweep (Apex's and PyTorch's
+ *   fused multi-tensor Adam): it reads the fp32 master weight, momentum and
+ *   variance (12 bytes) and the 16-bit gradient (2), writes the three back
+ *   (12) and the 16-bit weight (2): 28 bytes per parameter; fp32 training
+ *   reads the weight (its own master), gradient, m and v (16) and writes
+ *   weight, m and v (12): 28 too.
+ * - With dp > 1 the gradients are reduced over the replicas: PyTorch DDP
+ *   all-reduces them in 25 MB buckets while the backward runs (Li et al.,
+ *   "PyTorch Distributed", VLDB 2020, sections 3.2.3 and 3.2.4; the default
+ *   bucket_cap_mb); ZeRO 1 and 2 move the same volume as a reduce-scatter
+ *   and an all-gather of the weights, ZeRO 3 1.5 times it (Rajbhandari et
+ *   al., section 7). A ring over dp carries 2(dp-1)/dp of the bytes on each
+ *   link, 8 us of NCCL latency a bucket. What the backward hides is lost:
+ *   the exposed time is what exceeds the backward's, and at least the last
+ *   bucket, which starts when the backward ends. The replicas are taken to
+ *   share the node's interconnect (dp x tp within one node's GPUs); across
+ *   nodes the network would bound it, which the model leaves out. */
+static int train_step_ops(struct decomp *dc)
+{
+    const struct tc_model_config *c = dc->c;
+    double e = tc_dtype_bytes(c->dtype), dp = (double)c->dp;
+    double params = tc_model_params(c) / (double)c->tp;
+    double bucket = 25e6, grads = params * e, bw = dc->gpu->interconnect.bw_gbps * 1e3 * 0.8;
+    double share, buckets, total_us, last_us, layer_us = 0, backward_us;
+    struct tc_op_prediction *op;
+    int err = memory_op(dc, "optimizer", false, 28.0 * params / (c->zero_stage >= 1 ? dp : 1), 1);
+
+    if (err < 0 || c->dp <= 1)
+        return err;
+    op = op_new(&dc->list, "dp_allreduce", "allreduce", false);
+    if (!op)
+        return TC_ERR_NOMEM;
+    for (size_t i = 0; i < dc->list.n; i++)
+        if (dc->list.ops[i].in_layer)
+            layer_us += dc->list.ops[i].time_us;
+    backward_us = (double)c->layers * (layer_us - dc->layer_fwd_us);
+    share = (c->zero_stage >= 3 ? 3.0 : 2.0) * (dp - 1) / dp;
+    buckets = ceil(grads / bucket);
+    total_us = buckets * 8.0 + share * grads / bw;
+    last_us = 8.0 + share * fmin(grads, bucket) / bw;
+    op->m = (int64_t)grads;
+    op->time_us = fmax(total_us - backward_us, last_us);
+    return TC_OK;
+}
+
 static int decompose(struct decomp *dc)
 {
     const struct tc_model_config *c = dc->c;
@@ -647,6 +745,10 @@ static int decompose(struct decomp *dc)
         err = allreduce_op(dc, "tp_allreduce2", act_bytes);
     if (err == TC_OK)
         err = elementwise_op(dc, "residual2", true, 3 * act_bytes);
+    if (err == TC_OK && c->training && c->recompute)
+        err = recompute_op(dc);
+    if (err == TC_OK && c->training)
+        err = train_step_ops(dc);
     if (err < 0 || c->vocab == 0)
         return err;
 
@@ -795,7 +897,9 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
 
         mp->host_time_us =
             c.graphs ? per_op
-                     : ((double)c.layers * (double)layer_ops + (double)head_ops) * per_op +
+                     : ((double)c.layers * (double)(layer_ops + (size_t)dc.layer_extra_ops) +
+                        (double)head_ops) *
+                               per_op +
                            ((double)c.layers * dc.layer_linears + dc.head_linears) * linear_extra;
     }
     mp->step_time_us = mp->gpu_time_us > mp->host_time_us ? mp->gpu_time_us : mp->host_time_us;

@@ -224,7 +224,7 @@ for what in "layer --hidden 4096 --heads 32 --seq 2048" \
 done
 expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --analytical \
     --ignore-memory
-grep -qxF "sources         predictions: 25 analytical; measured: 0 (every figure is a prediction)" "$tmp/out" ||
+grep -qxF "sources         predictions: 26 analytical; measured: 0 (every figure is a prediction)" "$tmp/out" ||
     fail "predict model --analytical footer: $(tail -1 "$tmp/out")"
 printf 'hidden: 4096\nheads: 32\nseq: 2048\nlayerz: 3\n' >"$tmp/bad.yaml"
 expect 2 "$bin" predict model --gpu $gpu --config "$tmp/bad.yaml"
@@ -393,6 +393,24 @@ assert abs(oe - (1300 + 4 * 110)) < 1e-3 and abs(os_ - (oe + max(og, oh))) < 1e-
 assert abs(fe - (1300 + 4 * 110)) < 1e-3 and fl == 4 and ql == 4 * 512, (fe, fl, ql)
 EOF
     fail "--serving: engine time or last-token logits wrong"
+# Training across GPUs: --dp, --zero and --recompute set the config's keys
+# (the memory breakdown and the step's ops follow), bad stages are refused
+"$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --dp 8 --zero 1 --recompute \
+    --json >"$tmp/dp.json" 2>"$tmp/err" || fail "--dp 8 --zero 1 --recompute: $(cat "$tmp/err")"
+python3 - "$tmp/dp.json" <<'EOF' || fail "--dp/--zero/--recompute: config, memory or ops wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["dp"], d["zero_stage"], d["recompute"]) == (8, 1, True), d
+names = [o["name"] for o in d["ops"]]
+assert {"optimizer", "dp_allreduce", "recompute"} <= set(names), names
+assert abs(d["memory"]["optimizer_gb"] - 12 * 6738415616 / 8 / 1e9) < 1e-6, d["memory"]
+EOF
+expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --zero 4
+expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --dp 0
+# the 7B model with Adam on one 80 GB GPU does not fit: refused, not a time
+expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --train
+grep -q "does not fit" "$tmp/err" || fail "llama-2-7b training on one GPU: no memory error"
+
 # tools/e2e-eval.py scores every group of the end-to-end files
 if python3 "$root/tools/e2e-eval.py" --json >"$tmp/e2e.json" 2>"$tmp/err"; then
     python3 - "$tmp/e2e.json" <<'EOF' || fail "e2e-eval: groups or figures wrong"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model-internal.h"
 #include "test-model.h"
 #include "tilecast/tilecast.h"
 
@@ -86,6 +87,140 @@ START_TEST(test_host_time_counts_module_calls)
 }
 END_TEST
 
+/* The memory check against figures computed by hand (gpu_specs and the
+ * sources in tc_model_memory's comment): Llama-2-7B has 6,738,415,616
+ * parameters (32 layers of 4096 x 96 x 128 + 32 x 128 x 4096 attention,
+ * 3 x 4096 x 11008 MLP, two norms; 32000 x 4096 embedding and logits; the
+ * final norm). */
+START_TEST(test_memory_hand_computed)
+{
+    const double p7 = 6738415616.0, s = 4096, h = 4096;
+    struct tc_model_config c;
+    struct tc_model_memory m;
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-7b", &c), TC_OK);
+    ck_assert_double_eq(tc_model_params(&c), p7);
+    /* bf16 Adam on one GPU: 2 + 2 + 12 bytes a parameter, and per layer
+     * s.b.h.(10 + 24) bytes of activations (flash attention keeps no
+     * scores): 126.07 GB against 80 GB less 5 % */
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &m), TC_OK);
+    ck_assert_double_eq(m.weights_bytes, 2 * p7);
+    ck_assert_double_eq(m.grads_bytes, 2 * p7);
+    ck_assert_double_eq(m.optimizer_bytes, 12 * p7);
+    ck_assert_double_eq(m.activations_bytes, 32 * s * h * 34);
+    ck_assert_double_eq(m.capacity_bytes, 76e9);
+    ck_assert(!m.fits);
+    /* ZeRO 1 over 8 replicas: the Adam state / 8, 55.31 GB, fits */
+    c.dp = 8;
+    c.zero_stage = 1;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &m), TC_OK);
+    ck_assert_double_eq(m.optimizer_bytes, 12 * p7 / 8);
+    ck_assert_double_eq(m.grads_bytes, 2 * p7);
+    ck_assert_double_eq_tol(m.total_bytes, 55314896896.0, 1);
+    ck_assert(m.fits);
+    /* ZeRO 2: the gradients too; ZeRO 3: the weights too */
+    c.zero_stage = 2;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &m), TC_OK);
+    ck_assert_double_eq(m.grads_bytes, 2 * p7 / 8);
+    ck_assert_double_eq(m.weights_bytes, 2 * p7);
+    c.zero_stage = 3;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &m), TC_OK);
+    ck_assert_double_eq(m.weights_bytes, 2 * p7 / 8);
+    ck_assert_double_eq_tol(m.total_bytes, 16 * p7 / 8 + 32 * s * h * 34, 1);
+    /* full recomputation: each layer's input (2.s.b.h) and one layer's
+     * activations: 1.64 GB instead of 18.25 */
+    c.zero_stage = 0;
+    c.dp = 1;
+    c.recompute = true;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &m), TC_OK);
+    ck_assert_double_eq(m.activations_bytes, 32 * 2 * s * h + s * h * 34);
+    ck_assert(!m.fits); /* the 107.8 GB of weights, gradients and Adam state */
+    /* fp32: 4 + 4 bytes and Adam's 8 (the weight is its own master), the
+     * activations twice the 16-bit ones */
+    c.recompute = false;
+    c.dtype = TC_DTYPE_FP32;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &m), TC_OK);
+    ck_assert_double_eq(m.optimizer_bytes, 8 * p7);
+    ck_assert_double_eq(m.activations_bytes, 2 * 32 * s * h * 34);
+    /* micro-batch 2 on an 8-way tensor split: 24/t of the 34 */
+    c.dtype = TC_DTYPE_BF16;
+    c.tp = 8;
+    c.micro_batch = 2;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &m), TC_OK);
+    ck_assert_double_eq(m.weights_bytes, 2 * p7 / 8);
+    ck_assert_double_eq(m.activations_bytes, 32 * s * 2 * h * (10 + 24.0 / 8));
+
+    /* Llama-2-70B decode at TP 8, batch 8, 4096 tokens cached: its 8 KV
+     * heads one a GPU, 2 x 80 x 128 x 4097 x 8 x 2 bytes of cache, and
+     * 68,976,648,192 x 2 / 8 bytes of weights */
+    ck_assert_int_eq(tc_model_config_load("llama-2-70b", &c), TC_OK);
+    c.tp = 8;
+    c.micro_batch = 8;
+    c.dtype = TC_DTYPE_FP16;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 4096, &m), TC_OK);
+    ck_assert_double_eq(m.kv_cache_bytes, 2.0 * 80 * 128 * 4097 * 8 * 2);
+    ck_assert_double_eq(m.weights_bytes, 68976648192.0 * 2 / 8);
+    ck_assert_double_eq(m.grads_bytes + m.optimizer_bytes, 0);
+    ck_assert(m.fits);
+    /* on one GPU the 138 GB of fp16 weights do not fit 80 GB */
+    c.tp = 1;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 4096, &m), TC_OK);
+    ck_assert(!m.fits);
+}
+END_TEST
+
+/* A training step holds Adam's sweep over this GPU's parameters (28 bytes
+ * each, 1/dp under ZeRO), the data-parallel all-reduce that the backward
+ * does not hide (at least the last 25 MB bucket), and with recomputation a
+ * second forward of every layer. */
+START_TEST(test_train_step_pieces)
+{
+    struct tc_model_config c;
+    struct tc_model_prediction *base, *dp, *rec;
+    const struct tc_op_prediction *opt, *ar;
+    const double p7 = 6738415616.0;
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-7b", &c), TC_OK);
+    c.seq = 2048;
+    base = predict("a100-sxm4-80gb", &c);
+    opt = find_op(base, "optimizer");
+    ck_assert_double_eq_tol((double)opt->m, 28 * p7, 1);
+    ck_assert_double_eq_tol(opt->time_us, tc_elementwise_time_us(gpu("a100-sxm4-80gb"), 28 * p7),
+                            1e-6);
+    ck_assert(!opt->in_layer);
+    for (size_t i = 0; i < base->n_ops; i++)
+        ck_assert_str_ne(base->ops[i].name, "dp_allreduce");
+
+    c.dp = 8;
+    c.zero_stage = 1;
+    dp = predict("a100-sxm4-80gb", &c);
+    ck_assert_double_eq_tol((double)find_op(dp, "optimizer")->m, 28 * p7 / 8, 1);
+    ar = find_op(dp, "dp_allreduce");
+    ck_assert_double_eq_tol((double)ar->m, 2 * p7, 1);
+    /* the backward (hundreds of ms) hides all but the last bucket: 8 us
+     * and 2 x 7/8 of 25 MB at 80 % of NVLink 3's 300 GB/s */
+    ck_assert_double_eq_tol(ar->time_us, 8 + 1.75 * 25e6 / 240e3, 1e-6);
+    ck_assert_double_eq_tol(dp->step_time_us - base->step_time_us,
+                            ar->time_us + find_op(dp, "optimizer")->time_us - opt->time_us, 1e-3);
+
+    c.dp = 1;
+    c.zero_stage = 0;
+    c.recompute = true;
+    rec = predict("a100-sxm4-80gb", &c);
+    /* one more forward per layer: about a third of forward + backward */
+    ck_assert_double_gt(find_op(rec, "recompute")->time_us, 0.25 * base->layer_time_us);
+    ck_assert_double_lt(find_op(rec, "recompute")->time_us, 0.45 * base->layer_time_us);
+    ck_assert_double_eq_tol(rec->layer_time_us,
+                            base->layer_time_us + find_op(rec, "recompute")->time_us, 1e-6);
+    /* useful FLOPs do not count the recomputed forward */
+    ck_assert_double_eq_tol(rec->step_flops, base->step_flops, 1);
+    tc_model_prediction_free(base);
+    tc_model_prediction_free(dp);
+    tc_model_prediction_free(rec);
+}
+END_TEST
+
 TCase *model_parallel_tcase(void)
 {
     TCase *tc = tcase_create("parallel");
@@ -94,5 +229,7 @@ TCase *model_parallel_tcase(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_collective_reads_interconnect);
     tcase_add_test(tc, test_host_time_counts_module_calls);
+    tcase_add_test(tc, test_memory_hand_computed);
+    tcase_add_test(tc, test_train_step_pieces);
     return tc;
 }

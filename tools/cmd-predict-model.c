@@ -75,7 +75,7 @@ static bool override_flag(const char *cmd, int argc, char **argv, int *i,
                           struct tc_model_config *over, int *code)
 {
     static const char *const flags[][2] = {
-        {"--tp", "tp"}, {"--micro-batch", "micro_batch"}, {"--seq", "seq"}};
+        {"--tp", "tp"}, {"--micro-batch", "micro_batch"}, {"--seq", "seq"}, {"--dp", "dp"}};
 
     for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
         const char *v = NULL;
@@ -109,7 +109,18 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
         o->graphs = 1;
     else if (strcmp(arg, "--serving") == 0)
         o->serving = true;
-    else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
+    else if (strcmp(arg, "--recompute") == 0)
+        o->recompute = true;
+    else if (mcli_opt(cmd, argc, argv, i, "--zero", &v, &bad)) {
+        long long z;
+
+        if (bad)
+            return -CLI_EXIT_USAGE;
+        if (!cli_parse_int(cmd, "--zero", v, 0, 3, &z))
+            return -cli_value_status(v);
+        o->zero_set = true;
+        o->zero_stage = (int)z;
+    } else if (mcli_opt(cmd, argc, argv, i, "--dtype", &v, &bad)) {
         enum tc_dtype dt;
 
         if (bad)
@@ -156,6 +167,12 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
         c->micro_batch = o->over.micro_batch;
     if (o->over.seq)
         c->seq = o->over.seq;
+    if (o->over.dp)
+        c->dp = o->over.dp;
+    if (o->zero_set)
+        c->zero_stage = o->zero_stage;
+    if (o->recompute)
+        c->recompute = true;
     if (o->train >= 0)
         c->training = o->train;
     if (o->graphs >= 0)
@@ -442,6 +459,11 @@ static void config_json(json_t *o, const struct tc_model_config *c)
     json_object_set_new(o, "attention", json_string(tc_attn_impl_name(c->attention)));
     json_object_set_new(o, "dtype", json_string(tc_dtype_name(c->dtype)));
     json_object_set_new(o, "mode", json_string(c->training ? "training" : "inference"));
+    if (c->training) {
+        json_object_set_new(o, "dp", json_integer(c->dp ? c->dp : 1));
+        json_object_set_new(o, "zero_stage", json_integer(c->zero_stage));
+        json_object_set_new(o, "recompute", json_boolean(c->recompute));
+    }
 }
 
 /* Counts the ops by source (indexed by enum tc_source). */
@@ -663,7 +685,10 @@ static int print_summary_text(FILE *out, const struct tc_model_config *c,
     if (whole) {
         fprintf(out, "layers          %lld\n", (long long)c->layers);
         fprintf(out, "head_time_us    %.1f (embedding, logits%s)\n", mp->head_time_us,
-                c->training ? ", loss" : "");
+                !c->training ? ""
+                : c->dp > 1  ? ", loss, optimizer step, the gradient all-reduce the backward "
+                               "does not hide"
+                             : ", loss, optimizer step");
         fprintf(out, "step_time_ms    %.2f%s\n", mp->step_time_us / 1e3,
                 decode ? " (per generated token)" : "");
         fprintf(out, "gpu_time_ms     %.2f (the ops' sum)\n", mp->gpu_time_us / 1e3);

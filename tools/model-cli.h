@@ -114,6 +114,12 @@
     "  prefill computes the logits of each sequence's last token only. --csv: one\n"               \
     "  row per op, the layer, step, GPU and host times, tokens/s and MFU on every\n"               \
     "  row (layer: the layer time); --md: the ops and the summary as markdown tables.\n"           \
+    "  Training across GPUs: --dp N data-parallel replicas (their gradients\n"                     \
+    "  all-reduced in 25 MB buckets behind the backward), --zero 0-3 (ZeRO: 1\n"                   \
+    "  partitions the Adam state over the replicas, 2 the gradients too, 3 the\n"                  \
+    "  weights too), --recompute (full activation recomputation: each layer\n"                     \
+    "  keeps its input, its forward runs again in the backward). A training step\n"                \
+    "  holds the optimizer step (Adam, 28 bytes per parameter moved).\n"                           \
     "  --gpu A,B,... or --gpu all: the configuration on each GPU, one table with one\n"            \
     "  row per GPU (step_time_ms, tokens_per_s, mfu_pct, memory_gb, source, note),\n"              \
     "  fastest first; a GPU that cannot run it (a dtype it lacks, too little memory,\n"            \
@@ -150,11 +156,15 @@ struct mcli_model_opts {
     int graphs;                  /* --graphs 1, --eager 0, else -1: the file's */
     bool serving;                /* --serving: the file's otherwise */
     int dtype;                   /* --dtype DT, else -1: the file's */
-    struct tc_model_config over; /* --tp, --micro-batch, --seq (0: the file's) */
+    struct tc_model_config over; /* --tp, --micro-batch, --seq, --dp (0: the file's) */
+    bool recompute;              /* --recompute: the file's otherwise */
+    bool zero_set;               /* --zero STAGE given: zero_stage */
+    int zero_stage;
 };
 
 /* Parses --gpu, --db, --config, --analytical, --train, --inference,
- * --graphs, --eager, --serving, --dtype, --tp, --micro-batch and --seq at argv[*i]
+ * --graphs, --eager, --serving, --dtype, --tp, --micro-batch, --seq, --dp,
+ * --zero and --recompute at argv[*i]
  * into o (set o->train, o->graphs and o->dtype to -1 first).
  * Returns 1 if argv[*i] was one, 0 if not, or minus the exit status after
  * printing the error (1 for a missing value, 2 for an impossible one). */

@@ -219,7 +219,10 @@ class ModelConfig(Structure):
         ("tied_embeddings", c_bool),
         ("graphs", c_bool),
         ("serving", c_bool),
-        ("reserved", c_double * 4),
+        ("dp", c_int64),
+        ("zero_stage", c_int64),
+        ("recompute", c_bool),
+        ("reserved", c_double * 1),
     ]
 
 

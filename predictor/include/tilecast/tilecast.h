@@ -781,7 +781,15 @@ struct tc_model_config {
     bool serving;         /* the step runs under a serving engine (vLLM-style): its
                            * per-step host work is added and a prefill computes
                            * the logits of each sequence's last token only */
-    double reserved[4];   /* zeroed (see the top of this header) */
+    /* Training across GPUs (from the reserved tail; 0 reads as the default): */
+    int64_t dp;         /* data-parallel replicas (1: none): the gradients are
+                         * all-reduced over them once per step */
+    int64_t zero_stage; /* ZeRO (Rajbhandari et al. 2020) over the dp replicas:
+                         * 1 partitions the optimizer state, 2 the gradients too,
+                         * 3 the weights too; 0 none */
+    bool recompute;     /* full activation recomputation: each layer keeps its
+                         * input only and runs its forward again in the backward */
+    double reserved[1]; /* zeroed (see the top of this header) */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
