@@ -131,6 +131,8 @@ struct fused_kernel {
                              skipped (FA4 on Blackwell); 0: one tile */
     bool pack_gqa;        /* FA3's PackGQA: a KV head's query heads share tiles */
     bool fa2_split;       /* FA2's split-KV kernel and heuristic (else FA3's) */
+    bool plain_grid;      /* forward: one CTA per (query tile, head, batch), never split
+                             and no query heads packed, whatever the shape */
     bool window_skip;     /* a sliding window's left edge ends the key loop (else the loop runs
                              to key 0, as under the causal mask alone) */
     double iter_l2_bytes; /* backward: L2 traffic of one (query tile, key tile) step that
@@ -442,6 +444,12 @@ static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
     k->br = 128;
     k->bc = 64;
     k->threads = (k->dqk <= 64 ? 4 : 8) * 32;
+    /* its TemplateParams hold no split-KV and no GQA-packing axis (the
+     * grid is "its plain 3-D grid"), and the cuDNN frontend's published
+     * attention_inference plans name it sdpa_fwd_prefill_sm80[PACK_GQA=0;
+     * SPLIT_KV=1] for 8- and 16-query decode shapes: a short query block
+     * against a long cache runs b x h CTAs over the whole cache */
+    k->plain_grid = true;
     return TC_OK;
 }
 
@@ -924,6 +932,10 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                         "(it orders its dQ additions across key blocks); FlashAttention-2's "
                         "split accumulation is",
                         tc_attn_impl_name(k.impl), gpu->id);
+    if (k.plain_grid && q->kv_splits > 1 && !q->backward)
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "attention: %s on %s has no split-KV forward (--kv-splits %lld asked)",
+                        tc_attn_impl_name(q->impl), gpu->id, (long long)q->kv_splits);
     dqk = k.dqk;
     dvo = k.dvo;
     if (!k.window_skip)
@@ -934,7 +946,9 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
          * (flash_api.cpp, seqlenq_ngroups_swapped: seq_q 1, no window);
          * FA3's PackGQA packs when it wastes fewer rows of the last tile
          * (heuristics.h: unpacked efficiency below 0.9x the packed) */
-        if (group > 1 && k.fa2_split && q->seq_q == 1 && !q->window) {
+        if (k.plain_grid) {
+            /* no packing, no split: the kernel's grid whatever the shape */
+        } else if (group > 1 && k.fa2_split && q->seq_q == 1 && !q->window) {
             gp = group;
         } else if (group > 1 && k.pack_gqa) {
             double unpacked = (double)q->seq_q / (double)round_up(q->seq_q, k.br);
@@ -944,7 +958,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                 gp = group;
         }
         heads_eff = gp > 1 ? kv_heads : q->heads;
-        if (q->kv_splits != 1) {
+        if (q->kv_splits != 1 && !k.plain_grid) {
             /* FA2's split kernel: 64-row tiles over 256 / 128 / 64 keys by
              * head dim, counted against two CTAs per SM (set_params_splitkv);
              * FA3's heuristic counts its own tiles against the SMs */

@@ -975,6 +975,7 @@ static Suite *model_suite(void)
     suite_add_tcase(s, tc);
     suite_add_tcase(s, model_paper_tcase());
     suite_add_tcase(s, model_kernels_tcase());
+    suite_add_tcase(s, model_decode_tcase());
     suite_add_tcase(s, model_parallel_tcase());
     return s;
 }

@@ -1,6 +1,6 @@
 /* What the files of the model suite share (test-model.c,
- * test-model-paper.c, test-model-kernels.c): the fixture's specs and
- * predictor, and helpers. */
+ * test-model-paper.c, test-model-kernels.c, test-model-decode.c): the
+ * fixture's specs and predictor, and helpers. */
 #ifndef TC_TEST_MODEL_H
 #define TC_TEST_MODEL_H
 
@@ -23,6 +23,7 @@ struct tc_model_config layer_cfg(int64_t h, int64_t a, int64_t s, int64_t b);
 struct tc_model_prediction *predict(const char *gpu_id, const struct tc_model_config *c);
 TCase *model_paper_tcase(void);
 TCase *model_kernels_tcase(void);
+TCase *model_decode_tcase(void);
 TCase *model_parallel_tcase(void);
 
 #endif

@@ -1,0 +1,60 @@
+/* The model suite's decode file: the fused-attention model on short query
+ * blocks against a long KV cache (decode and speculative verify), where
+ * what a kernel's grid packs and splits decides the time; each mechanism
+ * is checked against the behaviour its source describes. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "test-model.h"
+#include "tilecast/tilecast.h"
+
+/* The cuDNN frontend's open sm80 forward has no split-KV and no GQA
+ * packing (config_sm80.py; its plans read PACK_GQA=0; SPLIT_KV=1): eight
+ * queries of 64 heads against a 128k cache run 64 CTAs over every key,
+ * one wave on 108 SMs, so batch 1 takes as long as a batch whose CTAs fill
+ * the SMs once; a split is refused, not silently dropped. */
+START_TEST(test_frost_sm80_no_split)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN_OSS,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 8,
+                                   .seq_kv = 131072,
+                                   .head_dim = 128,
+                                   .causal = true};
+    struct tc_attention_prediction b1, b8;
+    const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &b1), TC_OK);
+    ck_assert_int_eq(b1.kv_splits, 1);
+    ck_assert_int_eq(b1.blocks, 64);
+    q.batch = 8; /* 512 CTAs: five waves */
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &b8), TC_OK);
+    ck_assert_int_eq(b8.blocks, 512);
+    ck_assert_msg(b8.time_us > 4.5 * b1.time_us && b8.time_us < 5.5 * b1.time_us,
+                  "batch 8 %.1f us, batch 1 %.1f", b8.time_us, b1.time_us);
+    /* a single query is not swapped into rows either (FA2's kernel does) */
+    q.batch = 1;
+    q.seq_q = 1;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &b1), TC_OK);
+    ck_assert_int_eq(b1.blocks, 64);
+    q.kv_splits = 4;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &b1), TC_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "no split-KV"));
+}
+END_TEST
+
+TCase *model_decode_tcase(void)
+{
+    TCase *tc = tcase_create("decode");
+
+    tcase_add_checked_fixture(tc, model_setup, model_teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_frost_sm80_no_split);
+    return tc;
+}
