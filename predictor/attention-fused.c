@@ -131,6 +131,8 @@ struct fused_kernel {
                              skipped (FA4 on Blackwell); 0: one tile */
     bool pack_gqa;        /* FA3's PackGQA: a KV head's query heads share tiles */
     bool fa2_split;       /* FA2's split-KV kernel and heuristic (else FA3's) */
+    bool pack_decode;     /* forward: a single query's heads of one KV head share a tile's rows
+                             (cuDNN's decode path on sm90/sm100, below) */
     bool plain_grid;      /* forward: one CTA per (query tile, head, batch), never split
                              and no query heads packed, whatever the shape */
     bool window_skip;     /* a sliding window's left edge ends the key loop (else the loop runs
@@ -300,6 +302,19 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     k->window_skip = true;
 }
 
+/* cuDNN's decode (one query a sequence) on sm90 and sm100 packs the query
+ * heads of a KV head into the rows of one tile, as FA2 swaps them and
+ * FA3's PackGQA packs them, and splits the cache over the SMs: its open
+ * engines' sm100 decode plans read PACK_GQA=1 with SPLIT_KV=8 at batch 1
+ * (the cuDNN frontend's attention_inference results; config_sm100.py,
+ * pack_gqa_group_size), and the closed engines' published decode timings
+ * reach 85-94 % of the HBM peak on H200 and B200 with 8 query heads a KV
+ * head, which one 128-row tile a query head (an eighth of a row useful)
+ * could not: its MMAs would take 5-10x the cache read. With 8 or 16
+ * queries the same timings grow with the CTAs of unpacked, unsplit tiles
+ * (batch 1 and 8 at 16 heads take the same time on 132 SMs), so only
+ * seq_q = 1 packs. */
+
 /* The wgmma class on Hopper: FlashAttention-3, FA4's sm90 path and cuDNN
  * (whose tiles are not published: FA3's are used). FA3's causal and local
  * forward use its SingleTileLPTScheduler, longest CTAs first; FA4 and
@@ -320,6 +335,7 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     k->prefetch = true;
     k->stage_rows = 0;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
+    k->pack_decode = impl == TC_ATTN_CUDNN;
     k->fa2_split = false;
     k->window_skip = true;
     if (impl == TC_ATTN_FLASH4 && q->backward && k->dqk > 192) {
@@ -353,6 +369,7 @@ static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_im
     k->lpt = true;
     k->prefetch = true;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
+    k->pack_decode = impl == TC_ATTN_CUDNN;
     k->fa2_split = false;
     k->window_skip = true;
 }
@@ -948,7 +965,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
          * (heuristics.h: unpacked efficiency below 0.9x the packed) */
         if (k.plain_grid) {
             /* no packing, no split: the kernel's grid whatever the shape */
-        } else if (group > 1 && k.fa2_split && q->seq_q == 1 && !q->window) {
+        } else if (group > 1 && q->seq_q == 1 && ((k.fa2_split && !q->window) || k.pack_decode)) {
             gp = group;
         } else if (group > 1 && k.pack_gqa) {
             double unpacked = (double)q->seq_q / (double)round_up(q->seq_q, k.br);

@@ -49,6 +49,43 @@ START_TEST(test_frost_sm80_no_split)
 }
 END_TEST
 
+/* cuDNN's decode on Hopper and Blackwell packs a KV head's query heads into
+ * one tile's rows and splits the cache: a batch of single queries against
+ * a long cache is bound by reading it, where the unpacked tile model took
+ * its MMAs over 128 padded rows a head for 5-10x longer. More than one
+ * query is not packed. */
+START_TEST(test_cudnn_decode_packs_gqa)
+{
+    static const char *const gpus[] = {"h200-sxm-141gb", "b200"};
+
+    for (size_t g = 0; g < sizeof(gpus) / sizeof(gpus[0]); g++) {
+        struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                       .dtype = TC_DTYPE_BF16,
+                                       .batch = 32,
+                                       .heads = 64,
+                                       .kv_heads = 8,
+                                       .seq_q = 1,
+                                       .seq_kv = 32768,
+                                       .head_dim = 128};
+        struct tc_attention_prediction p;
+        const struct tc_gpu *dev = gpu(gpus[g]);
+        /* K and V of every KV head once, at the DRAM peak */
+        double cache_us = 32.0 * 8 * 32768 * 2 * 128 * 2 / (dev->mem_bw_gbps * 1e3);
+
+        ck_assert_int_eq(tc_predict_attention(pred, dev, &q, &p), TC_OK);
+        ck_assert_int_eq(p.bound, TC_BOUND_MEMORY);
+        ck_assert_int_eq(p.blocks, 32 * 8 * p.kv_splits);
+        ck_assert_msg(p.time_us < 1.3 * cache_us, "%s: %.1f us, the cache read %.1f", gpus[g],
+                      p.time_us, cache_us);
+        /* eight queries: a tile per query head */
+        q.seq_q = 8;
+        q.causal = true;
+        ck_assert_int_eq(tc_predict_attention(pred, dev, &q, &p), TC_OK);
+        ck_assert_int_eq(p.blocks, 32 * 64 * p.kv_splits);
+    }
+}
+END_TEST
+
 TCase *model_decode_tcase(void)
 {
     TCase *tc = tcase_create("decode");
@@ -56,5 +93,6 @@ TCase *model_decode_tcase(void)
     tcase_add_checked_fixture(tc, model_setup, model_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_frost_sm80_no_split);
+    tcase_add_test(tc, test_cudnn_decode_packs_gqa);
     return tc;
 }
