@@ -74,14 +74,14 @@ START_TEST(test_cudnn_decode_packs_gqa)
 
         ck_assert_int_eq(tc_predict_attention(pred, dev, &q, &p), TC_OK);
         ck_assert_int_eq(p.bound, TC_BOUND_MEMORY);
-        ck_assert_int_eq(p.blocks, 32 * 8 * p.kv_splits);
+        ck_assert_int_eq(p.blocks, 32LL * 8 * p.kv_splits);
         ck_assert_msg(p.time_us < 1.3 * cache_us, "%s: %.1f us, the cache read %.1f", gpus[g],
                       p.time_us, cache_us);
         /* eight queries: a tile per query head */
         q.seq_q = 8;
         q.causal = true;
         ck_assert_int_eq(tc_predict_attention(pred, dev, &q, &p), TC_OK);
-        ck_assert_int_eq(p.blocks, 32 * 64 * p.kv_splits);
+        ck_assert_int_eq(p.blocks, 32LL * 64 * p.kv_splits);
     }
 }
 END_TEST
