@@ -976,8 +976,11 @@ struct pick {
     struct cand own;      /* a copy of *c where the candidate does not last */
     struct result res[2]; /* res[cur] is the pick's; the other is scratch */
     int cur;
-    /* tc_predict_gemm_exhaustive(): every split evaluated, and the splits
-     * whose bound exceeded their time counted */
+    /* once there is a pick, a split whose bound is at least this is
+     * skipped: the pick's time, or infinity in tc_predict_gemm_exhaustive(),
+     * which evaluates every split and counts those whose bound exceeded
+     * their time */
+    double prune_us;
     bool exhaustive;
     long bound_violations;
 };
@@ -1022,12 +1025,11 @@ static void try_cand(const struct rates *r, const struct cand *c, const struct s
     for (size_t j = 0; j < n; j++) {
         struct result *res = &best->res[!best->cur];
         struct sm_part p;
-
         double bound;
 
         sm_part(r, c, s, tiles_mn, j, &p);
         bound = p.compute_us + r->am->launch_us;
-        if (best->c && !best->exhaustive && bound >= best->res[best->cur].time_us)
+        if (best->c && bound >= best->prune_us)
             continue;
         evaluate(r, c, s, tiles_m, tiles_n, split_factors[j], &p, res);
         if (bound > res->time_us)
@@ -1035,6 +1037,8 @@ static void try_cand(const struct rates *r, const struct cand *c, const struct s
         if (!best->c || res->time_us < best->res[best->cur].time_us) {
             best->c = c;
             best->cur = !best->cur;
+            if (!best->exhaustive)
+                best->prune_us = res->time_us;
         }
     }
 }
@@ -1076,6 +1080,7 @@ static int predict_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu
     best.c = NULL;
     best.cur = 0;
     best.exhaustive = exhaustive;
+    best.prune_us = INFINITY;
     best.bound_violations = 0;
     if (table) {
         for (size_t i = 0; i < table->n; i++)
