@@ -133,6 +133,8 @@ struct fused_kernel {
     bool fa2_split;       /* FA2's split-KV kernel and heuristic (else FA3's) */
     bool pack_decode;     /* forward: a single query's heads of one KV head share a tile's rows
                              (cuDNN's decode path on sm90/sm100, below) */
+    bool split_one_query; /* forward: the library splits the keys by itself only for a single
+                             query (cuDNN, below); --kv-splits N still forces N */
     bool plain_grid;      /* forward: one CTA per (query tile, head, batch), never split
                              and no query heads packed, whatever the shape */
     bool window_skip;     /* a sliding window's left edge ends the key loop (else the loop runs
@@ -299,6 +301,7 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     k->stage_rows = 0;
     k->pack_gqa = false;
     k->fa2_split = true;
+    k->split_one_query = impl == TC_ATTN_CUDNN;
     k->window_skip = true;
 }
 
@@ -313,7 +316,10 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
  * could not: its MMAs would take 5-10x the cache read. With 8 or 16
  * queries the same timings grow with the CTAs of unpacked, unsplit tiles
  * (batch 1 and 8 at 16 heads take the same time on 132 SMs), so only
- * seq_q = 1 packs. */
+ * seq_q = 1 packs, and only seq_q = 1 splits by itself (split_one_query:
+ * on H200 batch 8 of 64 heads takes 4.0x batch 1, the four waves of its
+ * 512 unsplit CTAs; on A100 4.2x, against 4.7 waves; the eval's training
+ * rows are taken unsplit for the same reason, cmd-eval-attention.c). */
 
 /* The wgmma class on Hopper: FlashAttention-3, FA4's sm90 path and cuDNN
  * (whose tiles are not published: FA3's are used). FA3's causal and local
@@ -336,6 +342,7 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     k->stage_rows = 0;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
     k->pack_decode = impl == TC_ATTN_CUDNN;
+    k->split_one_query = impl == TC_ATTN_CUDNN;
     k->fa2_split = false;
     k->window_skip = true;
     if (impl == TC_ATTN_FLASH4 && q->backward && k->dqk > 192) {
@@ -370,6 +377,7 @@ static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_im
     k->prefetch = true;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
     k->pack_decode = impl == TC_ATTN_CUDNN;
+    k->split_one_query = impl == TC_ATTN_CUDNN;
     k->fa2_split = false;
     k->window_skip = true;
 }
@@ -975,7 +983,8 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                 gp = group;
         }
         heads_eff = gp > 1 ? kv_heads : q->heads;
-        if (q->kv_splits != 1 && !k.plain_grid) {
+        if (q->kv_splits != 1 && !k.plain_grid &&
+            !(k.split_one_query && q->seq_q > 1 && q->kv_splits == 0)) {
             /* FA2's split kernel: 64-row tiles over 256 / 128 / 64 keys by
              * head dim, counted against two CTAs per SM (set_params_splitkv);
              * FA3's heuristic counts its own tiles against the SMs */
