@@ -10,7 +10,9 @@
  *   - the time of one block on an SM shared by j blocks: the larger of the
  *     tensor (MMA) time and the shared-memory traffic time of its K loop,
  *     divided by the issue fraction j x warps / schedulers when too few warps
- *     are resident to keep every scheduler busy;
+ *     are resident to keep every scheduler busy; FFMA work on a board whose
+ *     power limit holds a lower clock under full load runs at that clock,
+ *     and at up to the boost when a partial wave keeps few SMs busy;
  *   - the K loop: ceil(K / BK) steps on NVIDIA (the residue is one more
  *     predicated step), K rounded to the MFMA depth on AMD (Tensile's tail
  *     loop);
@@ -78,10 +80,12 @@ struct arch_model {
      * 10240 cubed, at most 0.776 of 66.9 (zzc0721/torch-performance-test-data
      * issue 79; the same run's bf16 797.5 at 8192 matches MAMF's 794.5), so
      * 0.79; its sm80_xmma FFMA kernels are Ampere's, and the 1980 MHz boost
-     * the peak assumes is not held under a full FFMA load at 700 W. Volta and
-     * Ampere keep their values: their boards in the data are 250 W PCIe
-     * cards, below the published best (18.88 of 19.49 TFLOP/s, cuBLAS on an
-     * A100 80GB PCIe at 300 W, Yinghan-Li/YHs_Sample issue 4). */
+     * the peak assumes is not held under a full FFMA load at 700 W. Ampere:
+     * cuBLAS sgemm on an A100 80GB PCIe (300 W) reached 18.88 of 19.49
+     * TFLOP/s at 5120 x 4096 x 4096 (Yinghan-Li/YHs_Sample issue 4; up to
+     * 19.0 at 2304 cubed in triton-lang/triton issue 2491), so 0.97; a board
+     * whose power limit lowers the clock under that load says so in its spec
+     * (clock_vector_sustained_mhz, below). Volta keeps 0.85, unsourced. */
     double simt_eff;
     /* Fraction of the vendor DRAM bandwidth that streaming tile loads reach:
      * STREAM-like copies reach ~80% on A100's HBM2e (1.6 of 2.04 TB/s),
@@ -144,7 +148,7 @@ struct arch_model {
 static const struct arch_model arch_models[TC_ARCH_COUNT] = {
     [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
     [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
-    [TC_ARCH_AMPERE] = {0.84, 0.88, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
+    [TC_ARCH_AMPERE] = {0.84, 0.97, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
     [TC_ARCH_ADA] = {0.80, 0.85, 0.80, 47.4, 128, 4, 2.5, 0.8, {1.0, 0.90, 0.55, 0.29}},
     [TC_ARCH_HOPPER] = {0.78, 0.79, 0.88, 48, 256, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
     [TC_ARCH_BLACKWELL] = {0.76, 0.85, 0.88, 48, 256, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
@@ -423,6 +427,10 @@ struct rates {
     struct divisor units_div;
     int warp;
     int max_warps;
+    /* FFMA under a power limit: the clock with every SM busy over the
+     * clock the peak assumes (1 when the spec gives none, and for tensor
+     * work) */
+    double simt_clock_full;
     bool k_tail_loop; /* K residue at instruction depth (Tensile) */
     bool batch_split; /* batched calls may split K */
     bool store_drain; /* a block holds its slot until its C stores drain */
@@ -604,6 +612,8 @@ static void sm_part(const struct rates *r, const struct cand *c, const struct sh
     p->full_compute = (double)c->bps * p->block_us;
     if (c->issue_full != 1.0)
         p->full_compute /= c->issue_full;
+    if (r->simt_clock_full != 1.0)
+        p->full_compute /= r->simt_clock_full;
     p->full_compute += am->fill_us;
     if (r->store_drain) {
         /* The blocks of a wave reach their epilogues together and keep
@@ -624,6 +634,18 @@ static void sm_part(const struct rates *r, const struct cand *c, const struct sh
 
         p->last_per_sm = div_ceil(p->last_tiles, &r->units_div);
         p->last_compute = (double)p->last_per_sm * p->block_us;
+        if (r->simt_clock_full != 1.0 && p->last_tiles < r->units) {
+            /* Dynamic power is about busy SMs x f x V^2, and V follows f
+             * in the DVFS range: with a share b of the SMs busy the board
+             * holds the full-load clock times b^(-1/3), up to the boost. */
+            double b = (double)p->last_tiles / r->units;
+            double f = r->simt_clock_full / cbrt(b);
+
+            if (f < 1.0)
+                p->last_compute /= f;
+        } else if (r->simt_clock_full != 1.0) {
+            p->last_compute /= r->simt_clock_full;
+        }
         /* (the issue fraction is below 1 exactly when the warps are fewer
          * than the schedulers: small exact integers) */
         if (p->last_per_sm * c->warps < am->schedulers) {
@@ -856,6 +878,7 @@ struct cand_table {
     const struct tc_catalogue *cat;
     enum tc_dtype dtype;
     unsigned char gpu_key[GPU_KEY_BYTES];
+    double clock_sustained; /* the one number after the key's bytes */
     struct rates r;
     size_t n;
     struct cand c[CACHE_MAX_CANDS];
@@ -882,6 +905,10 @@ static void rates_init(const struct tc_gpu *gpu, enum tc_dtype dtype, struct rat
     r->max_warps = gpu->max_warps_per_sm;
     r->warp = gpu->warp_size > 0 ? gpu->warp_size : 32;
     r->k_tail_loop = gpu->vendor == TC_VENDOR_AMD;
+    r->simt_clock_full = 1.0;
+    if (!r->tensor && gpu->clock_vector_sustained_mhz > 0 &&
+        gpu->clock_vector_sustained_mhz < r->clock_per_us)
+        r->simt_clock_full = gpu->clock_vector_sustained_mhz / r->clock_per_us;
     /* cuBLAS's batched kernels index the batch with the grid's z dimension,
      * the one its in-kernel split-K also uses: a batched call is not split.
      * NeuSight's A100 (the catalogue's [NS]): none of 16,661 strided-batched
@@ -923,7 +950,8 @@ static const struct cand_table *cand_table_get(const struct tc_catalogue *cat,
     for (unsigned i = 0; i < CACHE_ENTRIES; i++) {
         t = &cand_cache[i];
         if (t->valid && t->cat == cat && t->dtype == dtype &&
-            memcmp(t->gpu_key, gpu, GPU_KEY_BYTES) == 0)
+            memcmp(t->gpu_key, gpu, GPU_KEY_BYTES) == 0 &&
+            t->clock_sustained == gpu->clock_vector_sustained_mhz)
             return t;
     }
     if (nk > CACHE_MAX_CANDS)
@@ -933,6 +961,7 @@ static const struct cand_table *cand_table_get(const struct tc_catalogue *cat,
     t->cat = cat;
     t->dtype = dtype;
     memcpy(t->gpu_key, gpu, GPU_KEY_BYTES);
+    t->clock_sustained = gpu->clock_vector_sustained_mhz;
     rates_init(gpu, dtype, &t->r);
     t->n = 0;
     for (size_t i = 0; i < nk; i++) {

@@ -129,6 +129,12 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
                         "GPU '%s': clock_base_mhz %g is above the boost clocks (%g tensor, %g "
                         "vector)",
                         id, gpu->clock_base_mhz, gpu->clock_tensor_mhz, gpu->clock_vector_mhz);
+    if (gpu->clock_vector_sustained_mhz < 0 ||
+        gpu->clock_vector_sustained_mhz > gpu->clock_vector_mhz)
+        return tc_error(TC_ERR_INVALID,
+                        "GPU '%s': clock_vector_sustained_mhz %g is negative or above "
+                        "clock_vector_mhz %g",
+                        id, gpu->clock_vector_sustained_mhz, gpu->clock_vector_mhz);
     if (!(gpu->mem_bw_gbps > 0) || !(gpu->mem_gb > 0) || gpu->l2_bytes <= 0 || !(gpu->tdp_w > 0))
         return tc_error(TC_ERR_INVALID,
                         "GPU '%s': mem_bw_gbps, mem_gb, l2_bytes and tdp_w must be positive", id);
@@ -145,6 +151,9 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
             {"clock_vector_mhz", gpu->clock_vector_mhz, TC_BOUND_CLOCK_MHZ_MIN,
              TC_BOUND_CLOCK_MHZ_MAX},
             {"clock_base_mhz", gpu->clock_base_mhz > 0 ? gpu->clock_base_mhz : 1000,
+             TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX},
+            {"clock_vector_sustained_mhz",
+             gpu->clock_vector_sustained_mhz > 0 ? gpu->clock_vector_sustained_mhz : 1000,
              TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX},
             {"mem_bw_gbps", gpu->mem_bw_gbps, TC_BOUND_MEM_BW_GBPS_MIN, TC_BOUND_MEM_BW_GBPS_MAX},
             {"mem_gb", gpu->mem_gb, TC_BOUND_MEM_GB_MIN, TC_BOUND_MEM_GB_MAX},

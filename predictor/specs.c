@@ -87,6 +87,8 @@ static const struct field top_fields[] = {
     FIELD_IN(clock_tensor_mhz, KIND_DOUBLE, true, TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX),
     FIELD_IN(clock_vector_mhz, KIND_DOUBLE, true, TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX),
     FIELD_IN(clock_base_mhz, KIND_DOUBLE, false, TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX),
+    FIELD_IN(clock_vector_sustained_mhz, KIND_DOUBLE, false, TC_BOUND_CLOCK_MHZ_MIN,
+             TC_BOUND_CLOCK_MHZ_MAX),
     FIELD_IN(mem_bw_gbps, KIND_DOUBLE, true, TC_BOUND_MEM_BW_GBPS_MIN, TC_BOUND_MEM_BW_GBPS_MAX),
     FIELD_IN(mem_gb, KIND_DOUBLE, true, TC_BOUND_MEM_GB_MIN, TC_BOUND_MEM_GB_MAX),
     FIELD_IN(l2_bytes, KIND_I64, true, TC_BOUND_L2_BYTES_MIN, TC_BOUND_L2_BYTES_MAX),

@@ -483,6 +483,40 @@ START_TEST(hopper_fp32_published_rate)
 }
 END_TEST
 
+/* The A100 PCIe 40GB's FFMA clock under its 250 W limit (its spec's
+ * clock_vector_sustained_mhz, 1310 of 1410 MHz): a full-load sgemm runs at
+ * the published 17.56 TFLOP/s (8192 cubed, torch.matmul float32), the same
+ * GEMM on the same board without the limit 1410 / 1310 faster, and a
+ * batched GEMM of six tiles (six busy SMs, far below the limit) at the
+ * boost clock and Ampere's sgemm issue efficiency (0.97: 18.88 of 19.49
+ * TFLOP/s on the 300 W A100 80GB PCIe). */
+START_TEST(a100_pcie_ffma_power_limit)
+{
+    struct tc_gpu limited = *gpu("a100-pcie-40gb"), boost = limited;
+    struct tc_gemm_query full = {
+        .m = 8192, .n = 8192, .k = 8192, .dtype = TC_DTYPE_FP32, .layout = TC_LAYOUT_NN};
+    struct tc_gemm_query few = {
+        .m = 128, .n = 128, .k = 4096, .batch = 6, .dtype = TC_DTYPE_FP32, .layout = TC_LAYOUT_NN};
+    struct tc_gemm_prediction a, b, c, d;
+    double sm_flops_per_us;
+
+    boost.clock_vector_sustained_mhz = 0;
+    ck_assert_int_eq(tc_predict_gemm_analytical(&limited, &full, &a), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm_analytical(&boost, &full, &b), TC_OK);
+    ck_assert_msg(fabs(a.tflops / 17.56 - 1.0) <= 0.03, "8192^3: %.2f TFLOP/s", a.tflops);
+    ck_assert_double_eq_tol(b.compute_us / a.compute_us, 1310.0 / 1410.0, 0.005);
+    ck_assert_int_eq(tc_predict_gemm_analytical(&limited, &few, &c), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm_analytical(&boost, &few, &d), TC_OK);
+    ck_assert_double_eq(c.compute_us, d.compute_us);
+    ck_assert_int_eq(c.tile_m, 128);
+    /* one 128 x 128 block per busy SM: its FLOP over the SM time */
+    sm_flops_per_us = 2.0 * 128 * 128 * 4096 / c.compute_us;
+    ck_assert_msg(sm_flops_per_us >= 0.95 * 128 * 1410,
+                  "a lone block runs at %.0f FLOP/us, below 0.95 of the boost peak",
+                  sm_flops_per_us);
+}
+END_TEST
+
 START_TEST(newer_gpus_are_faster)
 {
     double v100 =
@@ -1120,6 +1154,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, tile_choice_follows_shape);
     tcase_add_test(tc, sgemm_tiles_as_cublas_runs_them);
     tcase_add_test(tc, hopper_fp32_published_rate);
+    tcase_add_test(tc, a100_pcie_ffma_power_limit);
     tcase_add_test(tc, newer_gpus_are_faster);
     tcase_add_test(tc, a100_alignment_cliffs);
     tcase_add_test(tc, mi250x_is_flat);

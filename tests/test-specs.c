@@ -80,6 +80,11 @@ START_TEST(shipped_spot_values)
     const struct tc_gpu *l40s = tc_specs_find(specs, "l40s");
     const struct tc_gpu *a100p40 = tc_specs_find(specs, "a100-pcie-40gb");
 
+    /* the 250 W card's full-load FFMA clock; the SXM card holds its boost */
+    ck_assert_ptr_nonnull(a100p40);
+    ck_assert_double_eq(a100p40->clock_vector_sustained_mhz, 1310);
+    ck_assert_double_eq(tc_specs_find(specs, "a100-sxm4-80gb")->clock_vector_sustained_mhz, 0);
+
     ck_assert_ptr_nonnull(a100);
     ck_assert_double_eq(a100->peak_tflops[TC_DTYPE_FP16], 312);
     ck_assert_double_eq(a100->peak_tflops[TC_DTYPE_BF16], 312);
@@ -473,6 +478,14 @@ START_TEST(check_limits)
     g.units = 0;
     ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
     ck_assert_error_has("units");
+
+    /* a sustained FFMA clock above the boost it is a share of */
+    g = h100_copy();
+    g.clock_vector_sustained_mhz = g.clock_vector_mhz + 1;
+    ck_assert_int_eq(tc_gpu_check(&g), TC_ERR_INVALID);
+    ck_assert_error_has("clock_vector_sustained_mhz");
+    g.clock_vector_sustained_mhz = 1500;
+    ck_assert_int_eq(tc_gpu_check(&g), TC_OK);
 
     ck_assert_int_eq(tc_gpu_check(NULL), TC_ERR_INVALID);
 }

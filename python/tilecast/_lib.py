@@ -74,7 +74,7 @@ class Gpu(Structure):
         ("sources", c_char * 1024),
         ("flags", c_char * 2048),
         ("interconnect", Interconnect),
-        ("reserved", c_double * 1),
+        ("clock_vector_sustained_mhz", c_double),
     ]
 
 

@@ -231,7 +231,11 @@ struct tc_gpu {
     char sources[1024]; /* source keys, comma-separated */
     char flags[2048];   /* uncertain numbers, "; "-separated */
     struct tc_interconnect interconnect;
-    double reserved[1]; /* zeroed */
+    /* The clock the FFMA pipes hold with every SM busy, under the board's
+     * power limit; 0 if unknown (then clock_vector_mhz). It took the last
+     * double of the reserved tail: the struct's size and offsets stay, and
+     * the next field needs a new API major version. */
+    double clock_vector_sustained_mhz;
 };
 
 /* A set of GPU specs. Opaque. */
