@@ -42,6 +42,17 @@ expect 0 "$bin" predict attention --gpu $gpu --impl flash --batch 8 --heads 16 -
     --head-dim 128 --bwd --json
 fwd_us=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["time_us"])' "$tmp/attn.json")
 json_check "$tmp/out" "2.5 * $fwd_us < d['time_us'] < 3.5 * $fwd_us and d['direction'] == 'backward'"
+# booleans are JSON booleans (deterministic was "yes"/"no")
+expect 0 "$bin" predict attention --gpu $gpu --impl flash --batch 8 --heads 16 --seq 2048 \
+    --head-dim 128 --bwd --deterministic --json
+json_check "$tmp/out" 'd["deterministic"] is True and d["causal"] is False'
+# --md: the record as a markdown table, as predict gemm and model give it
+# (it was accepted and printed the plain table)
+expect 0 "$bin" predict attention --gpu $gpu --impl flash --batch 8 --heads 16 --seq 2048 \
+    --head-dim 128 --md
+[ "$(head -2 "$tmp/out" | tr -d ' ' | tr '\n' ' ')" = "|field|value| |---|---| " ] ||
+    fail "attention --md is not a markdown table: $(head -3 "$tmp/out")"
+grep -q '^| time_us *| [0-9]' "$tmp/out" || fail "attention --md lacks the time: $(cat "$tmp/out")"
 expect 0 "$bin" predict attention --gpu $gpu --impl unfused --batch 2 --heads 32 --kv-heads 8 \
     --seq 1024 --head-dim 128 --causal --csv
 grep -q '^gpu,impl,dtype' "$tmp/out" || fail "attention --csv header"

@@ -1,6 +1,7 @@
 /* tilecast predict attention: one attention call (fused kernels from their
  * tile models, unfused through the GEMM predictor), printed as one record:
- * "key value" lines, a JSON object or a CSV row. */
+ * "key value" lines, a markdown table of them, a JSON object or a CSV
+ * row. */
 #include "config.h"
 
 #include <jansson.h>
@@ -216,7 +217,7 @@ int cmd_predict_attention(int argc, char **argv)
     rec_int(&rec, "head_dim_vo", q.head_dim_vo ? q.head_dim_vo : q.head_dim);
     rec_int(&rec, "window", q.window);
     if (q.backward)
-        rec_str(&rec, "deterministic", q.deterministic ? "yes" : "no");
+        rec_bool(&rec, "deterministic", q.deterministic);
     rec_num(&rec, "time_us", pred.time_us, 2);
     rec_num(&rec, "lo_us", pred.lo_us, 2);
     rec_num(&rec, "hi_us", pred.hi_us, 2);
@@ -242,6 +243,8 @@ int cmd_predict_attention(int argc, char **argv)
         mcli_print_json(rec.obj);
     } else if (fmt == CLI_FORMAT_CSV) {
         rec_print_csv(&rec, stdout);
+    } else if (fmt == CLI_FORMAT_MD) {
+        cli_table_print(rec.kv, stdout, CLI_FORMAT_MD);
     } else {
         printf("Attention on %s (%s), %s:\n", gpu->name, tc_dtype_name(q.dtype),
                pred.source == TC_SOURCE_MEASURED ? "measured" : "predicted");

@@ -17,7 +17,7 @@
     "                                  [--impl IMPL] [--kv-heads G] [--seq-kv S]\n"                \
     "                                  [--head-dim-vo D] [--causal] [--window W] [--bwd]\n"        \
     "                                  [--deterministic] [--kv-splits N] [--dtype fp16]\n"         \
-    "                                  [--analytical] [--db FILE] [--json|--csv]\n"                \
+    "                                  [--analytical] [--db FILE] [--json|--csv|--md]\n"           \
     "  --impl IMPL           flash (default: the architecture's best fused kernel:\n"              \
     "                        FlashAttention-2 on Ampere/Ada, -3 on Hopper, -4 on\n"                \
     "                        Blackwell), flash2, flash3, flash4, cudnn (each that\n"               \
@@ -59,7 +59,8 @@
     "                        with the model's +-25% by w). Rows of one impl never\n"               \
     "                        calibrate another, nor one GPU another\n"                             \
     "  --json, --csv         one record as a JSON object (as every predict --json:\n"              \
-    "                        'tilecast predict --help') or a CSV row\n"
+    "                        'tilecast predict --help') or a CSV row; --md the\n"                  \
+    "                        record as a markdown table (field | value)\n"
 #define MCLI_PREDICT_LAYER_HELP                                                                    \
     "Usage: tilecast predict layer --gpu ID --hidden H --heads A --seq S --micro-batch B\n"        \
     "                              [--tp T] [--attention IMPL] [--ffn F] [--swiglu]\n"             \
