@@ -60,6 +60,7 @@ static const struct model_key {
     {"dp", KEY_INT, FIELD(dp), 1, 1 << 20},
     {"zero_stage", KEY_INT, FIELD(zero_stage), 0, 3},
     {"recompute", KEY_BOOL, FIELD(recompute), 0, 0},
+    {"rope", KEY_BOOL, FIELD(rope), 0, 0},
     /* The struct's own names for what activation, norm and mode say in
      * words: the Python binding returns a config as a dict of the struct's
      * fields (predict_model()["config"], advise's candidates), and such a

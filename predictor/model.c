@@ -719,6 +719,19 @@ static int decompose(struct decomp *dc)
         double kv_bytes = (double)c->micro_batch * 2.0 * (double)kv_width * e;
         err = memory_op(dc, "kv_cache_append", true, 2 * kv_bytes, 1);
     }
+    if (err == TC_OK && c->rope) {
+        /* rotary embeddings (Su et al. 2021; Llama, GPT-NeoX): one kernel
+         * rotates this GPU's q and k heads in place (vLLM's
+         * rotary_embedding op; the fused apply_rotary_pos_emb of Megatron
+         * and Hugging Face's rotate_half on the same tensors), reading and
+         * writing them; the cos/sin cache it reads is small */
+        /* this GPU's heads: q split over t, K replicated below t heads as
+         * attention_ops takes them */
+        int64_t qk_heads = c->heads / t + (c->kv_heads >= t ? c->kv_heads / t : 1);
+        double qk_bytes = (double)tokens * (double)qk_heads * (double)d * e;
+
+        err = elementwise_op(dc, "rope", true, 2 * qk_bytes);
+    }
     if (err == TC_OK)
         err = attention_ops(dc, c->micro_batch, dc->decode_ctx ? 1 : c->seq,
                             dc->decode_ctx ? dc->decode_ctx + 1 : c->seq);

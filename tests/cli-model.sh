@@ -235,7 +235,7 @@ for what in "layer --hidden 4096 --heads 32 --seq 2048" \
 done
 expect 0 "$bin" predict model --gpu $gpu --config "$root/predictor/models/llama-2-7b.yaml" --analytical \
     --ignore-memory
-grep -qxF "sources         predictions: 26 analytical; measured: 0 (every figure is a prediction)" "$tmp/out" ||
+grep -qxF "sources         predictions: 27 analytical; measured: 0 (every figure is a prediction)" "$tmp/out" ||
     fail "predict model --analytical footer: $(tail -1 "$tmp/out")"
 printf 'hidden: 4096\nheads: 32\nseq: 2048\nlayerz: 3\n' >"$tmp/bad.yaml"
 expect 2 "$bin" predict model --gpu $gpu --config "$tmp/bad.yaml"

@@ -221,6 +221,35 @@ START_TEST(test_train_step_pieces)
 }
 END_TEST
 
+/* Rotary embeddings: a Llama layer launches one more kernel, which reads
+ * and writes this GPU's q and k heads (and the host dispatches it). */
+START_TEST(test_rope_op)
+{
+    struct tc_model_config c;
+    struct tc_model_prediction *with, *without;
+    const struct tc_op_prediction *op;
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-7b", &c), TC_OK);
+    ck_assert(c.rope); /* the shipped Llama configs say so */
+    c.training = false;
+    c.seq = 1024;
+    c.tp = 2;
+    with = predict("a100-sxm4-80gb", &c);
+    op = find_op(with, "rope");
+    ck_assert(op->in_layer);
+    /* 1024 tokens x (32 + 32) / 2 heads x 128 x 2 bytes, read and written */
+    ck_assert_double_eq((double)op->m, 2.0 * 1024 * 32 * 128 * 2);
+    c.rope = false;
+    without = predict("a100-sxm4-80gb", &c);
+    for (size_t i = 0; i < without->n_ops; i++)
+        ck_assert_str_ne(without->ops[i].name, "rope");
+    ck_assert_double_eq_tol(with->host_time_us - without->host_time_us, 32 * 28.0, 1e-6);
+    ck_assert_double_eq_tol(with->layer_time_us - without->layer_time_us, op->time_us, 1e-9);
+    tc_model_prediction_free(with);
+    tc_model_prediction_free(without);
+}
+END_TEST
+
 TCase *model_parallel_tcase(void)
 {
     TCase *tc = tcase_create("parallel");
@@ -231,5 +260,6 @@ TCase *model_parallel_tcase(void)
     tcase_add_test(tc, test_host_time_counts_module_calls);
     tcase_add_test(tc, test_memory_hand_computed);
     tcase_add_test(tc, test_train_step_pieces);
+    tcase_add_test(tc, test_rope_op);
     return tc;
 }

@@ -92,12 +92,14 @@
     "                              [--seq S] [--train|--inference] [--decode CONTEXT]\n"           \
     "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"           \
     "                              [--serving] [--ignore-memory] [--analytical]\n"                 \
+    "                              [--dp N] [--zero 0-3] [--recompute]\n"                          \
     "                              [--db FILE] [--json|--csv|--md]\n"                              \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"         \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"                 \
     "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n"          \
     "  unfused, as in predict attention), mode training|inference, causal,\n"                      \
-    "  tied_embeddings, graphs, serving), or a shipped config by name: gpt-neox-20b,\n"            \
+    "  tied_embeddings, graphs, serving, dp, zero_stage, recompute, rope), or a\n"                 \
+    "  shipped config by name: gpt-neox-20b,\n"                                                    \
     "  llama-2-7b, llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"           \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"                       \
     "  (layers x layer + embedding/logits/loss; the logits vocabulary-parallel over t),\n"         \

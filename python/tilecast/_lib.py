@@ -222,6 +222,7 @@ class ModelConfig(Structure):
         ("dp", c_int64),
         ("zero_stage", c_int64),
         ("recompute", c_bool),
+        ("rope", c_bool),
         ("reserved", c_double * 1),
     ]
 

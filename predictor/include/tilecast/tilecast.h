@@ -793,6 +793,8 @@ struct tc_model_config {
                          * 3 the weights too; 0 none */
     bool recompute;     /* full activation recomputation: each layer keeps its
                          * input only and runs its forward again in the backward */
+    bool rope;          /* rotary position embeddings (Llama, GPT-NeoX): a kernel
+                         * a layer rotates q and k (false: learned or none) */
     double reserved[1]; /* zeroed (see the top of this header) */
 };
 
