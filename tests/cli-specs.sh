@@ -57,6 +57,11 @@ has out "233472"
 has out "NV-H100-DS"
 has out "flags[0]"
 has out "gpu_specs/h100-sxm5-80gb.yaml"
+# every field the model reads is shown, the optional ones included
+run 0 "$TC" specs show a100-pcie-40gb
+grep -Eq "^clock_vector_sustained_mhz +1310" "$TMP/out" || fail "specs show: no sustained clock"
+run 0 "$TC" specs show a100-pcie-40gb --json
+grep -q '"clock_vector_sustained_mhz": 1310' "$TMP/out" || fail "specs show --json: no sustained clock"
 
 run 0 "$TC" specs show mi250x --json
 if command -v python3 >/dev/null; then
@@ -65,6 +70,7 @@ import json, sys
 g = json.load(open(sys.argv[1]))
 assert g["id"] == "mi250x" and g["vendor"] == "amd" and g["arch"] == "cdna2"
 assert g["units"] == 110 and g["limits"]["warp_size"] == 64
+assert g["clock_vector_sustained_mhz"] is None
 assert g["peak_tflops"]["fp16"] == 191.5 and g["peak_tflops"]["tf32"] is None
 assert "ROCM-GPU-SPECS" in g["sources"] and len(g["flags"]) >= 1
 assert g["file"].endswith("gpu_specs/mi250x.yaml")

@@ -240,6 +240,9 @@ static int show_json(const struct tc_gpu *g, const char *file)
     json_object_set_new(o, "clock_vector_mhz", json_real(g->clock_vector_mhz));
     json_object_set_new(o, "clock_base_mhz",
                         g->clock_base_mhz > 0 ? json_real(g->clock_base_mhz) : json_null());
+    json_object_set_new(o, "clock_vector_sustained_mhz",
+                        g->clock_vector_sustained_mhz > 0 ? json_real(g->clock_vector_sustained_mhz)
+                                                          : json_null());
     for (int d = 0; d < TC_DTYPE_COUNT; d++) {
         const char *name = tc_dtype_name((enum tc_dtype)d);
 
@@ -322,6 +325,11 @@ static void show_table(const struct tc_gpu *g, const char *file, enum cli_format
         ROW("clock_base_mhz", "%g", g->clock_base_mhz);
     else
         ROW("clock_base_mhz", "%s", plain ? "" : "unknown");
+    /* the clock a power-limited board holds under a full FFMA load */
+    if (g->clock_vector_sustained_mhz > 0)
+        ROW("clock_vector_sustained_mhz", "%g", g->clock_vector_sustained_mhz);
+    else
+        ROW("clock_vector_sustained_mhz", "%s", plain ? "" : "not given (clock_vector_mhz)");
     for (int d = 0; d < TC_DTYPE_COUNT; d++) {
         char label[64];
         double clock_mhz =
