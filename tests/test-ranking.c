@@ -192,6 +192,46 @@ START_TEST(test_never_faster_than_a_better_gpu)
 }
 END_TEST
 
+/* Across families the kernel menus differ, so the pairs above compare GEMMs
+ * within one; this checks the case a menu gap once broke: a skinny GEMM whose
+ * leading dimension TMA cannot take (TN with lda = m = 1, a decode step) runs
+ * the sm80 mma.sync fallback on Hopper and Blackwell alike, and the B200,
+ * above an H100 and an H200 on every resource, is not slower there. */
+START_TEST(test_blackwell_unaligned_fallback)
+{
+    struct tc_predictor *p = tc_predictor_new(specs);
+    const struct tc_gpu *b200 = tc_specs_find(specs, "b200");
+    const char *hopper[] = {"h100-sxm5-80gb", "h200-sxm-141gb"};
+    const int64_t ms[] = {1, 8, 16, 64};
+
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(b200);
+    tc_predictor_set_analytical(p, true);
+    for (size_t h = 0; h < 2; h++) {
+        const struct tc_gpu *g = tc_specs_find(specs, hopper[h]);
+
+        ck_assert_ptr_nonnull(g);
+        ck_assert(below(g, b200, TC_DTYPE_BF16));
+        for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+            struct tc_gemm_query q = {.m = ms[i],
+                                      .n = 8192,
+                                      .k = 8192,
+                                      .batch = 1,
+                                      .dtype = TC_DTYPE_BF16,
+                                      .layout = TC_LAYOUT_TN};
+            struct tc_gemm_prediction ph, pb;
+
+            ck_assert_int_eq(tc_predict_gemm(p, g, &q, &ph), TC_OK);
+            ck_assert_int_eq(tc_predict_gemm(p, b200, &q, &pb), TC_OK);
+            ck_assert_msg(pb.time_us <= ph.time_us * (1 + TIE),
+                          "TN %lldx8192x8192: b200 %.2f us, %s %.2f us", (long long)q.m, pb.time_us,
+                          g->id, ph.time_us);
+        }
+    }
+    tc_predictor_free(p);
+}
+END_TEST
+
 static void setup(void)
 {
     ck_assert_msg(tc_specs_load(NULL, &specs) == TC_OK, "specs: %s", tc_last_error());
@@ -213,6 +253,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_never_faster_than_a_better_gpu);
+    tcase_add_test(tc, test_blackwell_unaligned_fallback);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
