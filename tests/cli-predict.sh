@@ -51,6 +51,10 @@ EOF
 
 run 0 "$TC" predict gemm --gpu a100-sxm4-80gb --explain 8192 4096 51201
 has out "alignment      unaligned"
+# calibrated with no measured neighbour: said so, not "distance 0" (an exact match)
+has out "source         prediction (calibrated)"
+has out "neighbours     none near enough"
+grep -q "0 measured" "$TMP/out" && fail "a calibration without neighbours reads as distance 0"
 has out "kernel"
 has out "waves"
 has out "occupancy"

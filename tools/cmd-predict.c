@@ -557,9 +557,13 @@ static int print_single(const struct tc_gpu *gpu, const struct tc_gemm_query *q,
         if (pr->hi_us > pr->lo_us)
             printf("  %-14s %.3f .. %.3f us (%.0f%% interval)\n", "interval", pr->lo_us, pr->hi_us,
                    100.0 * pr->interval_level);
-        if (pr->source == TC_SOURCE_CALIBRATED)
+        /* without a neighbour the answer is the GPU's fit alone: a distance
+         * of 0 would read as an exact match */
+        if (pr->source == TC_SOURCE_CALIBRATED && pr->neighbours > 0)
             printf("  %-14s %d measured, mean log-shape distance %.3f\n", "neighbours",
                    pr->neighbours, pr->neighbour_dist);
+        else if (pr->source == TC_SOURCE_CALIBRATED)
+            printf("  %-14s none near enough: the GPU's fitted efficiencies alone\n", "neighbours");
         if (pr->source == TC_SOURCE_TRANSFERRED)
             printf("  %-14s %s\n", "calibrated on", pr->calib_gpu);
         if (explain) {
