@@ -44,6 +44,12 @@
  * B/clk of L2 read bandwidth over its 108 SMs; Hopper is taken at the same
  * per-SM rate (as the GEMM model takes both). */
 #define SM_L2_BYTES_PER_CLK (5120.0 / 108.0)
+/* An L2 hit's round trip in clocks: 193 on V100 (Jia et al. 2018,
+ * "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking"),
+ * 236 on Turing (sjfeng1999/gpu-arch-microbenchmark), 222-339 on L40 by SM
+ * (arXiv 2606.22588). Handing a dQ semaphore over costs two: the releasing
+ * CTA's fence waits for its adds, the next one's acquiring poll. */
+#define L2_HIT_CLK 250.0
 /* Below this many CTAs the schedule is simulated exactly; above, the
  * tail is estimated (many waves: a few percent at most). */
 #define SIM_MAX_UNITS (1 << 18)
@@ -117,6 +123,10 @@ static const struct fused_eff FA2_OLD_NVIDIA_BWD = {0.57, 1.15};
 static const struct fused_eff FA2_CDNA_FWD = {0.58, 0.36};
 static const struct fused_eff FA2_CDNA_BWD = {0.52, 1.15};
 
+enum { ORDER_GRID, ORDER_LPT, ORDER_SPT };
+/* INLINE: the compute warps spin, add, release; WARP: a store warp does */
+enum { RELAY_NONE, RELAY_INLINE, RELAY_WARP };
+
 /* The kernel a query runs: its tiles and how it schedules them. */
 struct fused_kernel {
     enum tc_attn_impl impl; /* the kernel modelled (FLASH: the generic FA2-class model) */
@@ -125,7 +135,10 @@ struct fused_kernel {
     struct fused_eff eff;
     double exp_mult;      /* exp throughput relative to the SFUs' */
     double slow;          /* time multiplier (cuDNN on Blackwell) */
-    bool lpt;             /* the scheduler issues the longest CTAs first */
+    int order;            /* CTA issue order: ORDER_GRID, ORDER_LPT (longest first) or
+                             ORDER_SPT (shortest first) */
+    int relay;            /* deterministic backward: dQ added in key-block order through a
+                             semaphore per query tile, RELAY_INLINE or RELAY_WARP (below) */
     bool prefetch;        /* a producer warp loads the next CTA's inputs during this one's loop */
     int stage_rows;       /* a CTA's query tile is stages of this many rows, an empty one
                              skipped (FA4 on Blackwell); 0: one tile */
@@ -296,7 +309,7 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     k->slow = 1;
     /* FA2 launches its forward CTAs with blockIdx.x = the query block, in
      * order, and its backward with the key block, in order */
-    k->lpt = false;
+    k->order = ORDER_GRID;
     k->prefetch = false;
     k->stage_rows = 0;
     k->pack_gqa = false;
@@ -337,7 +350,7 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
         k->eff = q->backward ? FA3_HOPPER_BWD : FA3_HOPPER_FWD;
     k->exp_mult = 1;
     k->slow = 1;
-    k->lpt = true;
+    k->order = ORDER_LPT;
     k->prefetch = true;
     k->stage_rows = 0;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
@@ -354,6 +367,17 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
         k->br = 64;
         k->bc = 64;
         k->iter_l2_bytes = 64.0 * (double)(k->dqk + k->dvo) * tc_dtype_bytes(q->dtype);
+    }
+    if (impl == TC_ATTN_FLASH4 && q->backward && q->deterministic) {
+        /* FA4's deterministic sm90 backward (flash_attn/cute/interface.py:
+         * a dQ semaphore per (batch, head, query tile)): a store warp waits
+         * for its key block's turn (reversed under the causal mask, as in
+         * FA3's store_dq), bulk-reduces the tile and counts on; its
+         * SingleTileLPTBwdScheduler's spt order issues the last key blocks
+         * first, under the mask the shortest first, the relay's order. */
+        k->relay = RELAY_WARP;
+        if (q->causal)
+            k->order = ORDER_SPT;
     }
 }
 
@@ -373,7 +397,7 @@ static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_im
     k->eff = q->backward ? FA4_BLACKWELL_BWD : FA4_BLACKWELL_FWD;
     k->exp_mult = q->backward ? 1 : FA4_EXP_MULT;
     k->slow = impl == TC_ATTN_CUDNN ? CUDNN_BLACKWELL_SLOW : 1;
-    k->lpt = true;
+    k->order = ORDER_LPT;
     k->prefetch = true;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
     k->pack_decode = impl == TC_ATTN_CUDNN;
@@ -443,7 +467,15 @@ static int frost_sm80_bwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
     k->br = 64;
     k->bc = k->dqk <= 64 ? 128 : 64;
     k->threads = 256;
-    k->lpt = q->causal;
+    k->order = q->causal ? ORDER_LPT : ORDER_GRID;
+    if (q->deterministic) {
+        /* TemplateParams.deterministic (kernels/bprop_f16_sm80.py): a CTA
+         * spins on a semaphore per (head, query tile) until the count is
+         * its key tile, adds its dQ and releases before its next step; the
+         * 3-D grid is forced (SCHED_DEFAULT: LPT would break the order) */
+        k->relay = RELAY_INLINE;
+        k->order = ORDER_GRID;
+    }
     k->iter_l2_bytes = (double)k->br * (double)k->dqk * 4.0 * (k->dqk <= 128 ? 1.0 : 2.0) +
                        (k->dqk >= 256 ? (double)k->br * (double)(k->dqk + k->dvo) * e : 0.0);
     k->dkv_per_qhead = true;
@@ -720,14 +752,20 @@ static int cmp_desc(const void *a, const void *b)
     return x > y ? -1 : x < y;
 }
 
+static int cmp_asc(const void *a, const void *b)
+{
+    return cmp_desc(b, a);
+}
+
 /* The time the last SM finishes when `reps` copies of the pattern
  * unit_us[0..n) (one (batch, head)'s CTAs) are issued to `sms` SMs, each
  * CTA to the SM that frees first (a hardware block scheduler, or a
- * persistent kernel's atomic tile counter), in launch order or longest
- * first. An SM's co-resident CTAs share its pipes, so an SM is one
- * server. */
-static double makespan(double *unit_us, size_t n, int64_t reps, int sms, bool lpt)
+ * persistent kernel's atomic tile counter), in launch order, longest or
+ * shortest first. An SM's co-resident CTAs share its pipes, so an SM is
+ * one server. */
+static double makespan(double *unit_us, size_t n, int64_t reps, int sms, int order)
 {
+    bool lpt = order == ORDER_LPT, sorted = order != ORDER_GRID;
     double total = 0, longest = 0, *heap, t = 0;
     size_t count = n * (size_t)reps, h = 0;
     bool equal = true;
@@ -741,18 +779,18 @@ static double makespan(double *unit_us, size_t n, int64_t reps, int sms, bool lp
         return 0;
     if (equal) /* waves at SM granularity: the last partial wave costs a whole one */
         return ceil((double)count / sms) * longest;
-    if (lpt)
-        qsort(unit_us, n, sizeof(*unit_us), cmp_desc);
+    if (sorted)
+        qsort(unit_us, n, sizeof(*unit_us), lpt ? cmp_desc : cmp_asc);
     if (count > SIM_MAX_UNITS || !(heap = calloc((size_t)sms, sizeof(*heap))))
         /* many waves: the work spread evenly plus a tail of half the
-         * longest CTA (none when the longest go first) */
-        return fmax(longest, total / sms + (lpt ? 0.0 : 0.5 * longest));
+         * longest CTA (none when the longest go first, all when last) */
+        return fmax(longest, total / sms + (lpt ? 0.0 : order == ORDER_SPT ? 1.0 : 0.5) * longest);
     /* a binary min-heap of SM finish times; all SMs start idle */
     h = (size_t)sms;
     for (size_t c = 0; c < count; c++) {
-        /* launch order: the pattern per (batch, head); longest first:
+        /* launch order: the pattern per (batch, head); sorted:
          * each of the sorted pattern's CTAs across all heads together */
-        double u = lpt ? unit_us[c / (size_t)reps] : unit_us[c % n];
+        double u = sorted ? unit_us[c / (size_t)reps] : unit_us[c % n];
         size_t i = 0;
 
         heap[0] += u;
@@ -900,34 +938,57 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
         double pe_us = (k->prefetch ? 1.0 : 2.0) * (double)k->bc * (double)(k->dqk + k->dvo) * e /
                        sm_bytes_per_us;
         double *per_block = malloc((size_t)key_tiles * sizeof(*per_block));
+        /* the dQ relay (RELAY_*): a step hands the semaphore over; a store
+         * warp's serial part, the tile's reduction at the SM's L2 rate and
+         * the hand-over, bounds the step from below */
+        double hand_us = 2.0 * L2_HIT_CLK / clk;
+        double red_us = (double)k->br * (double)k->dqk * 4.0 / (SM_L2_BYTES_PER_CLK * clk);
+        int64_t resident = (int64_t)units * blocks_per_sm(gpu, k, e, true), prev = 0;
 
         if (!per_block)
             return tc_error(TC_ERR_NOMEM, "out of memory");
         for (int64_t j = 0; j < key_tiles; j++) {
-            int64_t nt, nf;
+            int64_t nt, nf, last = m->seq_q - 1; /* the last query row the block sees */
 
             bwd_tiles(m, j * k->bc, (j + 1) * k->bc - 1, k->br, &nt, &nf);
             per_block[j] =
                 ((double)nf * c.full_us + (double)(nt - nf) * c.masked_us) * k->br * k->bc +
                 (double)nt * step_l2_us;
+            if (m->causal && m->window)
+                last = (int64_t)fmin((double)last,
+                                     (double)((j + 1) * k->bc + m->window - 2 - m->offset));
+            last /= k->br;
+            if (k->relay == RELAY_INLINE)
+                per_block[j] += (double)nt * hand_us;
+            else if (k->relay == RELAY_WARP)
+                per_block[j] = fmax(per_block[j], (double)nt * (red_us + hand_us));
+            /* an inline relay runs in ascending key-tile order: a CTA
+             * ends a hand-over after the one before it (resident with it)
+             * at the earliest, plus its steps past that one's last query
+             * tile; FA4's order under the mask runs from the shorter CTAs */
+            if (k->relay == RELAY_INLINE && j % resident && nt)
+                per_block[j] = fmax(per_block[j], per_block[j - 1] + hand_us +
+                                                      (double)(last > prev ? last - prev : 0) *
+                                                          per_block[j] / (double)nt);
+            prev = last;
         }
         /* the deterministic FA2 backward: ceil(SMs / (b * h)) CTAs per
          * head, each looping over every splits-th key block and
          * accumulating dQ into its own buffer (flash_api.cpp mha_bwd and
          * flash_bwd_launch_template.h: gridDimx); else one CTA per key
          * block adding dQ atomically */
-        n = (size_t)(q->deterministic ? splits : key_tiles);
+        n = (size_t)(q->deterministic && !k->relay ? splits : key_tiles);
         pattern = calloc(n, sizeof(*pattern));
         if (!pattern) {
             free(per_block);
             return tc_error(TC_ERR_NOMEM, "out of memory");
         }
         for (int64_t j = 0; j < key_tiles; j++)
-            pattern[q->deterministic ? j % splits : j] += per_block[j] + pe_us;
+            pattern[q->deterministic && !k->relay ? j % splits : j] += per_block[j] + pe_us;
         free(per_block);
     }
     *ctas = (int64_t)n * reps;
-    *main_us = makespan(pattern, n, reps, units, k->lpt);
+    *main_us = makespan(pattern, n, reps, units, k->order);
     free(pattern);
     return TC_OK;
 }
@@ -951,11 +1012,13 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
     err = resolve_kernel(gpu, q, &k);
     if (err < 0)
         return err;
-    if (q->deterministic && !(k.fa2_split && (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH)))
+    if (q->deterministic && !k.relay &&
+        !(k.fa2_split && (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH)))
         return tc_error(TC_ERR_UNSUPPORTED,
-                        "attention: the deterministic backward of %s on %s is not modelled "
-                        "(it orders its dQ additions across key blocks); FlashAttention-2's "
-                        "split accumulation is",
+                        "attention: the deterministic backward of %s on %s is not modelled (no "
+                        "public source describes how it orders its dQ additions); "
+                        "FlashAttention-2's, FlashAttention-4's on sm90 and the cuDNN frontend's "
+                        "open sm80 engine's are",
                         tc_attn_impl_name(k.impl), gpu->id);
     if (k.plain_grid && q->kv_splits > 1 && !q->backward)
         return tc_error(TC_ERR_UNSUPPORTED,
@@ -1003,7 +1066,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                 k.bc = (int)bn;
             }
         }
-    } else if (q->deterministic) {
+    } else if (q->deterministic && !k.relay) {
         /* one CTA per head at least, each looping over its key blocks */
         int64_t key_tiles = (seq_kv + k.bc - 1) / k.bc;
 

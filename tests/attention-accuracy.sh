@@ -31,14 +31,14 @@ limits = {
     ("a100-pcie-80gb", "flash2", "bf16", "fwd"): (8.5, 36),      # 207
     ("a100-pcie-80gb", "flash2", "bf16", "bwd"): (13.0, 62),     # 185
     ("a100-pcie-80gb", "cudnn_oss", "bf16", "fwd"): (13.0, 66),  # 140
-    ("a100-pcie-80gb", "cudnn_oss", "bf16", "bwd"): (43.0, 61),  # 94
+    ("a100-pcie-80gb", "cudnn_oss", "bf16", "bwd"): (50.0, 122), # 94 (half deterministic)
     ("a100-pcie-80gb", "cudnn", "bf16", "fwd"): (30.0, 66),      # 96
     ("a100-pcie-80gb", "cudnn", "bf16", "bwd"): (30.0, 26),      # 134
     ("a100-pcie-80gb", "flash4", "bf16", "fwd"): (11.5, 61),     # 17
     ("h200-sxm-141gb", "cudnn", "bf16", "fwd"): (18.0, 66),      # 255
     ("h200-sxm-141gb", "cudnn", "bf16", "bwd"): (21.0, 61),      # 98
     ("h200-sxm-141gb", "flash4", "bf16", "fwd"): (11.0, 66),     # 242
-    ("h200-sxm-141gb", "flash4", "bf16", "bwd"): (14.0, 61),     # 187
+    ("h200-sxm-141gb", "flash4", "bf16", "bwd"): (17.5, 122),    # 187 (half deterministic)
     ("h200-sxm-141gb", "cudnn", "fp8", "fwd"): (26.0, 56),       # 103
     ("h200-sxm-141gb", "cudnn", "fp8", "bwd"): (34.0, 16),       # 21 (its causal rows take the non-causal time)
 }
@@ -61,15 +61,23 @@ if every["mape_pct"] > 22.0 or every["spearman_tflops"] < 0.90:
     bad.append("all rows: MAPE %.2f %%, Spearman %.3f" % (every["mape_pct"],
                                                          every["spearman_tflops"]))
 # every row is either compared or refused with a reason, and only the
-# documented refusals occur: head dims above 256, and deterministic
-# backwards other than FlashAttention-2's, and FlashAttention-4's sm80
+# documented refusals occur: head dims above 256, the deterministic
+# backward of cuDNN's closed engines, and FlashAttention-4's sm80
 # forward above a V head dim of 128 (its accumulator spills)
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 921, "expected 921 rows, got %d" % len(rows)
+# the deterministic rows scored in two groups above leave the others'
+# figures where they were (41.3 and 13.1 %)
+for key, mape in ((("a100-pcie-80gb", "cudnn_oss"), 43.0), (("h200-sxm-141gb", "flash4"), 14.0)):
+    ape = [float(r["ape_pct"]) for r in rows if (r["gpu"], r["impl"]) == key and
+           r["pass"] == "bwd" and r["deterministic"] == "0" and r["status"] == "ok"]
+    if len(ape) != 61 or sum(ape) / len(ape) > mape:
+        bad.append("%s bwd, not deterministic: %d rows, MAPE %.2f %% (limit %.1f %%)"
+                   % ("/".join(key), len(ape), sum(ape) / max(len(ape), 1), mape))
 for r in rows:
     if r["status"] == "refused":
         ok = ("256" in r["message"] and int(r["head_dim"]) > 256) or \
-             ("deterministic" in r["message"] and r["deterministic"] == "1" and r["impl"] != "flash2") or \
+             ("deterministic" in r["message"] and r["deterministic"] == "1" and r["impl"] == "cudnn") or \
              ("spills" in r["message"] and r["impl"] == "flash4" and r["gpu"].startswith("a100")
               and int(r["head_dim_vo"] or r["head_dim"]) > 128)
         if not ok:

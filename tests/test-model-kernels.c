@@ -1,7 +1,8 @@
 /* The model suite's third file: mechanisms of individual fused-attention
  * kernels taken from their sources (FlashAttention-4's sm80 forward and
- * sm90 backward, the cuDNN frontend's open-source sm80 kernels), each
- * checked against the behaviour the source describes. */
+ * sm90 backward, the cuDNN frontend's open-source sm80 kernels, and the
+ * deterministic backwards of both), each checked against the behaviour
+ * the source describes. */
 #include "config.h"
 
 #include <check.h>
@@ -177,6 +178,81 @@ START_TEST(test_fa4_sm90_backward_d256)
 }
 END_TEST
 
+/* The open engines' deterministic sm80 backward (bprop_f16_sm80.py): each
+ * key-tile CTA spins on a semaphore per query tile until its turn, adds
+ * its dQ and hands over before its next step, on the 3-D grid. Without a
+ * mask that costs a hand-over a step; under the causal mask a head's
+ * resident CTAs keep the pace of its first key tile (the longest), so the
+ * causal launch takes the non-causal time; under a window each waits for
+ * the one before it, a chain along the head. */
+START_TEST(test_frost_sm80_deterministic)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN_OSS,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 32,
+                                   .seq_q = 4096,
+                                   .head_dim = 128,
+                                   .backward = true};
+    struct tc_attention_prediction plain, det, causal, causal_det, win, win_det;
+    const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &plain), TC_OK);
+    q.deterministic = true;
+    ck_assert_msg(tc_predict_attention(pred, a100, &q, &det) == TC_OK, "%s", tc_last_error());
+    ck_assert_msg(det.time_us > 1.05 * plain.time_us && det.time_us < 1.4 * plain.time_us,
+                  "deterministic %.1f us, plain %.1f", det.time_us, plain.time_us);
+    ck_assert_int_eq(det.blocks, plain.blocks); /* one CTA per key tile still */
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &causal_det), TC_OK);
+    q.deterministic = false;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &causal), TC_OK);
+    ck_assert_msg(causal_det.time_us > 0.95 * det.time_us &&
+                      causal_det.time_us > 1.8 * causal.time_us,
+                  "causal: deterministic %.1f us, plain %.1f", causal_det.time_us, causal.time_us);
+    q.window = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &win), TC_OK);
+    q.deterministic = true;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &win_det), TC_OK);
+    ck_assert_msg(win_det.time_us > 4 * win.time_us, "window: deterministic %.1f us, plain %.1f",
+                  win_det.time_us, win.time_us);
+}
+END_TEST
+
+/* FlashAttention-4's deterministic sm90 backward: a store warp orders the
+ * dQ reductions (off the MMA warps' path), and its scheduler issues the
+ * shortest key blocks first under the causal mask, where the plain one
+ * issues the longest first. cuDNN's closed engines publish no mechanism
+ * and stay refused. */
+START_TEST(test_fa4_sm90_deterministic)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 32,
+                                   .seq_q = 8192,
+                                   .head_dim = 128,
+                                   .backward = true};
+    struct tc_attention_prediction plain, det;
+    const struct tc_gpu *h200 = gpu("h200-sxm-141gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &plain), TC_OK);
+    q.deterministic = true;
+    ck_assert_msg(tc_predict_attention(pred, h200, &q, &det) == TC_OK, "%s", tc_last_error());
+    ck_assert(det.time_us >= plain.time_us && det.time_us < 1.05 * plain.time_us);
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &det), TC_OK);
+    q.deterministic = false;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &plain), TC_OK);
+    ck_assert_msg(det.time_us > 1.01 * plain.time_us, "causal: deterministic %.1f us, plain %.1f",
+                  det.time_us, plain.time_us);
+    q.impl = TC_ATTN_CUDNN;
+    q.deterministic = true;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &det), TC_ERR_UNSUPPORTED);
+    ck_assert(strstr(tc_last_error(), "no public source") != NULL);
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -187,5 +263,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_backward);
     tcase_add_test(tc, test_frost_sm80_forward);
     tcase_add_test(tc, test_fa4_sm90_backward_d256);
+    tcase_add_test(tc, test_frost_sm80_deterministic);
+    tcase_add_test(tc, test_fa4_sm90_deterministic);
     return tc;
 }

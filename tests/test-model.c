@@ -383,8 +383,9 @@ START_TEST(test_fused_kernels)
             ck_assert(p.time_us > 0 && p.tflops > 0);
         }
     }
-    /* head dims above 256, and the deterministic backward of the kernels
-     * that order their dQ additions, are refused; FA2's is modelled */
+    /* head dims above 256, and the deterministic backward of cuDNN's
+     * closed engines (no source says how they order dQ), are refused;
+     * FA2's is modelled */
     q.impl = TC_ATTN_CUDNN;
     q.dtype = TC_DTYPE_BF16;
     q.backward = false;
