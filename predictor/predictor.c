@@ -287,6 +287,122 @@ static const struct tc_calib_sample *find_measured(struct tc_predictor *p, const
 static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
                         const struct tc_gemm_query *q, struct tc_gemm_prediction *out);
 
+/* The FFMA clock a GPU holds under load: the sustained one where its spec
+ * gives one (0: not known, the vector peak's clock), as gemm.c reads it. */
+static double sustained_fp32_clock(const struct tc_gpu *g)
+{
+    return g->clock_vector_sustained_mhz > 0 && g->clock_vector_sustained_mhz < g->clock_vector_mhz
+               ? g->clock_vector_sustained_mhz
+               : g->clock_vector_mhz;
+}
+
+/* Whether GPU a is at or below GPU b on every resource the GEMM model reads
+ * for dtype d (peaks, clocks, bandwidth, cache, units, power limit, per-SM
+ * limits), and below on one: the power-limited A100 PCIe against the A100
+ * SXM4 of the same memory. */
+static bool gpu_below(const struct tc_gpu *a, const struct tc_gpu *b, enum tc_dtype d)
+{
+    const double av[] = {a->peak_tflops[d],
+                         a->peak_tflops[TC_DTYPE_FP32],
+                         a->mem_bw_gbps,
+                         (double)a->l2_bytes,
+                         a->units,
+                         a->clock_tensor_mhz,
+                         a->clock_vector_mhz,
+                         sustained_fp32_clock(a),
+                         a->tdp_w,
+                         (double)a->smem_per_sm_bytes,
+                         a->regs_per_sm,
+                         a->max_warps_per_sm};
+    const double bv[] = {b->peak_tflops[d],
+                         b->peak_tflops[TC_DTYPE_FP32],
+                         b->mem_bw_gbps,
+                         (double)b->l2_bytes,
+                         b->units,
+                         b->clock_tensor_mhz,
+                         b->clock_vector_mhz,
+                         sustained_fp32_clock(b),
+                         b->tdp_w,
+                         (double)b->smem_per_sm_bytes,
+                         b->regs_per_sm,
+                         b->max_warps_per_sm};
+    bool differ = false;
+
+    if (a->vendor != b->vendor || a->arch != b->arch)
+        return false;
+    for (size_t i = 0; i < sizeof(av) / sizeof(av[0]); i++) {
+        if (av[i] > bv[i])
+            return false;
+        differ = differ || av[i] < bv[i];
+    }
+    return differ;
+}
+
+/* A transfer within a family between two GPUs one of which is at or below
+ * the other on every resource: the lesser GPU cannot run a kernel faster
+ * than the better one, so the source's own answer (its measurement of the
+ * shape, else its calibrated prediction) bounds the transfer, from below
+ * when the target is the lesser GPU, from above when it is the better. The
+ * transfer drops the source's per-kernel factors (they stay with its data
+ * set), so without the bound the A100 PCIe, transferred from the
+ * SXM4-80GB's rows, came out up to 4 % faster than the SXM4-80GB itself
+ * (78.0 against 81.4 us at fp16 2048^3), and Llama-2-7B training with it.
+ * Kernel time only: under a host-timed method the two answers carry
+ * different host costs (the source machine's fitted ones, the methods'
+ * typical ones), which no spec orders. Same dtype only: another dtype's fit
+ * is no evidence about this one. */
+static void bound_by_source(struct tc_predictor *p, const struct tc_gpu *gpu, const struct entry *e,
+                            const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
+{
+    const struct tc_gpu *src = tc_specs_find(p->specs, e->from->gpu_id);
+    const struct tc_calib_sample *s;
+    struct tc_gemm_prediction ps;
+    struct tc_calib_apply how;
+    double bound, r;
+    bool floor;
+
+    if (!src || src == gpu || e->from->dtype != q->dtype || p->timing != TC_TIMING_KERNEL ||
+        !tc_calib_has_timing(e->from->calib, TC_TIMING_KERNEL))
+        return;
+    if (gpu_below(gpu, src, q->dtype))
+        floor = true;
+    else if (gpu_below(src, gpu, q->dtype))
+        floor = false;
+    else
+        return;
+    s = tc_calib_find(e->from->calib, q->layout, q->m, q->n, q->k, q->batch, TC_TIMING_KERNEL);
+    if (s) {
+        bound = s->time_us;
+    } else {
+        if (tc_predict_gemm_analytical(src, q, &ps) < 0) {
+            tc_clear_error();
+            return;
+        }
+        how.params = NULL;
+        how.neighbours = true;
+        how.neighbour_weight = 1;
+        how.same_gpu = true;
+        how.timing = TC_TIMING_KERNEL;
+        how.arch = src->arch;
+        tc_calib_predict(e->from->calib, &how, q, 0, &ps);
+        bound = ps.time_us;
+    }
+    if (!(bound > 0) || !isfinite(bound) || (floor ? out->time_us >= bound : out->time_us <= bound))
+        return;
+    r = bound / out->time_us;
+    out->time_us = bound;
+    out->tflops /= r;
+    out->frac_peak /= r;
+    out->lo_us *= r;
+    out->hi_us *= r;
+    if (snprintf(p->note_buf, sizeof(p->note_buf), "%s%s%s the %s answer of %s (%.4g us), %s",
+                 p->note, *p->note ? "; " : "", floor ? "no faster than" : "no slower than",
+                 s ? "measured" : "calibrated", src->id, bound,
+                 floor ? "above this GPU on every resource" : "below this GPU on every resource") >=
+        0)
+        p->note = p->note_buf;
+}
+
 TC_API int tc_predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
                            const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
 {
@@ -388,6 +504,7 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
         tc_calib_predict(e->from->calib, &how, q, peak, out);
         tc_calib_transfer_interval(out, e->same_family, &e->xfer, p->timing, q->op);
         out->source = TC_SOURCE_TRANSFERRED;
+        bound_by_source(p, gpu, e, q, out);
         tc_strlcpy(out->calib_gpu, e->from->gpu_id, sizeof(out->calib_gpu));
     }
     return TC_OK;
