@@ -178,3 +178,48 @@ int cli_compare_print(const char *cmd, const char *title, const char *const *col
     }
     return CLI_EXIT_OK;
 }
+
+int cli_compare_rows(const char *cmd, const struct tc_specs *specs, const char *value,
+                     const struct tc_gpu ***list, struct cli_cmp_row **rows, size_t *n)
+{
+    int code = cli_gpu_list(cmd, specs, value, list, n);
+
+    *rows = NULL;
+    if (code != CLI_EXIT_OK)
+        return code;
+    *rows = calloc(*n ? *n : 1, sizeof(**rows));
+    if (!*rows) {
+        free(*list);
+        *list = NULL;
+        return cli_fail(cmd, TC_ERR_NOMEM);
+    }
+    return CLI_EXIT_OK;
+}
+
+struct tc_predictor *cli_compare_predictor(const char *cmd, struct tc_specs *specs, bool analytical,
+                                           const char *db, int *code)
+{
+    struct tc_predictor *p;
+
+    *code = CLI_EXIT_OK;
+    if (db && !cli_input_readable(cmd, db)) {
+        *code = CLI_EXIT_INPUT;
+        return NULL;
+    }
+    p = tc_predictor_new(specs);
+    if (!p) {
+        *code = cli_fail(cmd, TC_ERR_NOMEM);
+        return NULL;
+    }
+    tc_predictor_set_analytical(p, analytical);
+    if (db) {
+        int err = tc_predictor_add_db(p, db);
+
+        if (err < 0) {
+            *code = cli_fail(cmd, err);
+            tc_predictor_free(p);
+            return NULL;
+        }
+    }
+    return p;
+}

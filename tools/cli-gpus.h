@@ -20,8 +20,6 @@ bool cli_gpu_list_given(const char *value);
 int cli_gpu_list(const char *cmd, const struct tc_specs *specs, const char *value,
                  const struct tc_gpu ***out, size_t *n);
 
-#endif
-
 /* One GPU's row of a comparison: its figures in the command's columns, or
  * why it has none (a dtype it lacks, a model that does not fit). */
 #define CLI_CMP_MAX 8
@@ -43,3 +41,17 @@ struct cli_cmp_row {
 int cli_compare_print(const char *cmd, const char *title, const char *const *cols,
                       const int *decimals, int ncols, int sort_col, bool descending,
                       struct cli_cmp_row *rows, size_t n, enum cli_format fmt);
+
+/* The GPUs of value (cli_gpu_list) and a zeroed row for each; on failure
+ * the error is printed, *list and *rows are NULL and the exit code is
+ * returned. Both are the caller's to free(). */
+int cli_compare_rows(const char *cmd, const struct tc_specs *specs, const char *value,
+                     const struct tc_gpu ***list, struct cli_cmp_row **rows, size_t *n);
+/* The predictor every GPU of a comparison shares: analytical or not, with
+ * db (may be NULL; checked readable first) added, each GPU's prebuilt
+ * database opened when it is asked for. NULL with *code set (the error
+ * printed) on failure. */
+struct tc_predictor *cli_compare_predictor(const char *cmd, struct tc_specs *specs, bool analytical,
+                                           const char *db, int *code);
+
+#endif

@@ -68,22 +68,9 @@ static int advise_compare(const char *cmd, const struct mcli_model_opts *opt,
 
     if (!specs)
         return CLI_EXIT_INPUT;
-    code = cli_gpu_list(cmd, specs, opt->gpu_id, &list, &n);
-    if (code == CLI_EXIT_OK && opt->db && !cli_input_readable(cmd, opt->db))
-        code = CLI_EXIT_INPUT;
-    if (code == CLI_EXIT_OK && !(p = tc_predictor_new(specs)))
-        code = cli_fail(cmd, TC_ERR_NOMEM);
-    if (code == CLI_EXIT_OK) {
-        tc_predictor_set_analytical(p, opt->analytical);
-        if (opt->db) {
-            int err = tc_predictor_add_db(p, opt->db);
-
-            if (err < 0)
-                code = cli_fail(cmd, err);
-        }
-    }
-    if (code == CLI_EXIT_OK && !(rows = calloc(n, sizeof(*rows))))
-        code = cli_fail(cmd, TC_ERR_NOMEM);
+    code = cli_compare_rows(cmd, specs, opt->gpu_id, &list, &rows, &n);
+    if (code == CLI_EXIT_OK)
+        p = cli_compare_predictor(cmd, specs, opt->analytical, opt->db, &code);
     for (size_t i = 0; code == CLI_EXIT_OK && rows && i < n; i++) {
         struct tc_advice *adv = NULL;
         int err = tc_advise(p, list[i], c, tol, 1, &adv);

@@ -11,36 +11,6 @@
 #include "cli.h"
 #include "model-cli.h"
 
-/* The predictor every GPU of the list shares (each GPU's prebuilt
- * database is opened when it is asked for). */
-static struct tc_predictor *compare_predictor(const char *cmd, struct tc_specs *specs,
-                                              bool analytical, const char *db, int *code)
-{
-    struct tc_predictor *p;
-
-    *code = CLI_EXIT_OK;
-    if (db && !cli_input_readable(cmd, db)) {
-        *code = CLI_EXIT_INPUT;
-        return NULL;
-    }
-    p = tc_predictor_new(specs);
-    if (!p) {
-        *code = cli_fail(cmd, TC_ERR_NOMEM);
-        return NULL;
-    }
-    tc_predictor_set_analytical(p, analytical);
-    if (db) {
-        int err = tc_predictor_add_db(p, db);
-
-        if (err < 0) {
-            *code = cli_fail(cmd, err);
-            tc_predictor_free(p);
-            return NULL;
-        }
-    }
-    return p;
-}
-
 int mcli_compare_model(const char *cmd, const char *gpus, bool analytical, const char *db,
                        const struct tc_model_config *cfg, bool whole, long long decode,
                        bool ignore_memory, enum cli_format fmt)
@@ -60,11 +30,9 @@ int mcli_compare_model(const char *cmd, const char *gpus, bool analytical, const
 
     if (!specs)
         return CLI_EXIT_INPUT;
-    code = cli_gpu_list(cmd, specs, gpus, &list, &n);
+    code = cli_compare_rows(cmd, specs, gpus, &list, &rows, &n);
     if (code == CLI_EXIT_OK)
-        p = compare_predictor(cmd, specs, analytical, db, &code);
-    if (code == CLI_EXIT_OK && !(rows = calloc(n, sizeof(*rows))))
-        code = cli_fail(cmd, TC_ERR_NOMEM);
+        p = cli_compare_predictor(cmd, specs, analytical, db, &code);
     for (size_t i = 0; code == CLI_EXIT_OK && rows && i < n; i++) {
         struct cli_cmp_row *row = &rows[i];
         struct tc_model_config c = *cfg;
@@ -148,11 +116,9 @@ int mcli_compare_attention(const char *cmd, const char *gpus, bool analytical, c
 
     if (!specs)
         return CLI_EXIT_INPUT;
-    code = cli_gpu_list(cmd, specs, gpus, &list, &n);
+    code = cli_compare_rows(cmd, specs, gpus, &list, &rows, &n);
     if (code == CLI_EXIT_OK)
-        p = compare_predictor(cmd, specs, analytical, db, &code);
-    if (code == CLI_EXIT_OK && !(rows = calloc(n, sizeof(*rows))))
-        code = cli_fail(cmd, TC_ERR_NOMEM);
+        p = cli_compare_predictor(cmd, specs, analytical, db, &code);
     for (size_t i = 0; code == CLI_EXIT_OK && rows && i < n; i++) {
         struct tc_attention_prediction pred;
         int err;

@@ -876,10 +876,8 @@ static int compare_gemm(const char *cmd, const struct tc_specs *specs, struct tc
     struct cli_cmp_row *rows = NULL;
     char title[160];
     size_t n = 0;
-    int rc = cli_gpu_list(cmd, specs, gpus, &list, &n);
+    int rc = cli_compare_rows(cmd, specs, gpus, &list, &rows, &n);
 
-    if (rc == CLI_EXIT_OK && !(rows = calloc(n, sizeof(*rows))))
-        rc = cli_fail(cmd, TC_ERR_NOMEM);
     for (size_t i = 0; rc == CLI_EXIT_OK && rows && i < n; i++) {
         struct tc_gemm_prediction pr;
 
