@@ -241,6 +241,18 @@ static int parse_string(const struct parse_ctx *c, const yaml_node_t *node, cons
     return TC_OK;
 }
 
+/* A field of the wrong value or kind: what was expected, and what is there
+ * (the scalar quoted, else the node's kind). */
+static int wrong_value(const struct parse_ctx *c, const yaml_node_t *node, const char *path,
+                       const char *expected)
+{
+    bool scalar = node->type == YAML_SCALAR_NODE;
+
+    return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE, "expected %s, got %s%s%s", expected,
+                               scalar ? "'" : node_type_name(node),
+                               scalar ? tc_yaml_scalar(node) : "", scalar ? "'" : "");
+}
+
 static int parse_field(const struct parse_ctx *c, const struct field *f, const char *path,
                        const yaml_node_t *node)
 {
@@ -258,11 +270,7 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
         else if (node->type == YAML_SCALAR_NODE && strcmp(tc_yaml_scalar(node), "amd") == 0)
             *(enum tc_vendor *)(void *)base = TC_VENDOR_AMD;
         else
-            return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
-                                       "expected 'nvidia' or 'amd', got %s%s%s",
-                                       node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
-                                       node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
-                                       node->type == YAML_SCALAR_NODE ? "'" : "");
+            return wrong_value(c, node, path, "'nvidia' or 'amd'");
         return TC_OK;
     case KIND_ARCH:
         /* not cpu: a spec describes a GPU */
@@ -272,12 +280,8 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
                 return TC_OK;
             }
         }
-        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
-                                   "expected one of volta, turing, ampere, ada, hopper, blackwell, "
-                                   "cdna2, cdna3, got %s%s%s",
-                                   node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
-                                   node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
-                                   node->type == YAML_SCALAR_NODE ? "'" : "");
+        return wrong_value(c, node, path,
+                           "one of volta, turing, ampere, ada, hopper, blackwell, cdna2, cdna3");
     case KIND_LINK:
         for (int l = TC_LINK_PCIE; node->type == YAML_SCALAR_NODE && l < TC_LINK_COUNT; l++) {
             if (strcmp(tc_yaml_scalar(node), tc_link_name((enum tc_link)l)) == 0) {
@@ -285,11 +289,7 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
                 return TC_OK;
             }
         }
-        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
-                                   "expected one of pcie, nvlink, xgmi, got %s%s%s",
-                                   node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
-                                   node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
-                                   node->type == YAML_SCALAR_NODE ? "'" : "");
+        return wrong_value(c, node, path, "one of pcie, nvlink, xgmi");
     case KIND_BOOL:
         if (node->type == YAML_SCALAR_NODE && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
             (strcmp(tc_yaml_scalar(node), "true") == 0 ||
@@ -297,11 +297,7 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
             *(unsigned char *)base = strcmp(tc_yaml_scalar(node), "true") == 0;
             return TC_OK;
         }
-        return tc_yaml_field_error(c->y, node, path, TC_ERR_PARSE,
-                                   "expected true or false, got %s%s%s",
-                                   node->type == YAML_SCALAR_NODE ? "'" : node_type_name(node),
-                                   node->type == YAML_SCALAR_NODE ? tc_yaml_scalar(node) : "",
-                                   node->type == YAML_SCALAR_NODE ? "'" : "");
+        return wrong_value(c, node, path, "true or false");
     case KIND_UCHAR:
     case KIND_INT:
     case KIND_I64:

@@ -763,11 +763,27 @@ END_TEST
 /* v1 -> v3 in one open: a v1 file with a cpu-backend host (stored, as v1
  * did, as nvidia volta with no units) gets v2's attention table and v3's
  * gpu table, the host made a CPU and the GPU left as it was. */
+/* A migrated file opened for writing: current schema, sound, the cpu host
+ * made a CPU and the GPU left as it was; closes db. */
+static void check_migrated_hosts(struct tc_db *db)
+{
+    struct tc_gpu g;
+
+    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &g), TC_OK);
+    ck_assert_int_eq(g.vendor, TC_VENDOR_CPU);
+    ck_assert_int_eq(g.arch, TC_ARCH_CPU);
+    ck_assert_int_eq(tc_db_get_gpu(db, "a100-sxm4-80gb", &g), TC_OK);
+    ck_assert_int_eq(g.vendor, TC_VENDOR_NVIDIA);
+    ck_assert_int_eq(g.arch, TC_ARCH_AMPERE);
+    tc_db_close(db);
+}
+
 START_TEST(migrates_cpu_host_from_v1)
 {
     const char *path = tmp_path("v1cpu.db");
     struct tc_db *db;
-    struct tc_gpu g;
     size_t n;
     char *sql = slurp(src_path("tests/data/db/schema-v1.sql"), &n);
 
@@ -783,15 +799,7 @@ START_TEST(migrates_cpu_host_from_v1)
                    "INSERT INTO run SELECT * FROM r;");
     ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 1);
     db = open_db(path, TC_DB_READWRITE);
-    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
-    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
-    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &g), TC_OK);
-    ck_assert_int_eq(g.vendor, TC_VENDOR_CPU);
-    ck_assert_int_eq(g.arch, TC_ARCH_CPU);
-    ck_assert_int_eq(tc_db_get_gpu(db, "a100-sxm4-80gb", &g), TC_OK);
-    ck_assert_int_eq(g.vendor, TC_VENDOR_NVIDIA);
-    ck_assert_int_eq(g.arch, TC_ARCH_AMPERE);
-    tc_db_close(db);
+    check_migrated_hosts(db);
     ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention WHERE head_dim_vo = head_dim"),
                      3);
     ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM gemm"), 4);
@@ -860,15 +868,7 @@ START_TEST(migrates_from_v2)
     ck_assert(!exists(tmp_path("v2.db-wal")));
     /* for writing: migrated, the host made a CPU, the GPU left as it was */
     db = open_db(tmp_path("v2.db"), TC_DB_READWRITE);
-    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
-    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
-    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &g), TC_OK);
-    ck_assert_int_eq(g.vendor, TC_VENDOR_CPU);
-    ck_assert_int_eq(g.arch, TC_ARCH_CPU);
-    ck_assert_int_eq(tc_db_get_gpu(db, "a100-sxm4-80gb", &g), TC_OK);
-    ck_assert_int_eq(g.vendor, TC_VENDOR_NVIDIA);
-    ck_assert_int_eq(g.arch, TC_ARCH_AMPERE);
-    tc_db_close(db);
+    check_migrated_hosts(db);
     ck_assert_int_eq(sql_int(tmp_path("v2.db"), "PRAGMA user_version"), TC_DB_SCHEMA_VERSION);
     ck_assert_int_eq(sql_int(tmp_path("v2.db"), "SELECT count(*) FROM gpu WHERE vendor = 'cpu' "
                                                 "AND json_extract(spec_json, '$.vendor') = 'cpu'"),
