@@ -2,7 +2,7 @@
 # Fused-attention accuracy on the vendored cuDNN-frontend timings
 # ($TILECAST_MEASURED_DATA/attention_fused.csv): `tilecast eval --attention`
 # per (GPU, impl, dtype, pass). The model takes no constant from these rows
-# (predictor/attention-fused.c takes them from the kernels' papers), so the
+# (predictor/attention-kernels.c takes them from the kernels' papers), so the
 # thresholds are what it measured when they were set, with a little room:
 # a change that makes a group worse fails here. The groups the per-kernel
 # model improved (all but H200 fp8 backward, whose earlier score came from

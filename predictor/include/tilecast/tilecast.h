@@ -742,10 +742,11 @@ struct tc_attention_prediction {
  * from a tile model of the named kernel on the GPU (its tiles, scheduling,
  * split-KV and efficiencies from its published benchmarks; the causal
  * diagonal tiles computed in full; labelled analytical;
- * predictor/attention-fused.c). TC_ERR_UNSUPPORTED where the named kernel
- * does not run the query (architecture, dtype, head dim above 256) or
- * tilecast does not model it (the deterministic backward of all but
- * FlashAttention-2). With a
+ * predictor/attention-kernels.c, attention-fused.c). TC_ERR_UNSUPPORTED
+ * where the named kernel does not run the query (architecture, dtype, head
+ * dim above 256) or tilecast does not model it (the deterministic backward
+ * of all but FlashAttention-2, FlashAttention-4 on sm90 and the cuDNN
+ * frontend's open sm80 engines). With a
  * predictor whose databases hold attention rows of this GPU, impl, dtype
  * and direction: an exactly measured shape returns its measurement
  * (measured), any other the model scaled by the rows' median

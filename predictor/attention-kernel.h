@@ -1,0 +1,79 @@
+/* Fused attention kernels: which kernel a query runs (its tiles, scheduling
+ * and efficiencies, from each kernel's source and published benchmarks) and
+ * what one score element of a tile costs on an SM. attention-kernels.c
+ * chooses; attention-fused.c times the chosen kernel's tiles. */
+#ifndef TC_ATTENTION_KERNEL_H
+#define TC_ATTENTION_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model-internal.h"
+
+/* Efficiencies of one kernel on one architecture and pass:
+ *   eta  fraction of the tensor-core peak its MMAs sustain;
+ *   x    the non-matmul time (the exp and SOFTMAX_ALU_OPS per element) not
+ *        hidden behind the MMAs, as a fraction of it: a tile costs
+ *        max(mma, softmax) + x * min(mma, softmax). Above 1 in the
+ *        backward, where dS = P * (dP - D) and the dQ accumulation add
+ *        work the count above leaves out.
+ * Each pair is solved with this model at the published benchmark's own
+ * shapes (batch x seq = 16k tokens, hidden 2048, no mask; the figures at
+ * seq 16k), not from tilecast's development rows. */
+struct fused_eff {
+    double eta, x;
+};
+
+enum { ORDER_GRID, ORDER_LPT, ORDER_SPT };
+/* INLINE: the compute warps spin, add, release; WARP: a store warp does */
+enum { RELAY_NONE, RELAY_INLINE, RELAY_WARP };
+
+/* The kernel a query runs: its tiles and how it schedules them. */
+struct fused_kernel {
+    enum tc_attn_impl impl; /* the kernel modelled (FLASH: the generic FA2-class model) */
+    int br, bc;             /* forward: query rows x keys; backward: query rows x keys */
+    int threads;            /* per CTA */
+    struct fused_eff eff;
+    double exp_mult;      /* exp throughput relative to the SFUs' */
+    double slow;          /* time multiplier (cuDNN on Blackwell) */
+    int order;            /* CTA issue order: ORDER_GRID, ORDER_LPT (longest first) or
+                             ORDER_SPT (shortest first) */
+    int relay;            /* deterministic backward: dQ added in key-block order through a
+                             semaphore per query tile, RELAY_INLINE or RELAY_WARP (below) */
+    bool prefetch;        /* a producer warp loads the next CTA's inputs during this one's loop */
+    int stage_rows;       /* a CTA's query tile is stages of this many rows, an empty one
+                             skipped (FA4 on Blackwell); 0: one tile */
+    bool pack_gqa;        /* FA3's PackGQA: a KV head's query heads share tiles */
+    bool fa2_split;       /* FA2's split-KV kernel and heuristic (else FA3's) */
+    bool pack_decode;     /* forward: a single query's heads of one KV head share a tile's rows
+                             (cuDNN's decode path on sm90/sm100, below) */
+    bool split_one_query; /* forward: the library splits the keys by itself only for a single
+                             query (cuDNN, below); --kv-splits N still forces N */
+    bool plain_grid;      /* forward: one CTA per (query tile, head, batch), never split
+                             and no query heads packed, whatever the shape */
+    bool window_skip;     /* a sliding window's left edge ends the key loop (else the loop runs
+                             to key 0, as under the causal mask alone) */
+    double iter_l2_bytes; /* backward: L2 traffic of one (query tile, key tile) step that
+                             the step waits for (0: hidden behind the MMAs) */
+    bool dkv_per_qhead;   /* backward GQA: dK, dV per query head, then reduced */
+    int64_t dqk, dvo;     /* head dims as the kernel instantiates them (padding computed) */
+};
+
+/* Per-element time of a tile on one SM, in us (attention-kernels.c). */
+struct elem_cost {
+    double full_us, masked_us;
+};
+
+static inline int64_t round_up(int64_t v, int64_t m)
+{
+    return (v + m - 1) / m * m;
+}
+
+/* The kernel q runs on gpu into *k, or TC_ERR_UNSUPPORTED and why. */
+int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                            struct fused_kernel *k);
+/* What one score element of a full and of a masked tile costs on an SM. */
+struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtype,
+                                    const struct fused_kernel *k, bool bwd);
+
+#endif

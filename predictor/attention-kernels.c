@@ -1,0 +1,562 @@
+/* Fused attention kernels: FlashAttention-2, -3, -4 and cuDNN's SDPA
+ * engines, each as the tiles, scheduling order and efficiencies it runs
+ * with on an architecture, from its source and published benchmarks, and
+ * the cost of one score element of a tile (attention-kernel.h). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "attention-kernel.h"
+
+/* ------------------------------------------------------------------------ */
+/* Costs of one score element                                                */
+/* ------------------------------------------------------------------------ */
+
+/* exp2 throughput of an SM: 16 results per clock on compute capability
+ * 5.x-9.0 (CUDA C++ Programming Guide, arithmetic instruction throughput
+ * table); Blackwell kept the SFU count (FlashAttention-4 blog: "the SFU
+ * count ... remains unchanged"). CDNA's transcendentals run at a quarter
+ * of its 64 lanes per CU, the same 16. */
+#define MUFU_PER_CLK 16.0
+/* FP32 instructions per score element besides the exp: the running max,
+ * the scaled subtraction (one FFMA), the row sum and the conversion of P
+ * to 16 bits (the online softmax of FlashAttention-2, section 3.1). */
+#define SOFTMAX_ALU_OPS 4.0
+/* A tile the mask cuts through computes every element and then masks it:
+ * the column index, two compares and a select per element (FA2's
+ * apply_mask_causal / apply_mask_local). */
+#define MASK_ALU_OPS 4.0
+
+/* FlashAttention-2 on Ampere (Dao 2023, "FlashAttention-2", A100 SXM4):
+ * the forward reaches up to 73% of the peak and the backward up to 63% at
+ * head dim 128; optimized GEMMs reach 80-90% (its introduction), so
+ * eta = 0.85 for the forward's mma.sync loop and x = 0.36 makes 73%. The
+ * backward keeps FA3's fitted x = 1.15 (below) and eta = 0.76 makes 63%. */
+static const struct fused_eff FA2_AMPERE_FWD = {0.85, 0.36};
+static const struct fused_eff FA2_AMPERE_BWD = {0.76, 1.15};
+/* FlashAttention-2 on Hopper (no wgmma, no TMA), from the FA2 bars of the
+ * FlashAttention-3 paper (Shah et al. 2024, figures 5-6, H100 SXM5):
+ * forward 324 / 370 / 326 TFLOP/s at head dim 64 / 128 / 256 (model 324 /
+ * 368 / 350 with FA2_WIDE_HEAD), backward 291 / 322 at 64 / 128 (292 /
+ * 321). */
+static const struct fused_eff FA2_HOPPER_FWD = {0.45, 0.52};
+static const struct fused_eff FA2_HOPPER_BWD = {0.38, 1.10};
+/* FlashAttention-3 on Hopper (same figures): forward 497 / 648 / 756
+ * (model 495 / 652 / 747), backward 474 / 561 (473 / 560). Its fp8
+ * forward transposes V inside the kernel (section 3.3), which the model
+ * leaves out: 1314 TFLOP/s at head dim 256 and 16k against the paper's
+ * 1171. */
+static const struct fused_eff FA3_HOPPER_FWD = {0.91, 0.50};
+static const struct fused_eff FA3_HOPPER_BWD = {0.74, 1.15};
+/* cuDNN on Hopper (the cuDNN bars of the same figures): forward 413 / 595
+ * / 581 at head dim 64 / 128 / 256 (least squares: 426 / 532 / 616; the
+ * d = 64 point, where exp and MMA take about as long, is what fixes x).
+ * The same figure's fp8 cuDNN bars at head dim 256, 1001 and 1139 TFLOP/s
+ * at 2k and 16k, which no constant was solved for, come out at 1007 and
+ * 1073. Backward 433 / 516 (434 / 518). */
+static const struct fused_eff CUDNN_HOPPER_FWD = {0.76, 0.66};
+static const struct fused_eff CUDNN_HOPPER_BWD = {0.69, 1.30};
+/* FlashAttention-4 on Blackwell (FlashAttention-4 blog and paper, B200
+ * BF16): up to 1605 TFLOP/s, 71% of the peak, with half of the exps
+ * emulated on the FMA units (FA4_EXP_MULT); eta = 0.85 as for GEMMs, and
+ * x = 0.23 makes 1605 at head dim 128. No backward figure is published
+ * with it: FA3's backward/forward ratio at head dim 128 (561 / 648) is
+ * assumed, which x = 0.73 gives. */
+static const struct fused_eff FA4_BLACKWELL_FWD = {0.85, 0.23};
+static const struct fused_eff FA4_BLACKWELL_BWD = {0.85, 0.73};
+#define FA4_EXP_MULT 2.0
+/* FlashAttention-2's kernels above head dim 128 (eight warps, a 256-wide
+ * O accumulator in registers) run below what the softmax's amortisation
+ * gives: the FA3 paper's FA2 bars are 326 TFLOP/s at head dim 256 against
+ * 370 at 128, where this model without the factor gives the same for
+ * both. eta is scaled by 0.875, the ratio of the two. */
+#define FA2_WIDE_HEAD 0.875
+/* FlashAttention-4 is "up to 1.3x faster than cuDNN 9.13" on B200 (its
+ * paper's abstract): cuDNN on Blackwell as FA4's tiles at 1/1.3 the rate. */
+#define CUDNN_BLACKWELL_SLOW 1.3
+/* GPUs no FlashAttention release targets (Volta, Turing) and AMD's CDNA
+ * ports (CK and Triton): the previous tile model's efficiency relative to
+ * Ampere (0.60 and 0.55 against 0.80) applied to eta. */
+static const struct fused_eff FA2_OLD_NVIDIA_FWD = {0.64, 0.36};
+static const struct fused_eff FA2_OLD_NVIDIA_BWD = {0.57, 1.15};
+static const struct fused_eff FA2_CDNA_FWD = {0.58, 0.36};
+static const struct fused_eff FA2_CDNA_BWD = {0.52, 1.15};
+
+/* FlashAttention-2's forward tiles (csrc/flash_attn/src/
+ * flash_fwd_launch_template.h, run_mha_fwd_hdim*, no dropout): 128 query
+ * rows; 128 keys up to head dim 64, else 64. sm86/sm89 (less shared
+ * memory) take 128 x 32 without and 64 x 64 with a causal mask from head
+ * dim 96 and 64 x 64 at 256. Four warps, eight from head dim 160 on sm80. */
+static void fa2_fwd_tile(int64_t d, bool masked, bool sm8x, int *br, int *bc, int *warps)
+{
+    *br = 128;
+    *bc = d <= 64 ? 128 : 64;
+    *warps = d > 128 && !sm8x ? 8 : 4;
+    if (sm8x && d > 64) {
+        *br = masked || d > 192 ? 64 : 128;
+        *bc = masked || d > 192 ? 64 : 32;
+    }
+}
+
+/* FlashAttention-2's backward tiles (flash_bwd_launch_template.h, sm80
+ * with 144 KB+ of shared memory): 128 x 128 up to head dim 64, 64 x 128
+ * up to 128, 64 x 64 above; sm86/sm89 64 x 64 from head dim 96. Eight
+ * warps. Br counts query rows, Bc keys (the CTA's outer block). */
+static void fa2_bwd_tile(int64_t d, bool sm8x, int *br, int *bc, int *warps)
+{
+    *warps = 8;
+    *br = d <= 64 ? 128 : 64;
+    *bc = d <= 128 && !(sm8x && d > 64) ? 128 : 64;
+}
+
+/* FlashAttention-3's tiles (hopper/tile_size.h, tile_size_fwd_sm90 and
+ * tile_size_bwd_sm90): forward 192 x 128/192 at head dim 64 (causal or
+ * local: 128 keys), 128 x 128/176 at 128, 128 x 96/112 at 192 and 128 x 80
+ * at 256, with one MMA warpgroup per 64 rows and a producer warpgroup;
+ * backward 128 x 128 at 64, 64/80 x 128 at 128, 64 x 96 at 192 and
+ * 64 x 80 at 256. */
+static void fa3_tile(int64_t d, bool masked, bool bwd, int *br, int *bc, int *threads)
+{
+    if (!bwd) {
+        if (d <= 64) {
+            *br = 192;
+            *bc = masked ? 128 : 192;
+        } else if (d <= 128) {
+            *br = 128;
+            *bc = masked ? 128 : 176;
+        } else if (d <= 192) {
+            *br = 128;
+            *bc = masked ? 96 : 112;
+        } else {
+            *br = 128;
+            *bc = 80;
+        }
+        *threads = (*br / 64 + 1) * 128;
+        return;
+    }
+    *threads = 3 * 128;
+    if (d <= 64) {
+        *br = 128;
+        *bc = 128;
+    } else if (d <= 128) {
+        *br = masked ? 64 : 80;
+        *bc = 128;
+    } else if (d <= 192) {
+        *br = 64;
+        *bc = 96;
+    } else {
+        *br = 64;
+        *bc = 80;
+    }
+}
+
+/* The head dims a kernel instantiates: FA2 every multiple of 32 up to 256
+ * and one head dim for Q, K and V (V padded to it); FA3 and FA4 64, 96,
+ * 128, 192 and 256 for Q/K and V separately. */
+static void kernel_head_dims(struct fused_kernel *k, int64_t dqk, int64_t dvo, bool fa2)
+{
+    if (fa2) {
+        int64_t d = round_up(dqk > dvo ? dqk : dvo, 32);
+
+        k->dqk = k->dvo = d;
+        return;
+    }
+    static const int64_t dims[] = {64, 96, 128, 192, 256};
+    k->dqk = k->dvo = 256;
+    for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++) {
+        if (dqk <= dims[i] && k->dqk == 256)
+            k->dqk = dims[i];
+    }
+    for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++) {
+        if (dvo <= dims[i]) {
+            k->dvo = dims[i];
+            break;
+        }
+    }
+}
+
+static bool is_sm8x(const struct tc_gpu *gpu)
+{
+    return gpu->arch == TC_ARCH_ADA ||
+           (gpu->arch == TC_ARCH_AMPERE && strcmp(gpu->compute_capability, "sm_80") != 0);
+}
+
+static bool nvidia_ampere_or_later(const struct tc_gpu *gpu)
+{
+    return gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA || gpu->arch == TC_ARCH_HOPPER ||
+           gpu->arch == TC_ARCH_BLACKWELL;
+}
+
+static bool half_dtype(enum tc_dtype t)
+{
+    return t == TC_DTYPE_FP16 || t == TC_DTYPE_BF16;
+}
+
+/* The FA2-class kernel (FlashAttention-2, FA4's sm80 path, cuDNN on
+ * Ampere, and the generic model elsewhere). */
+static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                       enum tc_attn_impl impl, struct fused_kernel *k)
+{
+    bool masked = q->causal;
+    int warps;
+
+    k->impl = impl;
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, true);
+    if (q->backward)
+        fa2_bwd_tile(k->dqk, is_sm8x(gpu), &k->br, &k->bc, &warps);
+    else
+        fa2_fwd_tile(k->dqk, masked, is_sm8x(gpu), &k->br, &k->bc, &warps);
+    k->threads = warps * 32;
+    switch (gpu->arch) {
+    case TC_ARCH_AMPERE:
+    case TC_ARCH_ADA:
+        k->eff = q->backward ? FA2_AMPERE_BWD : FA2_AMPERE_FWD;
+        break;
+    case TC_ARCH_HOPPER:
+    case TC_ARCH_BLACKWELL: /* mma.sync: no public Blackwell figure, Hopper's assumed */
+        k->eff = q->backward ? FA2_HOPPER_BWD : FA2_HOPPER_FWD;
+        break;
+    case TC_ARCH_VOLTA:
+    case TC_ARCH_TURING:
+        k->eff = q->backward ? FA2_OLD_NVIDIA_BWD : FA2_OLD_NVIDIA_FWD;
+        break;
+    default:
+        k->eff = q->backward ? FA2_CDNA_BWD : FA2_CDNA_FWD;
+        break;
+    }
+    k->exp_mult = 1;
+    k->slow = 1;
+    /* FA2 launches its forward CTAs with blockIdx.x = the query block, in
+     * order, and its backward with the key block, in order */
+    k->order = ORDER_GRID;
+    k->prefetch = false;
+    k->stage_rows = 0;
+    k->pack_gqa = false;
+    k->fa2_split = true;
+    k->split_one_query = impl == TC_ATTN_CUDNN;
+    k->window_skip = true;
+}
+
+/* cuDNN's decode (one query a sequence) on sm90 and sm100 packs the query
+ * heads of a KV head into the rows of one tile, as FA2 swaps them and
+ * FA3's PackGQA packs them, and splits the cache over the SMs: its open
+ * engines' sm100 decode plans read PACK_GQA=1 with SPLIT_KV=8 at batch 1
+ * (the cuDNN frontend's attention_inference results; config_sm100.py,
+ * pack_gqa_group_size), and the closed engines' published decode timings
+ * reach 85-94 % of the HBM peak on H200 and B200 with 8 query heads a KV
+ * head, which one 128-row tile a query head (an eighth of a row useful)
+ * could not: its MMAs would take 5-10x the cache read. With 8 or 16
+ * queries the same timings grow with the CTAs of unpacked, unsplit tiles
+ * (batch 1 and 8 at 16 heads take the same time on 132 SMs), so only
+ * seq_q = 1 packs, and only seq_q = 1 splits by itself (split_one_query:
+ * on H200 batch 8 of 64 heads takes 4.0x batch 1, the four waves of its
+ * 512 unsplit CTAs; on A100 4.2x, against 4.7 waves; the eval's training
+ * rows are taken unsplit for the same reason, cmd-eval-attention.c). */
+
+/* The wgmma class on Hopper: FlashAttention-3, FA4's sm90 path and cuDNN
+ * (whose tiles are not published: FA3's are used). FA3's causal and local
+ * forward use its SingleTileLPTScheduler, longest CTAs first; FA4 and
+ * cuDNN's persistent schedulers are taken to do the same. */
+static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl impl,
+                          struct fused_kernel *k)
+{
+    k->impl = impl;
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    fa3_tile(k->dqk, q->causal, q->backward, &k->br, &k->bc, &k->threads);
+    if (impl == TC_ATTN_CUDNN)
+        k->eff = q->backward ? CUDNN_HOPPER_BWD : CUDNN_HOPPER_FWD;
+    else
+        k->eff = q->backward ? FA3_HOPPER_BWD : FA3_HOPPER_FWD;
+    k->exp_mult = 1;
+    k->slow = 1;
+    k->order = ORDER_LPT;
+    k->prefetch = true;
+    k->stage_rows = 0;
+    k->pack_gqa = impl != TC_ATTN_CUDNN;
+    k->pack_decode = impl == TC_ATTN_CUDNN;
+    k->split_one_query = impl == TC_ATTN_CUDNN;
+    k->fa2_split = false;
+    k->window_skip = true;
+    if (impl == TC_ATTN_FLASH4 && q->backward && k->dqk > 192) {
+        /* FA4's sm90 backward at head dim 256 (flash_attn/cute/
+         * interface.py, _tile_size_bwd_sm90): 64 x 64 tiles and one stage
+         * each of Q, dO and P/dS, so the producer cannot load a step's Q
+         * and dO while the previous step's are in use: each step waits
+         * for them */
+        k->br = 64;
+        k->bc = 64;
+        k->iter_l2_bytes = 64.0 * (double)(k->dqk + k->dvo) * tc_dtype_bytes(q->dtype);
+    }
+    if (impl == TC_ATTN_FLASH4 && q->backward && q->deterministic) {
+        /* FA4's deterministic sm90 backward (flash_attn/cute/interface.py:
+         * a dQ semaphore per (batch, head, query tile)): a store warp waits
+         * for its key block's turn (reversed under the causal mask, as in
+         * FA3's store_dq), bulk-reduces the tile and counts on; its
+         * SingleTileLPTBwdScheduler's spt order issues the last key blocks
+         * first, under the mask the shortest first, the relay's order. */
+        k->relay = RELAY_WARP;
+        if (q->causal)
+            k->order = ORDER_SPT;
+    }
+}
+
+/* FlashAttention-4 on Blackwell (flash_attn/cute, flash_fwd_sm100.py): a
+ * CTA ping-pongs two 128-row query tiles (256 rows) over 128-key tiles;
+ * the backward uses 128 x 128 tiles in 2-CTA MMA mode. cuDNN's Blackwell
+ * engines take the same tiles at CUDNN_BLACKWELL_SLOW. */
+static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_impl impl,
+                             struct fused_kernel *k)
+{
+    k->impl = impl;
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    k->br = q->backward ? 128 : 256;
+    k->bc = 128;
+    k->stage_rows = q->backward ? 0 : 128;
+    k->threads = q->backward ? 384 : 512;
+    k->eff = q->backward ? FA4_BLACKWELL_BWD : FA4_BLACKWELL_FWD;
+    k->exp_mult = q->backward ? 1 : FA4_EXP_MULT;
+    k->slow = impl == TC_ATTN_CUDNN ? CUDNN_BLACKWELL_SLOW : 1;
+    k->order = ORDER_LPT;
+    k->prefetch = true;
+    k->pack_gqa = impl != TC_ATTN_CUDNN;
+    k->pack_decode = impl == TC_ATTN_CUDNN;
+    k->split_one_query = impl == TC_ATTN_CUDNN;
+    k->fa2_split = false;
+    k->window_skip = true;
+}
+
+static int refuse(const struct tc_gpu *gpu, enum tc_attn_impl impl, const char *why)
+{
+    return tc_error(TC_ERR_UNSUPPORTED, "attention: %s on %s: %s", tc_attn_impl_name(impl), gpu->id,
+                    why);
+}
+
+/* FlashAttention-4's sm80 forward (flash_attn/cute/flash_fwd.py,
+ * FlashAttentionForwardSm80; interface.py): FA2's algorithm with its own
+ * launch, 128 x 64 tiles at every head dim ("SM80, should tune"), four
+ * warps and one K/V stage. Its key loop runs the masked tiles at the
+ * diagonal, then "the remaining iterations have no masking" down to key
+ * block 0 ("TODO: local"): a sliding window skips no tile left of it.
+ * The four warps hold the 128 x d_v fp32 O accumulator, d_v registers a
+ * thread besides the 128 x 64 score tile's 64: above d_v 128 that passes
+ * the 255-register cap, and the spilled kernel is not modelled. */
+static int fa4_sm80_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                           struct fused_kernel *k)
+{
+    fa2_kernel(gpu, q, TC_ATTN_FLASH4, k);
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    if (k->dvo > 128)
+        return refuse(gpu, TC_ATTN_FLASH4,
+                      "its sm80 forward keeps a 128-row fp32 O accumulator in four warps' "
+                      "registers, which spills above a V head dim of 128 (not modelled)");
+    k->br = 128;
+    k->bc = 64;
+    k->threads = 128;
+    k->window_skip = false;
+    return TC_OK;
+}
+
+/* The cuDNN frontend's open-source ("FROST") sm80 backward (python/cudnn/
+ * sdpa/bwd/kernels/sm80/bprop_f16.py and its compile(), config_sm80.py,
+ * prepared_host.py): a CTA
+ * of eight warps owns 64 keys (128 with 64-row query tiles in its head
+ * dim 64 kernel, bprop_d64_f16.py) and loops over 64-row query tiles; the
+ * per-step work is FA2's five GEMMs on mma.sync, so FA2's efficiencies
+ * are taken (its wide-head factor included). What the source adds: each step adds dQ into an fp32
+ * buffer with atomics through L2, staged through shared memory for coalescing up to d_qk 128 and
+ * scattered above (eight 32-byte sectors a request instead of four: "halves the dQ atomic L2
+ * traffic", +18 % at d 128); from d_qk 256 Q and dO are single-buffered ("load-wait-compute"), so
+ * their reload is waited for too; the kernel "runs 8 warps/SM at the
+ * 255-register cap, so it is issue-bound", with no second CTA to cover
+ * the waits. That traffic is charged at the SM's L2 rate, serial with the
+ * step. GQA writes dK and dV per query head and reduces them in a
+ * separate kernel. The causal default schedules the longest key blocks
+ * first (SCHED_LPT_L2). */
+static int frost_sm80_bwd_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                 struct fused_kernel *k)
+{
+    double e = tc_dtype_bytes(q->dtype);
+
+    fa2_kernel(gpu, q, TC_ATTN_CUDNN, k);
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    if (k->dvo > k->dqk)
+        return refuse(gpu, TC_ATTN_CUDNN_OSS,
+                      "its sm80 backward splits the work between two warp groups by head dim "
+                      "and needs the Q/K head dim at least the V head dim");
+    k->br = 64;
+    k->bc = k->dqk <= 64 ? 128 : 64;
+    k->threads = 256;
+    k->order = q->causal ? ORDER_LPT : ORDER_GRID;
+    if (q->deterministic) {
+        /* TemplateParams.deterministic (kernels/bprop_f16_sm80.py): a CTA
+         * spins on a semaphore per (head, query tile) until the count is
+         * its key tile, adds its dQ and releases before its next step; the
+         * 3-D grid is forced (SCHED_DEFAULT: LPT would break the order) */
+        k->relay = RELAY_INLINE;
+        k->order = ORDER_GRID;
+    }
+    k->iter_l2_bytes = (double)k->br * (double)k->dqk * 4.0 * (k->dqk <= 128 ? 1.0 : 2.0) +
+                       (k->dqk >= 256 ? (double)k->br * (double)(k->dqk + k->dvo) * e : 0.0);
+    k->dkv_per_qhead = true;
+    return TC_OK;
+}
+
+/* The cuDNN frontend's open-source sm80 forward (python/cudnn/sdpa/fwd/
+ * config_sm80.py, kernels/prefill_f16_sm80.py, prefill_d256_f16_sm80.py):
+ * 128 x 64 tiles in every flavour, eight warps (four at head dim 64), the
+ * Q/K and V head dims instantiated apart (its dsv3 flavour runs 192/128
+ * without padding V to 192, which FA2 does). Its llama flavour "matches
+ * ~97 % FA-2.8.3 at SQ=8K": FA2's efficiencies are taken. Causal keeps the
+ * plain grid (the longest-first order is "a driver-side override, not
+ * pinned here"). */
+static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                 struct fused_kernel *k)
+{
+    fa2_kernel(gpu, q, TC_ATTN_CUDNN, k);
+    kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    if (k->dvo > k->dqk)
+        return refuse(gpu, TC_ATTN_CUDNN_OSS,
+                      "its sm80 forward's flavours have the Q/K head dim at least the V head dim");
+    k->br = 128;
+    k->bc = 64;
+    k->threads = (k->dqk <= 64 ? 4 : 8) * 32;
+    /* its TemplateParams hold no split-KV and no GQA-packing axis (the
+     * grid is "its plain 3-D grid"), and the cuDNN frontend's published
+     * attention_inference plans name it sdpa_fwd_prefill_sm80[PACK_GQA=0;
+     * SPLIT_KV=1] for 8- and 16-query decode shapes: a short query block
+     * against a long cache runs b x h CTAs over the whole cache */
+    k->plain_grid = true;
+    return TC_OK;
+}
+
+/* Which kernel a query runs, or why it cannot run. FLASH is the best the
+ * architecture's libraries offer: FA2 on Ampere and Ada, FA3 on Hopper
+ * (cuDNN for an fp8 backward, which FA3 lacks), FA4 on Blackwell, and the
+ * generic FA2-class model elsewhere, for any dtype the GPU has. */
+int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                            struct fused_kernel *k)
+{
+    enum tc_attn_impl impl = q->impl;
+    int64_t dvo = q->head_dim_vo ? q->head_dim_vo : q->head_dim;
+    bool fp8 = q->dtype == TC_DTYPE_FP8;
+
+    memset(k, 0, sizeof(*k));
+
+    if (q->head_dim > 256 || dvo > 256)
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "flash attention: head dim %lld/%lld > 256 (the fused kernels "
+                        "FlashAttention-2/3/4 and cuDNN's flash engines support up to 256)",
+                        (long long)q->head_dim, (long long)dvo);
+    if (impl == TC_ATTN_FLASH) {
+        switch (gpu->arch) {
+        case TC_ARCH_HOPPER:
+            impl = fp8 && q->backward ? TC_ATTN_CUDNN : TC_ATTN_FLASH3;
+            break;
+        case TC_ARCH_BLACKWELL:
+            impl = TC_ATTN_FLASH4;
+            break;
+        case TC_ARCH_AMPERE:
+        case TC_ARCH_ADA:
+            if (half_dtype(q->dtype)) {
+                impl = TC_ATTN_FLASH2;
+                break;
+            }
+            /* the generic model at the dtype's peak */
+            fa2_kernel(gpu, q, TC_ATTN_FLASH, k);
+            return TC_OK;
+        default:
+            fa2_kernel(gpu, q, TC_ATTN_FLASH, k);
+            return TC_OK;
+        }
+    }
+    /* the cuDNN frontend's open-source engines: their sm80 kernels are
+     * modelled from their source; elsewhere they are modelled as cuDNN's
+     * engines; their measured rows calibrate them apart from cuDNN's
+     * (attention.c) */
+    if (impl == TC_ATTN_CUDNN_OSS && half_dtype(q->dtype) &&
+        (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA))
+        return q->backward ? frost_sm80_bwd_kernel(gpu, q, k) : frost_sm80_fwd_kernel(gpu, q, k);
+    if (impl == TC_ATTN_CUDNN_OSS)
+        impl = TC_ATTN_CUDNN;
+    switch (impl) {
+    case TC_ATTN_FLASH2:
+        if (!nvidia_ampere_or_later(gpu) && gpu->vendor == TC_VENDOR_NVIDIA)
+            return refuse(gpu, impl, "FlashAttention-2 needs sm80 or later");
+        if (!half_dtype(q->dtype))
+            return refuse(gpu, impl, "FlashAttention-2 runs fp16 and bf16");
+        fa2_kernel(gpu, q, impl, k);
+        return TC_OK;
+    case TC_ATTN_FLASH3:
+        if (gpu->arch != TC_ARCH_HOPPER)
+            return refuse(gpu, impl, "FlashAttention-3 runs on Hopper (sm90) only");
+        if (!half_dtype(q->dtype) && !(fp8 && !q->backward))
+            return refuse(gpu, impl, "FlashAttention-3 runs fp16 and bf16, and an fp8 forward");
+        hopper_kernel(q, impl, k);
+        return TC_OK;
+    case TC_ATTN_FLASH4:
+        if (!half_dtype(q->dtype))
+            return refuse(gpu, impl, "FlashAttention-4 runs fp16 and bf16");
+        if (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA) {
+            if (q->backward)
+                return refuse(gpu, impl, "FlashAttention-4 has an sm80 forward only");
+            return fa4_sm80_kernel(gpu, q, k);
+        }
+        if (gpu->arch == TC_ARCH_HOPPER) {
+            hopper_kernel(q, impl, k); /* its sm90 path is FA3's design */
+            return TC_OK;
+        }
+        if (gpu->arch == TC_ARCH_BLACKWELL) {
+            blackwell_kernel(q, impl, k);
+            return TC_OK;
+        }
+        return refuse(gpu, impl, "FlashAttention-4 runs on sm80, sm90 and sm100");
+    case TC_ATTN_CUDNN:
+        if (!nvidia_ampere_or_later(gpu))
+            return refuse(gpu, impl, "cuDNN's fused attention needs an NVIDIA sm80 or later");
+        if (!half_dtype(q->dtype) &&
+            !(fp8 && (gpu->arch == TC_ARCH_HOPPER || gpu->arch == TC_ARCH_BLACKWELL)))
+            return refuse(gpu, impl,
+                          "cuDNN's fused attention runs fp16 and bf16, and fp8 "
+                          "from Hopper on");
+        if (gpu->arch == TC_ARCH_HOPPER)
+            hopper_kernel(q, impl, k);
+        else if (gpu->arch == TC_ARCH_BLACKWELL)
+            blackwell_kernel(q, impl, k);
+        else
+            fa2_kernel(gpu, q, impl, k); /* sm80/sm89 engines: FA2-class tiles assumed */
+        return TC_OK;
+    default:
+        return tc_error(TC_ERR_INVALID, "attention: %d is not a fused kernel", (int)impl);
+    }
+}
+
+/* Per-element time of a tile on one SM, in us: the MMAs of the pass (two
+ * GEMMs forward, five backward) at eta of the SM's tensor peak, the exp
+ * and the softmax's FP32 work (plus the mask's in a masked tile) on the
+ * SM's SFUs and FP32 lanes, overlapped as eff.x says. */
+struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtype,
+                                    const struct fused_kernel *k, bool bwd)
+{
+    int units = gpu->units > 0 ? gpu->units : 1;
+    double flops = bwd ? 2.0 * (3.0 * (double)k->dqk + 2.0 * (double)k->dvo)
+                       : 2.0 * ((double)k->dqk + (double)k->dvo);
+    double sm_flops_per_us = gpu->peak_tflops[dtype] * 1e6 / units;
+    double vclk = gpu->clock_vector_mhz > 0   ? gpu->clock_vector_mhz
+                  : gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz
+                                              : 1000;
+    /* FP32 lanes of an SM: FFMA counts two FLOPs */
+    double lanes = gpu->flops_per_clk_per_unit[TC_DTYPE_FP32] > 0
+                       ? gpu->flops_per_clk_per_unit[TC_DTYPE_FP32] / 2
+                       : 64;
+    double eta = k->eff.eta * (k->fa2_split && k->dqk > 128 ? FA2_WIDE_HEAD : 1.0);
+    double a = flops / (sm_flops_per_us * eta);
+    double b = 1.0 / (MUFU_PER_CLK * k->exp_mult * vclk) + SOFTMAX_ALU_OPS / (lanes * vclk);
+    double bm = b + MASK_ALU_OPS / (lanes * vclk);
+    struct elem_cost c = {
+        .full_us = (fmax(a, b) + k->eff.x * fmin(a, b)) * k->slow,
+        .masked_us = (fmax(a, bm) + k->eff.x * fmin(a, bm)) * k->slow,
+    };
+
+    return c;
+}
