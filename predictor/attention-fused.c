@@ -15,7 +15,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "attention-kernel.h"
 
