@@ -65,6 +65,9 @@ int tc_kernel_blocks_per_sm(const struct tc_gpu *gpu, const struct tc_kernel *k,
 /* Alignment class of the leading dimensions of q (lda, ldb, ldc, or the
  * packed ones implied by the layout). */
 enum tc_align tc_gemm_align_class(const struct tc_gemm_query *q);
+/* The leading dimensions of q's operands when they are packed, in elements,
+ * in the row-major view (N: A is m x k and B k x n; T: stored transposed). */
+void tc_gemm_packed_lds(const struct tc_gemm_query *q, int64_t *lda, int64_t *ldb, int64_t *ldc);
 
 /* The analytical model with an explicit catalogue (tests). */
 int tc_predict_gemm_with(const struct tc_catalogue *cat, const struct tc_gpu *gpu,
