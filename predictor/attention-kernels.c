@@ -151,6 +151,36 @@ static void fa3_tile(int64_t d, bool masked, bool bwd, int *br, int *bc, int *th
     }
 }
 
+/* FlashAttention-4's sm90 tiles (flash_attn/cute/interface.py,
+ * _tile_size_fwd_sm90 and _tile_size_bwd_sm90: FA3's, "adjusted for the
+ * Python kernel's different register/smem tradeoffs"): forward 192 x 128
+ * at head dim 64, 192 x 144 at 96 (causal or local: 128 keys), 128 x 128
+ * at 128, 128 x 128 at 192 with d_v <= 128 (else 112; local 96) and
+ * 128 x 80 at 256 (local 64); backward 128 x 128 at 64, 64 x 128 at 96,
+ * 64/80 x 128 at 128 (causal or local: 64), 64 x 96 at 192 and 64 x 64 at
+ * 256. A causal sliding window is its "local" (_resolve_causal_local_
+ * window). */
+static void fa4_sm90_tile(int64_t d, int64_t dv, bool causal, bool local, bool bwd, int *br,
+                          int *bc)
+{
+    if (bwd) {
+        *br = d <= 64 ? 128 : d <= 96 ? 64 : d <= 128 ? (causal || local ? 64 : 80) : 64;
+        *bc = d <= 128 ? 128 : d <= 192 ? 96 : 64;
+        return;
+    }
+    *br = d <= 96 ? 192 : 128;
+    if (d <= 64)
+        *bc = 128;
+    else if (d <= 96)
+        *bc = causal || local ? 128 : 144;
+    else if (d <= 128)
+        *bc = 128;
+    else if (d <= 192)
+        *bc = local ? 96 : dv <= 128 ? 128 : 112;
+    else
+        *bc = local ? 64 : 80;
+}
+
 /* The head dims a kernel instantiates: FA2 every multiple of 32 up to 256
  * and one head dim for Q, K and V (V padded to it); FA3 and FA4 64, 96,
  * 128, 192 and 256 for Q/K and V separately. */
@@ -264,6 +294,12 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     k->impl = impl;
     kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
     fa3_tile(k->dqk, q->causal, q->backward, &k->br, &k->bc, &k->threads);
+    if (impl == TC_ATTN_FLASH4) {
+        fa4_sm90_tile(k->dqk, k->dvo, q->causal && !q->window, q->window > 0, q->backward, &k->br,
+                      &k->bc);
+        if (!q->backward)
+            k->threads = (k->br / 64 + 1) * 128;
+    }
     if (impl == TC_ATTN_CUDNN)
         k->eff = q->backward ? CUDNN_HOPPER_BWD : CUDNN_HOPPER_FWD;
     else
@@ -284,8 +320,6 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
          * each of Q, dO and P/dS, so the producer cannot load a step's Q
          * and dO while the previous step's are in use: each step waits
          * for them */
-        k->br = 64;
-        k->bc = 64;
         k->iter_l2_bytes = 64.0 * (double)(k->dqk + k->dvo) * tc_dtype_bytes(q->dtype);
     }
     if (impl == TC_ATTN_FLASH4 && q->backward && q->deterministic) {

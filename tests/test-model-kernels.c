@@ -178,6 +178,48 @@ START_TEST(test_fa4_sm90_backward_d256)
 }
 END_TEST
 
+/* FlashAttention-4's sm90 forward tiles are its own (interface.py,
+ * _tile_size_fwd_sm90), not FA3's: 128 keys at head dim 128 without a
+ * mask, where FA3 takes 176; 128 at 192/128 with and without the causal
+ * mask (FA3: 112, 96), 96 under a window. */
+START_TEST(test_fa4_sm90_forward_tiles)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .seq_q = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_prediction fa4, fa3;
+    const struct tc_gpu *h200 = gpu("h200-sxm-141gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    q.impl = TC_ATTN_FLASH3;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
+    ck_assert_int_eq(fa4.block_m, 128);
+    ck_assert_int_eq(fa4.block_n, 128);
+    ck_assert_int_eq(fa3.block_n, 176);
+    q.impl = TC_ATTN_FLASH4;
+    q.head_dim = 192;
+    q.head_dim_vo = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    ck_assert_int_eq(fa4.block_n, 128);
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    ck_assert_int_eq(fa4.block_n, 128);
+    q.window = 512;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    ck_assert_int_eq(fa4.block_n, 96);
+    /* head dim 64: 192 x 128 in every case */
+    q.window = 0;
+    q.head_dim = q.head_dim_vo = 64;
+    q.causal = false;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    ck_assert_int_eq(fa4.block_m, 192);
+    ck_assert_int_eq(fa4.block_n, 128);
+}
+END_TEST
+
 /* The open engines' deterministic sm80 backward (bprop_f16_sm80.py): each
  * key-tile CTA spins on a semaphore per query tile until its turn, adds
  * its dQ and hands over before its next step, on the 3-D grid. Without a
@@ -263,6 +305,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_backward);
     tcase_add_test(tc, test_frost_sm80_forward);
     tcase_add_test(tc, test_fa4_sm90_backward_d256);
+    tcase_add_test(tc, test_fa4_sm90_forward_tiles);
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     return tc;
