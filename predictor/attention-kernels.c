@@ -553,6 +553,13 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
             return refuse(gpu, impl,
                           "cuDNN's fused attention runs fp16 and bf16, and fp8 "
                           "from Hopper on");
+        if (fp8 && q->backward && gpu->arch == TC_ARCH_HOPPER && (q->head_dim != 128 || dvo != 128))
+            /* the cuDNN frontend's SDPAFP8BackwardNode::pre_validate_node
+             * (include/cudnn_frontend/node/sdpa_fp8_bwd.h): below sm100
+             * "hidden_dim shoud be equal to 128" for Q/K and V alike */
+            return refuse(gpu, impl,
+                          "cuDNN's fp8 backward on Hopper runs head dim 128 only (Q/K and V); "
+                          "192/128 and the others need sm100");
         if (gpu->arch == TC_ARCH_HOPPER)
             hopper_kernel(q, impl, k);
         else if (gpu->arch == TC_ARCH_BLACKWELL)

@@ -220,6 +220,44 @@ START_TEST(test_fa4_sm90_forward_tiles)
 }
 END_TEST
 
+/* cuDNN's fp8 backward on Hopper takes head dim 128 alone, Q/K and V (the
+ * frontend's sdpa_fp8_bwd.h refuses any other below sm100); the forward
+ * and Blackwell's backward take the others. */
+START_TEST(test_cudnn_fp8_backward_hopper_dims)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_FP8,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 4096,
+                                   .head_dim = 128,
+                                   .causal = true,
+                                   .backward = true};
+    struct tc_attention_prediction p;
+    const struct tc_gpu *h200 = gpu("h200-sxm-141gb");
+    static const int64_t refused[][2] = {{64, 64}, {192, 128}, {256, 256}, {128, 64}, {96, 96}};
+
+    ck_assert_msg(tc_predict_attention(pred, h200, &q, &p) == TC_OK, "%s", tc_last_error());
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        q.head_dim = refused[i][0];
+        q.head_dim_vo = refused[i][1];
+        ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &p), TC_ERR_UNSUPPORTED);
+        ck_assert(strstr(tc_last_error(), "head dim 128 only") != NULL);
+        /* the default kernel takes cuDNN's fp8 backward on Hopper too */
+        q.impl = TC_ATTN_FLASH;
+        ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &p), TC_ERR_UNSUPPORTED);
+        q.impl = TC_ATTN_CUDNN;
+    }
+    q.head_dim = 192;
+    q.head_dim_vo = 128;
+    q.backward = false;
+    ck_assert_msg(tc_predict_attention(pred, h200, &q, &p) == TC_OK, "%s", tc_last_error());
+    q.backward = true;
+    ck_assert_msg(tc_predict_attention(pred, gpu("b200"), &q, &p) == TC_OK, "%s", tc_last_error());
+}
+END_TEST
+
 /* The open engines' deterministic sm80 backward (bprop_f16_sm80.py): each
  * key-tile CTA spins on a semaphore per query tile until its turn, adds
  * its dQ and hands over before its next step, on the 3-D grid. Without a
@@ -306,6 +344,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_forward);
     tcase_add_test(tc, test_fa4_sm90_backward_d256);
     tcase_add_test(tc, test_fa4_sm90_forward_tiles);
+    tcase_add_test(tc, test_cudnn_fp8_backward_hopper_dims);
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     return tc;
