@@ -178,6 +178,40 @@ START_TEST(test_fa4_sm90_backward_d256)
 }
 END_TEST
 
+/* FA4's sm90 forward is not persistent (is_persistent=False in
+ * flash_fwd_sm90.py): each CTA loads its own Q, which FA3's persistent
+ * producer loads during the previous tile. A sliding window's CTAs run a
+ * few key tiles each, so the load shows; the causal mask's long loops hide
+ * it. At head dim 64 both take 192 x 128 tiles under a mask. */
+START_TEST(test_fa4_sm90_not_persistent)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .seq_q = 16384,
+                                   .head_dim = 64,
+                                   .causal = true,
+                                   .window = 128};
+    struct tc_attention_prediction fa4, fa3;
+    const struct tc_gpu *h200 = gpu("h200-sxm-141gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    q.impl = TC_ATTN_FLASH3;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
+    ck_assert_int_eq(fa4.block_m, fa3.block_m);
+    ck_assert_int_eq(fa4.block_n, fa3.block_n);
+    ck_assert_msg(fa4.time_us > 1.05 * fa3.time_us, "window: FA4 %.1f us, FA3 %.1f", fa4.time_us,
+                  fa3.time_us);
+    q.window = 0;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
+    q.impl = TC_ATTN_FLASH4;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
+    ck_assert_msg(fa4.time_us > fa3.time_us && fa4.time_us < 1.01 * fa3.time_us,
+                  "causal: FA4 %.1f us, FA3 %.1f", fa4.time_us, fa3.time_us);
+}
+END_TEST
+
 /* FlashAttention-4's sm90 forward tiles are its own (interface.py,
  * _tile_size_fwd_sm90), not FA3's: 128 keys at head dim 128 without a
  * mask, where FA3 takes 176; 128 at 192/128 with and without the causal
@@ -344,6 +378,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_forward);
     tcase_add_test(tc, test_fa4_sm90_backward_d256);
     tcase_add_test(tc, test_fa4_sm90_forward_tiles);
+    tcase_add_test(tc, test_fa4_sm90_not_persistent);
     tcase_add_test(tc, test_cudnn_fp8_backward_hopper_dims);
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
