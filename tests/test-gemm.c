@@ -517,6 +517,43 @@ START_TEST(a100_pcie_ffma_power_limit)
 }
 END_TEST
 
+/* The FFMAs of a tile's padding multiply zeros and draw next to no dynamic
+ * power: batched GEMMs of small matrices keep every SM busy under the
+ * A100 PCIe's 250 W limit at the boost clock, full tiles do not. */
+START_TEST(a100_pcie_ffma_padding_power)
+{
+    struct tc_gpu limited = *gpu("a100-pcie-40gb"), boost = limited;
+    /* 216 blocks of 128 x 128 (two per SM, every SM busy): a quarter, 0.91
+     * and all of each tile on data */
+    static const int64_t sides[] = {64, 122, 128};
+    double ratio[TC_ARRAY_SIZE(sides)];
+
+    boost.clock_vector_sustained_mhz = 0;
+    for (size_t i = 0; i < TC_ARRAY_SIZE(sides); i++) {
+        struct tc_gemm_query q = {.m = sides[i],
+                                  .n = sides[i],
+                                  .k = 4096,
+                                  .batch = 216,
+                                  .dtype = TC_DTYPE_FP32,
+                                  .layout = TC_LAYOUT_NN};
+        struct tc_gemm_prediction a, b;
+
+        ck_assert_int_eq(tc_predict_gemm_analytical(&limited, &q, &a), TC_OK);
+        ck_assert_int_eq(tc_predict_gemm_analytical(&boost, &q, &b), TC_OK);
+        ck_assert_str_eq(a.kernel, b.kernel);
+        ck_assert_int_eq(a.tile_m, 128);
+        ck_assert_int_eq(a.tile_n, 128);
+        ratio[i] = b.compute_us / a.compute_us;
+    }
+    /* a quarter on data: (1310 / 1410)^3 / 0.25 > 1, the boost */
+    ck_assert_double_eq_tol(ratio[0], 1.0, 1e-9);
+    /* 0.908 on data: 1310 / 1410 / cbrt(0.908), below the boost */
+    ck_assert_double_eq_tol(ratio[1], 1310.0 / 1410.0 / cbrt(122.0 * 122.0 / (128.0 * 128.0)),
+                            0.005);
+    ck_assert_double_eq_tol(ratio[2], 1310.0 / 1410.0, 0.005);
+}
+END_TEST
+
 START_TEST(newer_gpus_are_faster)
 {
     double v100 =
@@ -1155,6 +1192,7 @@ Suite *gemm_suite(void)
     tcase_add_test(tc, sgemm_tiles_as_cublas_runs_them);
     tcase_add_test(tc, hopper_fp32_published_rate);
     tcase_add_test(tc, a100_pcie_ffma_power_limit);
+    tcase_add_test(tc, a100_pcie_ffma_padding_power);
     tcase_add_test(tc, newer_gpus_are_faster);
     tcase_add_test(tc, a100_alignment_cliffs);
     tcase_add_test(tc, mi250x_is_flat);
