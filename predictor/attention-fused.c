@@ -458,6 +458,9 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
             if (splits > 1) {
                 k.br = (int)bm;
                 k.bc = (int)bn;
+                /* FA2's split kernel: four warps (run_mha_fwd_splitkv_dispatch) */
+                if (k.smem_bytes > 0 && k.fa2_split)
+                    k.smem_bytes = sm80_fwd_smem_bytes(bm, bn, dqk, dvo, 4, false, e);
             }
         }
     } else if (q->deterministic && !k.relay) {

@@ -56,6 +56,9 @@ struct fused_kernel {
     double iter_l2_bytes; /* backward: L2 traffic of one (query tile, key tile) step that
                              the step waits for (0: hidden behind the MMAs) */
     bool dkv_per_qhead;   /* backward GQA: dK, dV per query head, then reduced */
+    double smem_bytes;    /* shared-memory bytes a score element's MMAs move (operand reads
+                             and tile copies; sm80 mma.sync kernels, attention-kernels.c);
+                             0: not modelled */
     int64_t dqk, dvo;     /* head dims as the kernel instantiates them (padding computed) */
 };
 
@@ -67,6 +70,24 @@ struct elem_cost {
 static inline int64_t round_up(int64_t v, int64_t m)
 {
     return (v + m - 1) / m * m;
+}
+
+/* Shared-memory bytes per score element of an sm80 mma.sync forward whose
+ * `warps` warps are stacked along its br query rows (FlashAttention-2's
+ * TiledMma, Layout<Shape<Int<kNWarps>, _1, _1>>; the cuDNN frontend's sm80
+ * prefill, "each warp owns 16"; the 4x1x1 of cuDNN's engine names). Each
+ * warp reads the whole K tile for its rows of S = Q K^T and the whole V
+ * tile for its rows of O += P V (mma.sync's B operand through ldmatrix):
+ * (d_qk + d_v) e / m bytes for a warp of m rows. Q is read again at every
+ * key tile unless the kernel holds it in registers (P is built in
+ * registers), and cp.async writes each K/V tile once a CTA. */
+static inline double sm80_fwd_smem_bytes(int64_t br, int64_t bc, int64_t dqk, int64_t dvo,
+                                         int warps, bool q_in_regs, double e)
+{
+    double m = (double)br / warps;
+
+    return e * ((double)(dqk + dvo) / m + (q_in_regs ? 0.0 : (double)dqk / (double)bc) +
+                (double)(dqk + dvo) / (double)br);
 }
 
 /* The kernel q runs on gpu into *k, or TC_ERR_UNSUPPORTED and why. */

@@ -27,6 +27,12 @@
  * the column index, two compares and a select per element (FA2's
  * apply_mask_causal / apply_mask_local). */
 #define MASK_ALU_OPS 4.0
+/* Shared memory delivers 32 banks of 32 bits a clock on an SM (CUDA C++
+ * Programming Guide, "Shared Memory" of compute capability 5.x and later:
+ * 32 banks, each with a bandwidth of 32 bits per clock cycle). A tile's
+ * operand reads and copies (fused_kernel.smem_bytes) at that rate bound
+ * its MMAs from below. */
+#define SMEM_BYTES_PER_CLK 128.0
 
 /* FlashAttention-2 on Ampere (Dao 2023, "FlashAttention-2", A100 SXM4):
  * the forward reaches up to 73% of the peak and the backward up to 63% at
@@ -266,6 +272,11 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     k->fa2_split = true;
     k->split_one_query = impl == TC_ATTN_CUDNN;
     k->window_skip = true;
+    /* FA2's forward reads Q from shared memory at every key tile (its sm80
+     * kernel traits set Is_Q_in_regs false) */
+    if (!q->backward && (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA))
+        k->smem_bytes = sm80_fwd_smem_bytes(k->br, k->bc, k->dqk, k->dvo, warps, false,
+                                            tc_dtype_bytes(q->dtype));
 }
 
 /* cuDNN's decode (one query a sequence) on sm90 and sm100 packs the query
@@ -397,6 +408,8 @@ static int fa4_sm80_kernel(const struct tc_gpu *gpu, const struct tc_attention_q
     k->bc = 64;
     k->threads = 128;
     k->window_skip = false;
+    k->smem_bytes =
+        sm80_fwd_smem_bytes(k->br, k->bc, k->dqk, k->dvo, 4, false, tc_dtype_bytes(q->dtype));
     return TC_OK;
 }
 
@@ -464,6 +477,9 @@ static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
     k->br = 128;
     k->bc = 64;
     k->threads = (k->dqk <= 64 ? 4 : 8) * 32;
+    /* "Q regs-resident", "P fragment lives in regs only" (prefill_f16_sm80.py) */
+    k->smem_bytes = sm80_fwd_smem_bytes(k->br, k->bc, k->dqk, k->dvo, k->threads / 32, true,
+                                        tc_dtype_bytes(q->dtype));
     /* its TemplateParams hold no split-KV and no GQA-packing axis (the
      * grid is "its plain 3-D grid"), and the cuDNN frontend's published
      * attention_inference plans name it sdpa_fwd_prefill_sm80[PACK_GQA=0;
@@ -600,7 +616,8 @@ struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtyp
                        ? gpu->flops_per_clk_per_unit[TC_DTYPE_FP32] / 2
                        : 64;
     double eta = k->eff.eta * (k->fa2_split && k->dqk > 128 ? FA2_WIDE_HEAD : 1.0);
-    double a = flops / (sm_flops_per_us * eta);
+    double tclk = gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz : 1000;
+    double a = fmax(flops / (sm_flops_per_us * eta), k->smem_bytes / (SMEM_BYTES_PER_CLK * tclk));
     double b = 1.0 / (MUFU_PER_CLK * k->exp_mult * vclk) + SOFTMAX_ALU_OPS / (lanes * vclk);
     double bm = b + MASK_ALU_OPS / (lanes * vclk);
     struct elem_cost c = {

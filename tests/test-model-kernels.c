@@ -367,6 +367,40 @@ START_TEST(test_fa4_sm90_deterministic)
 }
 END_TEST
 
+/* FlashAttention-2's split-KV forward on sm80 runs 64-row tiles in four
+ * warps: each warp holds 16 query rows and reads the whole K and V tile
+ * for them, twice the shared-memory reads an MMA of the 128-row kernel's
+ * 32-row warps, which the SM's 128 bytes a clock do not keep up with at
+ * head dim 128. A forced split of a compute-bound shape costs that, beyond
+ * the combine kernel; the Hopper sibling's FA2 is not modelled so. */
+START_TEST(test_fa2_sm80_split_smem)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH2,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .seq_q = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_prediction one, two;
+    const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
+
+    q.kv_splits = 1;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &one), TC_OK);
+    q.kv_splits = 2;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &two), TC_OK);
+    ck_assert_int_eq(one.block_m, 128);
+    ck_assert_int_eq(two.block_m, 64);
+    ck_assert_msg(two.time_us > 1.12 * one.time_us, "split %.1f us, unsplit %.1f", two.time_us,
+                  one.time_us);
+    /* FA2 on Hopper keeps the tile model without the bound */
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("h100-sxm5-80gb"), &q, &two), TC_OK);
+    q.kv_splits = 1;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("h100-sxm5-80gb"), &q, &one), TC_OK);
+    ck_assert_msg(two.time_us < 1.12 * one.time_us, "h100: split %.1f us, unsplit %.1f",
+                  two.time_us, one.time_us);
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -382,5 +416,6 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_cudnn_fp8_backward_hopper_dims);
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
+    tcase_add_test(tc, test_fa2_sm80_split_smem);
     return tc;
 }
