@@ -427,7 +427,8 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
         /* GQA packing: FA2 swaps a single query's heads into rows
          * (flash_api.cpp, seqlenq_ngroups_swapped: seq_q 1, no window);
          * FA3's PackGQA packs when it wastes fewer rows of the last tile
-         * (heuristics.h: unpacked efficiency below 0.9x the packed) */
+         * (heuristics.h: unpacked efficiency below 0.9x the packed), FA4's
+         * whenever there are several (pack_gqa_always) */
         if (k.plain_grid) {
             /* no packing, no split: the kernel's grid whatever the shape */
         } else if (group > 1 && q->seq_q == 1 && ((k.fa2_split && !q->window) || k.pack_decode)) {
@@ -436,7 +437,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
             double unpacked = (double)q->seq_q / (double)round_up(q->seq_q, k.br);
             double packed = (double)(q->seq_q * group) / (double)round_up(q->seq_q * group, k.br);
 
-            if (unpacked < 0.9 * packed)
+            if (unpacked < 0.9 * packed || k.pack_gqa_always)
                 gp = group;
         }
         heads_eff = gp > 1 ? kv_heads : q->heads;

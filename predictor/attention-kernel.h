@@ -44,6 +44,8 @@ struct fused_kernel {
     int stage_rows;       /* a CTA's query tile is stages of this many rows, an empty one
                              skipped (FA4 on Blackwell); 0: one tile */
     bool pack_gqa;        /* FA3's PackGQA: a KV head's query heads share tiles */
+    bool pack_gqa_always; /* forward: they share tiles whenever there are several (FA4's
+                             sm90 default), not by FA3's heuristic */
     bool fa2_split;       /* FA2's split-KV kernel and heuristic (else FA3's) */
     bool pack_decode;     /* forward: a single query's heads of one KV head share a tile's rows
                              (cuDNN's decode path on sm90/sm100, below) */

@@ -330,6 +330,11 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     k->prefetch = impl != TC_ATTN_FLASH4 || q->backward;
     k->stage_rows = 0;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
+    /* FA4 packs a KV head's query heads into its tiles whenever there are
+     * several (flash_attn/cute/interface.py, _flash_attn_fwd: "if pack_gqa
+     * is None: pack_gqa = qhead_per_kvhead > 1"; only sm100 drops it, where
+     * 128 rows do not divide into whole heads) */
+    k->pack_gqa_always = impl == TC_ATTN_FLASH4;
     k->pack_decode = impl == TC_ATTN_CUDNN;
     k->split_one_query = impl == TC_ATTN_CUDNN;
     k->fa2_split = false;
