@@ -37,7 +37,7 @@ limits = {
     ("a100-pcie-80gb", "flash4", "bf16", "fwd"): (11.5, 61),     # 17
     ("h200-sxm-141gb", "cudnn", "bf16", "fwd"): (18.0, 66),      # 255
     ("h200-sxm-141gb", "cudnn", "bf16", "bwd"): (21.0, 61),      # 98
-    ("h200-sxm-141gb", "flash4", "bf16", "fwd"): (10.5, 66),     # 242
+    ("h200-sxm-141gb", "flash4", "bf16", "fwd"): (9.5, 66),      # 242
     ("h200-sxm-141gb", "flash4", "bf16", "bwd"): (17.5, 122),    # 187 (half deterministic)
     ("h200-sxm-141gb", "cudnn", "fp8", "fwd"): (26.0, 56),       # 103
     ("h200-sxm-141gb", "cudnn", "fp8", "bwd"): (34.0, 16),       # 21 (its causal rows take the non-causal time)
