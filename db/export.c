@@ -165,11 +165,11 @@ static int json_section(struct tc_db *db, FILE *out, const char *key, const char
 
 /* The attention rows as JSON objects, given the columns schema v2 added or
  * what a v1 file (read as it is) means by them. */
-#define ATTN_JSON(hd_vo, window, det)                                                              \
+#define ATTN_JSON(hd_vo, window, det, page, kv)                                                    \
     "SELECT json_object('run', a.run_id, 'gpu', r.gpu_id, 'impl', a.impl, 'dtype',"                \
     " a.dtype, 'batch', a.batch, 'heads', a.heads, 'kv_heads', a.kv_heads, 'seq_q',"               \
     " a.seq_q, 'seq_kv', a.seq_kv, 'head_dim', a.head_dim, 'head_dim_vo', " hd_vo ","              \
-    " 'window', " window ", 'causal',"                                                             \
+    " 'window', " window ", 'page_size', " page ", 'kv_dtype', " kv ", 'causal',"                  \
     " json(CASE a.causal WHEN 1 THEN 'true' ELSE 'false' END), 'backward',"                        \
     " json(CASE a.backward WHEN 1 THEN 'true' ELSE 'false' END), 'deterministic',"                 \
     " json(CASE " det " WHEN 1 THEN 'true' ELSE 'false' END), 'time_us',"                          \
@@ -216,11 +216,14 @@ static int export_json(struct tc_db *db, const char *gpu_id, FILE *out, int64_t 
             " ORDER BY r.gpu_id, r.id, g.id",
             gpu_id, rows, false);
     if (err == TC_OK)
-        err = json_section(db, out, "attention",
-                           db->schema_version < 2
-                               ? ATTN_JSON("a.head_dim", "0", "0")
-                               : ATTN_JSON("a.head_dim_vo", "a.sliding_window", "a.deterministic"),
-                           gpu_id, rows, true);
+        err = json_section(
+            db, out, "attention",
+            db->schema_version < 2 ? ATTN_JSON("a.head_dim", "0", "0", "0", "a.dtype")
+            : db->schema_version < 4
+                ? ATTN_JSON("a.head_dim_vo", "a.sliding_window", "a.deterministic", "0", "a.dtype")
+                : ATTN_JSON("a.head_dim_vo", "a.sliding_window", "a.deterministic", "a.page_size",
+                            "a.kv_dtype"),
+            gpu_id, rows, true);
     if (err == TC_OK)
         fputs("}\n", out);
     return err;

@@ -73,6 +73,37 @@ static int parse_count(const char *s, const char *file, long line, int col, cons
     return TC_OK;
 }
 
+/* A KV cache's dtype: tilecast's names and the cuDNN frontend's
+ * (--kv_cache_dtype bfloat16 or fp8_e4m3, benchmark_single_attention.py).
+ * The cache is the attention's dtype or narrower (an fp8 cache under a
+ * 16-bit attention); a wider one is no kernel's. */
+static int parse_kv_dtype(const char *s, const char *file, long line, int col,
+                          struct tc_attention_row *r)
+{
+    static const struct {
+        const char *name;
+        enum tc_dtype dtype;
+    } names[] = {
+        {"bfloat16", TC_DTYPE_BF16}, {"float16", TC_DTYPE_FP16}, {"fp8_e4m3", TC_DTYPE_FP8}};
+    bool found = tc_dtype_parse(s, &r->kv_dtype) == TC_OK;
+
+    for (size_t i = 0; i < TC_ARRAY_SIZE(names) && !found; i++)
+        if (strcmp(s, names[i].name) == 0) {
+            r->kv_dtype = names[i].dtype;
+            found = true;
+        }
+    if (!found)
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: unknown kv_cache_dtype '%s' (expected a dtype: bf16, fp16, "
+                        "fp8, ...)",
+                        file, line, col, s);
+    if (tc_dtype_bytes(r->kv_dtype) > tc_dtype_bytes(r->dtype))
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: kv_cache_dtype '%s' is wider than the attention's dtype %s",
+                        file, line, col, s, tc_dtype_name(r->dtype));
+    return TC_OK;
+}
+
 /* Checks the row as a whole and stores it in the run of its provenance. */
 static int store_attention(struct importer *imp, struct attn_input *in, const char *file, long line)
 {
@@ -97,6 +128,13 @@ static int store_attention(struct importer *imp, struct attn_input *in, const ch
                         "%s:%ld: a deterministic forward (deterministic is the "
                         "backward's)",
                         file, line);
+    /* a KV cache is the inference forward's: training reads K and V whole */
+    if (r->backward && (r->page_size || (r->kv_dtype != TC_DTYPE_FP64 && r->kv_dtype != r->dtype)))
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld: a backward pass over a KV cache (page size %lld, cache dtype "
+                        "%s): a KV cache is read by the forward only",
+                        file, line, (long long)r->page_size,
+                        tc_dtype_name(r->kv_dtype == TC_DTYPE_FP64 ? r->dtype : r->kv_dtype));
     if (r->status == TC_STATUS_OK) {
         err = tc_bound_check_time("time_us", r->time_us);
         if (err < 0)
@@ -288,13 +326,15 @@ static int fused_record(struct importer *imp, const char *file, long line, char 
                         "%s:%ld:%d: a top-left causal mask on seq_q %lld != seq_kv %lld is not "
                         "stored (tilecast's causal mask is aligned at the bottom right)",
                         file, line, COL(F_MASK), (long long)r->seq_q, (long long)r->seq_kv);
-    /* a KV cache in pages, or of another dtype, is not the call stored */
-    if ((s = opt_field(fields, cols, F_PAGE_SIZE)) ||
-        (s = opt_field(fields, cols, F_KV_CACHE_DTYPE)))
-        return tc_error(TC_ERR_PARSE,
-                        "%s:%ld: a paged or typed KV cache ('%s') is not stored: attention rows "
-                        "hold no page size or cache dtype",
-                        file, line, s);
+    /* the KV cache read: keys per page (empty or 0: contiguous) and its
+     * dtype (empty: the attention's) */
+    if ((s = opt_field(fields, cols, F_PAGE_SIZE)) &&
+        (err = parse_count(s, file, line, COL(F_PAGE_SIZE), "page_size", 0, &r->page_size)) < 0)
+        return err;
+    r->kv_dtype = r->dtype;
+    if ((s = opt_field(fields, cols, F_KV_CACHE_DTYPE)) &&
+        (err = parse_kv_dtype(s, file, line, COL(F_KV_CACHE_DTYPE), r)) < 0)
+        return err;
     s = fields[cols[F_TIME]];
     if (tc_parse_double(s, &r->time_us) < 0 || !(r->time_us > 0))
         return tc_error(TC_ERR_PARSE, "%s:%ld:%d: time_us '%s' is not a positive number", file,
@@ -618,13 +658,14 @@ int db_import_cudnn_frontend(struct importer *imp, const char *file)
 
     if ((err = db_import_csv_open(file, &f, &csv, &nfields, &fields)) < 0)
         return err;
-    /* attention_inference's results time KV-cache calls (decode, paged
-     * prefill): their page size and cache dtype have no place in a row */
+    /* attention_inference's results (q_tokens, kv_len, page_size columns)
+     * are another layout, which this format does not read */
     if (tc_csv_find(nfields, fields, "kv_len") >= 0 ||
         tc_csv_find(nfields, fields, "page_size") >= 0) {
         err = tc_error(TC_ERR_PARSE,
-                       "%s:1: an attention_inference result (kv_len, page_size columns): KV-cache "
-                       "calls are not imported, their page size and cache dtype are not stored",
+                       "%s:1: an attention_inference result (kv_len, page_size columns): not read "
+                       "by --format cudnn-frontend; give its rows in the csv layout, with "
+                       "page_size and kv_cache_dtype",
                        file);
         goto out;
     }

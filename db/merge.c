@@ -52,9 +52,12 @@ static const char same_run_sql[] =
 #define ATTN_COPY_COLUMNS                                                                          \
     "impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, backward,"              \
     " time_us, min_us, spread_pct, reps, scores_us, softmax_us, values_us, status, message"
-/* the columns schema v2 added, and what a v1 input's rows mean by them */
+/* the columns schemas v2 and v4 added, and what a v1 (v1-v3) input's rows
+ * mean by them */
 #define ATTN_V2_COLUMNS "head_dim_vo, sliding_window, deterministic"
 #define ATTN_V1_VALUES "head_dim, 0, 0"
+#define ATTN_V4_COLUMNS "page_size, kv_dtype"
+#define ATTN_V3_VALUES "0, dtype"
 
 static int step_done(struct tc_db *db, sqlite3_stmt *st, const char *what)
 {
@@ -203,17 +206,24 @@ static int merge_one(struct tc_db *db, const char *input, struct tc_merge_stats 
     /* an input opened read-only keeps its schema: a v1 file has no v2 columns */
     src_version = count_of(db, "PRAGMA src.user_version", &err);
     if (err == TC_OK)
-        err = db_exec(db, src_version < 2
-                              ? "INSERT INTO main.attention (run_id, " ATTN_COPY_COLUMNS
-                                ", " ATTN_V2_COLUMNS ") SELECT mm.dst_id, " ATTN_COPY_COLUMNS
-                                ", " ATTN_V1_VALUES " FROM src.attention a"
-                                " JOIN temp.merge_map mm ON mm.src_id = a.run_id WHERE true"
-                                " ORDER BY a.id ON CONFLICT DO NOTHING"
-                              : "INSERT INTO main.attention (run_id, " ATTN_COPY_COLUMNS
-                                ", " ATTN_V2_COLUMNS ") SELECT mm.dst_id, " ATTN_COPY_COLUMNS
-                                ", " ATTN_V2_COLUMNS " FROM src.attention a"
-                                " JOIN temp.merge_map mm ON mm.src_id = a.run_id WHERE true"
-                                " ORDER BY a.id ON CONFLICT DO NOTHING");
+        err = db_exec(
+            db, src_version < 2 ? "INSERT INTO main.attention (run_id, " ATTN_COPY_COLUMNS
+                                  ", " ATTN_V2_COLUMNS ", " ATTN_V4_COLUMNS
+                                  ") SELECT mm.dst_id, " ATTN_COPY_COLUMNS ", " ATTN_V1_VALUES
+                                  ", " ATTN_V3_VALUES " FROM src.attention a"
+                                  " JOIN temp.merge_map mm ON mm.src_id = a.run_id WHERE true"
+                                  " ORDER BY a.id ON CONFLICT DO NOTHING"
+                : src_version < 4
+                    ? "INSERT INTO main.attention (run_id, " ATTN_COPY_COLUMNS ", " ATTN_V2_COLUMNS
+                      ", " ATTN_V4_COLUMNS ") SELECT mm.dst_id, " ATTN_COPY_COLUMNS
+                      ", " ATTN_V2_COLUMNS ", " ATTN_V3_VALUES " FROM src.attention a"
+                      " JOIN temp.merge_map mm ON mm.src_id = a.run_id WHERE true"
+                      " ORDER BY a.id ON CONFLICT DO NOTHING"
+                    : "INSERT INTO main.attention (run_id, " ATTN_COPY_COLUMNS ", " ATTN_V2_COLUMNS
+                      ", " ATTN_V4_COLUMNS ") SELECT mm.dst_id, " ATTN_COPY_COLUMNS
+                      ", " ATTN_V2_COLUMNS ", " ATTN_V4_COLUMNS " FROM src.attention a"
+                      " JOIN temp.merge_map mm ON mm.src_id = a.run_id WHERE true"
+                      " ORDER BY a.id ON CONFLICT DO NOTHING");
     if (err == TC_OK) {
         int64_t added = count_of(db, "SELECT count(*) FROM main.attention", &err) - before;
 

@@ -624,6 +624,9 @@ static const struct {
      "head_dim_vo <= 0 OR head_dim_vo > 1099511627776 OR typeof(sliding_window) <> 'integer' "
      "OR sliding_window < 0 OR sliding_window > 1099511627776 OR (sliding_window > 0 AND "
      "causal <> 1) OR deterministic NOT IN (0,1) OR (deterministic = 1 AND backward <> 1)", 2},
+    {"attention rows with an invalid page size or KV-cache dtype",
+     "SELECT count(*), min(id) FROM attention WHERE typeof(page_size) <> 'integer' OR "
+     "page_size < 0 OR page_size > 2147483647 OR kv_dtype NOT IN " DTYPE_LIST, 4},
     {"runs with an unknown kind", "SELECT count(*), min(id) FROM run WHERE kind NOT IN "
                                   "('collected','imported')"},
     {"runs without rows or GPU", "SELECT count(*), min(id) FROM run WHERE gpu_id NOT IN "

@@ -16,6 +16,12 @@ static int64_t head_dim_vo(const struct tc_attention_row *r)
     return r->head_dim_vo ? r->head_dim_vo : r->head_dim;
 }
 
+/* The resolved KV-cache dtype of a row or key: FP64 (0) means dtype. */
+static enum tc_dtype kv_dtype(const struct tc_attention_row *r)
+{
+    return r->kv_dtype == TC_DTYPE_FP64 ? r->dtype : r->kv_dtype;
+}
+
 static int bind_attention_key(sqlite3_stmt *st, const struct tc_attention_row *r, int first)
 {
     sqlite3_bind_int64(st, first, r->batch);
@@ -30,7 +36,9 @@ static int bind_attention_key(sqlite3_stmt *st, const struct tc_attention_row *r
     sqlite3_bind_int(st, first + 9, r->backward ? 1 : 0);
     sqlite3_bind_int64(st, first + 10, head_dim_vo(r));
     sqlite3_bind_int64(st, first + 11, r->window);
-    return sqlite3_bind_int(st, first + 12, r->deterministic ? 1 : 0);
+    sqlite3_bind_int(st, first + 12, r->deterministic ? 1 : 0);
+    sqlite3_bind_int64(st, first + 13, r->page_size);
+    return sqlite3_bind_text(st, first + 14, tc_dtype_name(kv_dtype(r)), -1, SQLITE_STATIC);
 }
 
 /* Whether a key can have rows in a v1 file, whose attention table holds
@@ -42,11 +50,23 @@ static bool v1_key(const struct tc_attention_row *r)
            head_dim_vo(r) == r->head_dim && !r->window && !r->deterministic;
 }
 
+/* Whether a key can have rows in a v1-v3 file, whose rows read a
+ * contiguous KV cache of their own dtype. */
+static bool v3_key(const struct tc_attention_row *r)
+{
+    return r->page_size == 0 && kv_dtype(r) == r->dtype;
+}
+
 static int check_attention_row(struct tc_db *db, const struct tc_attention_row *r)
 {
-    if ((unsigned)r->dtype >= TC_DTYPE_COUNT || (unsigned)r->impl >= TC_ATTN_IMPL_COUNT)
-        return tc_error(TC_ERR_INVALID, "%s: attention row with an invalid dtype or impl",
+    if ((unsigned)r->dtype >= TC_DTYPE_COUNT || (unsigned)r->impl >= TC_ATTN_IMPL_COUNT ||
+        (unsigned)r->kv_dtype >= TC_DTYPE_COUNT)
+        return tc_error(TC_ERR_INVALID,
+                        "%s: attention row with an invalid dtype, KV-cache dtype or impl",
                         db->path);
+    if (r->page_size < 0 || r->page_size > INT32_MAX)
+        return tc_error(TC_ERR_RANGE, "%s: attention page size %lld: keys per page, 0 or more",
+                        db->path, (long long)r->page_size);
     if (r->batch <= 0 || r->heads <= 0 || r->kv_heads < 0 || r->seq_q <= 0 || r->seq_kv < 0 ||
         r->head_dim <= 0 || r->head_dim_vo < 0)
         return tc_error(TC_ERR_RANGE,
@@ -109,6 +129,8 @@ int db_insert_attention(struct tc_db *db, const struct tc_attention_row *r, bool
     sqlite3_bind_int64(st, 21, head_dim_vo(r));
     sqlite3_bind_int64(st, 22, r->window);
     sqlite3_bind_int(st, 23, r->deterministic ? 1 : 0);
+    sqlite3_bind_int64(st, 24, r->page_size);
+    sqlite3_bind_text(st, 25, tc_dtype_name(kv_dtype(r)), -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
@@ -183,26 +205,37 @@ static int read_times(struct tc_db *db, sqlite3_stmt *st, int c, struct tc_atten
 
 /* A v1 file (opened read-only, not migrated) has no head_dim_vo,
  * sliding_window or deterministic column: its rows read as equal head
- * dims, no window and the default backward. */
-#define V1_EXTRA "a.head_dim, 0, 0"
-#define V2_EXTRA "a.head_dim_vo, a.sliding_window, a.deterministic"
+ * dims, no window and the default backward. A v1-v3 file has no page_size
+ * or kv_dtype: its rows read a contiguous cache of their dtype. */
+#define V1_EXTRA "a.head_dim, 0, 0, 0, a.dtype"
+#define V2_EXTRA "a.head_dim_vo, a.sliding_window, a.deterministic, 0, a.dtype"
+#define V4_EXTRA "a.head_dim_vo, a.sliding_window, a.deterministic, a.page_size, a.kv_dtype"
 
 TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
                                   const struct tc_attention_row *key, struct tc_attention_row *out)
 {
+    static const char sql_v4[] =
+        "SELECT a.id, a.run_id, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us,"
+        " a.softmax_us, a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
+        " WHERE r.gpu_id = ?1 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
+        " AND a.seq_q = ?5 AND a.seq_kv = ?6 AND a.head_dim = ?7 AND a.dtype = ?8"
+        " AND a.impl = ?9 AND a.causal = ?10 AND a.backward = ?11 AND a.head_dim_vo = ?12"
+        " AND a.sliding_window = ?13 AND a.deterministic = ?14 AND a.page_size = ?15"
+        " AND a.kv_dtype = ?16 AND a.status = 'ok' ORDER BY a.time_us LIMIT 1";
+    /* ?15-?16 bound but unused: v3_key has checked them */
     static const char sql_v2[] =
         "SELECT a.id, a.run_id, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us,"
         " a.softmax_us, a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
-        " WHERE r.gpu_id = ?15 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
+        " WHERE r.gpu_id = ?1 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
         " AND a.seq_q = ?5 AND a.seq_kv = ?6 AND a.head_dim = ?7 AND a.dtype = ?8"
         " AND a.impl = ?9 AND a.causal = ?10 AND a.backward = ?11 AND a.head_dim_vo = ?12"
         " AND a.sliding_window = ?13 AND a.deterministic = ?14 AND a.status = 'ok'"
         " ORDER BY a.time_us LIMIT 1";
-    /* ?12-?14 bound but unused: v1_key has checked them */
+    /* ?12-?16 bound but unused: v1_key and v3_key have checked them */
     static const char sql_v1[] =
         "SELECT a.id, a.run_id, a.time_us, a.min_us, a.spread_pct, a.reps, a.scores_us,"
         " a.softmax_us, a.values_us FROM run r JOIN attention a ON a.run_id = r.id"
-        " WHERE r.gpu_id = ?15 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
+        " WHERE r.gpu_id = ?1 AND a.batch = ?2 AND a.heads = ?3 AND a.kv_heads = ?4"
         " AND a.seq_q = ?5 AND a.seq_kv = ?6 AND a.head_dim = ?7 AND a.dtype = ?8"
         " AND a.impl = ?9 AND a.causal = ?10 AND a.backward = ?11"
         " AND a.status = 'ok' ORDER BY a.time_us LIMIT 1";
@@ -213,16 +246,21 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
 
     if (!db || !gpu_id || !key || !out)
         return tc_error(TC_ERR_INVALID, "tc_db_lookup_attention: missing argument");
-    if ((unsigned)key->dtype >= TC_DTYPE_COUNT || (unsigned)key->impl >= TC_ATTN_IMPL_COUNT)
+    if ((unsigned)key->dtype >= TC_DTYPE_COUNT || (unsigned)key->impl >= TC_ATTN_IMPL_COUNT ||
+        (unsigned)key->kv_dtype >= TC_DTYPE_COUNT)
         return tc_error(TC_ERR_INVALID, "tc_db_lookup_attention: invalid dtype or impl");
-    if (db->schema_version < 2 && !v1_key(key))
+    if ((db->schema_version < 2 && !v1_key(key)) || (db->schema_version < 4 && !v3_key(key)))
         return tc_error(TC_ERR_NOT_FOUND, "%s: no attention measurement of that shape on %s",
                         db->path, gpu_id);
-    rc = sqlite3_prepare_v2(db->sql, db->schema_version < 2 ? sql_v1 : sql_v2, -1, &st, NULL);
+    rc = sqlite3_prepare_v2(db->sql,
+                            db->schema_version < 2   ? sql_v1
+                            : db->schema_version < 4 ? sql_v2
+                                                     : sql_v4,
+                            -1, &st, NULL);
     if (rc != SQLITE_OK)
         return db_fail(db, rc, "looking up attention");
     bind_attention_key(st, key, 2);
-    sqlite3_bind_text(st, 15, gpu_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 1, gpu_id, -1, SQLITE_TRANSIENT);
     rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) {
         err = tc_error(TC_ERR_NOT_FOUND, "%s: no attention measurement of that shape on %s",
@@ -237,6 +275,7 @@ TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
     out->kv_heads = key->kv_heads ? key->kv_heads : key->heads;
     out->seq_kv = key->seq_kv ? key->seq_kv : key->seq_q;
     out->head_dim_vo = head_dim_vo(key);
+    out->kv_dtype = kv_dtype(key);
     out->status = TC_STATUS_OK;
     out->message[0] = '\0';
     id = sqlite3_column_int64(st, 0);
@@ -261,12 +300,13 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
     " a.values_us, " extra " FROM run r JOIN attention a ON a.run_id = r.id"                       \
     " WHERE r.gpu_id = ?1 AND a.dtype = ?2 AND a.impl = ?3 AND a.backward = ?4"                    \
     " AND a.status = 'ok' ORDER BY a.id"
-    static const char sql_v1[] = ROWS_SQL(V1_EXTRA), sql_v2[] = ROWS_SQL(V2_EXTRA);
+    static const char sql_v1[] = ROWS_SQL(V1_EXTRA), sql_v2[] = ROWS_SQL(V2_EXTRA),
+                      sql_v4[] = ROWS_SQL(V4_EXTRA);
 #undef ROWS_SQL
     struct tc_attention_row *list = NULL, *grown;
     sqlite3_stmt *st = NULL;
     size_t count = 0, cap = 0;
-    char idtext[32];
+    char idtext[32], text[16];
     int64_t id = 0, v;
     int err = TC_OK, rc;
 
@@ -278,7 +318,11 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
      * simply have no rows */
     if ((unsigned)dtype >= TC_DTYPE_COUNT || (unsigned)impl >= TC_ATTN_IMPL_COUNT)
         return tc_error(TC_ERR_INVALID, "tc_db_attention_rows: invalid dtype or impl");
-    rc = sqlite3_prepare_v2(db->sql, db->schema_version < 2 ? sql_v1 : sql_v2, -1, &st, NULL);
+    rc = sqlite3_prepare_v2(db->sql,
+                            db->schema_version < 2   ? sql_v1
+                            : db->schema_version < 4 ? sql_v2
+                                                     : sql_v4,
+                            -1, &st, NULL);
     if (rc != SQLITE_OK)
         return db_fail(db, rc, "reading attention rows");
     sqlite3_bind_text(st, 1, gpu_id, -1, SQLITE_TRANSIENT);
@@ -320,6 +364,9 @@ int tc_db_attention_rows(struct tc_db *db, const char *gpu_id, enum tc_attn_impl
         TRY(db_column_int_range(db, st, 17, 0, INT32_MAX, false, &r->window, "sliding_window", id));
         TRY(db_column_int_range(db, st, 18, 0, 1, false, &v, "deterministic", id));
         r->deterministic = v != 0;
+        TRY(db_column_int_range(db, st, 19, 0, INT32_MAX, false, &r->page_size, "page_size", id));
+        TRY(db_column_text(db, st, 20, text, sizeof(text), "kv_dtype"));
+        TRY(db_parse_dtype(db, text, &r->kv_dtype));
         count++;
     }
     if (rc != SQLITE_DONE) {

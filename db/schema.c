@@ -222,6 +222,63 @@ static const char *const schema_v3[] = {
     "  AND id NOT IN (SELECT gpu_id FROM run WHERE backend IS NOT 'cpu');\n",
     NULL,
 };
+/* v3 -> v4: attention rows carry the KV cache the call read, the keys per
+ * page of a paged cache (0: contiguous) and the cache's dtype (a bf16
+ * attention over an fp8 cache), both in the key: a paged or fp8-cache call
+ * is another measurement than the contiguous one. Rebuilt as in v2; v3 rows
+ * keep their values, contiguous with a cache of their dtype. */
+static const char *const schema_v4[] = {
+    "DROP VIEW attention_best;\n",
+    "ALTER TABLE attention RENAME TO attention_v3;\n",
+    "CREATE TABLE attention (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id),\n"
+    "  impl TEXT NOT NULL CHECK " ATTN_IMPL_OK("impl") ",\n"
+    "  dtype TEXT NOT NULL CHECK " DTYPE_OK("dtype") ",\n"
+    "  batch INTEGER NOT NULL CHECK (batch > 0), heads INTEGER NOT NULL CHECK (heads > 0),\n"
+    "  kv_heads INTEGER NOT NULL CHECK (kv_heads > 0),\n"
+    "  seq_q INTEGER NOT NULL CHECK (seq_q > 0), seq_kv INTEGER NOT NULL CHECK (seq_kv > 0),\n"
+    "  head_dim INTEGER NOT NULL CHECK (head_dim > 0),\n"
+    "  head_dim_vo INTEGER NOT NULL CHECK (head_dim_vo > 0),\n"
+    "  sliding_window INTEGER NOT NULL DEFAULT 0 CHECK (sliding_window >= 0),\n"
+    "  causal INTEGER NOT NULL CHECK (causal = 0 OR causal = 1),\n"
+    "  backward INTEGER NOT NULL CHECK (backward = 0 OR backward = 1),\n"
+    "  deterministic INTEGER NOT NULL DEFAULT 0\n"
+    "    CHECK (deterministic = 0 OR (deterministic = 1 AND backward = 1)),\n"
+    "  page_size INTEGER NOT NULL DEFAULT 0 CHECK (page_size >= 0),\n"
+    "  kv_dtype TEXT NOT NULL CHECK " DTYPE_OK("kv_dtype") ",\n"
+    "  time_us REAL CHECK (time_us IS NULL OR time_us > 0),\n"
+    "  min_us REAL, spread_pct REAL, reps INTEGER,\n"
+    "  scores_us REAL, softmax_us REAL, values_us REAL,\n"
+    "  status TEXT NOT NULL DEFAULT 'ok'\n"
+    "    CHECK " STATUS_OK("status") ",\n"
+    "  message TEXT,\n"
+    "  CHECK (status <> 'ok' OR time_us IS NOT NULL),\n"
+    "  CHECK (sliding_window = 0 OR causal = 1),\n"
+    "  UNIQUE (run_id, batch, heads, kv_heads, seq_q, seq_kv, head_dim, head_dim_vo,\n"
+    "          sliding_window, dtype, impl, causal, backward, deterministic, page_size,\n"
+    "          kv_dtype)\n"
+    ");\n",
+    "INSERT INTO attention (id, run_id, impl, dtype, batch, heads, kv_heads, seq_q, seq_kv,\n"
+    "    head_dim, head_dim_vo, sliding_window, causal, backward, deterministic, page_size,\n"
+    "    kv_dtype, time_us, min_us, spread_pct, reps, scores_us, softmax_us, values_us,\n"
+    "    status, message)\n"
+    "  SELECT id, run_id, impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim,\n"
+    "         head_dim_vo, sliding_window, causal, backward, deterministic, 0, dtype,\n"
+    "         time_us, min_us, spread_pct, reps, scores_us, softmax_us, values_us, status,\n"
+    "         message FROM attention_v3;\n",
+    "DROP TABLE attention_v3;\n",
+    "CREATE VIEW attention_best AS\n"
+    "  SELECT r.gpu_id, a.impl, a.dtype, a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,\n"
+    "         a.head_dim, a.head_dim_vo, a.sliding_window, a.causal, a.backward,\n"
+    "         a.deterministic, a.page_size, a.kv_dtype, MIN(a.time_us) AS time_us,\n"
+    "         a.id AS attention_id, a.run_id, r.timing\n"
+    "  FROM attention a JOIN run r ON r.id = a.run_id WHERE a.status = 'ok'\n"
+    "  GROUP BY r.gpu_id, a.impl, a.dtype, a.batch, a.heads, a.kv_heads, a.seq_q,\n"
+    "           a.seq_kv, a.head_dim, a.head_dim_vo, a.sliding_window, a.causal,\n"
+    "           a.backward, a.deterministic, a.page_size, a.kv_dtype;\n",
+    NULL,
+};
 /* clang-format on */
 
 struct migration {
@@ -233,6 +290,7 @@ static const struct migration migrations[] = {
     {0, schema_v1},
     {1, schema_v2},
     {2, schema_v3},
+    {3, schema_v4},
 };
 
 /* Tables every v1 file has; a file missing one is refused. */

@@ -267,14 +267,15 @@ int db_stmt(struct tc_db *db, enum db_stmt which, sqlite3_stmt **out)
             "INSERT INTO attention (run_id, impl, dtype, batch, heads, kv_heads, seq_q,"
             " seq_kv, head_dim, causal, backward, time_us, min_us, spread_pct, reps,"
             " scores_us, softmax_us, values_us, status, message, head_dim_vo,"
-            " sliding_window, deterministic) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-            " ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"
+            " sliding_window, deterministic, page_size, kv_dtype) VALUES (?1, ?2, ?3, ?4,"
+            " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,"
+            " ?21, ?22, ?23, ?24, ?25)"
             " ON CONFLICT DO NOTHING",
-        [DB_ST_HAS_ATTN] =
-            "SELECT 1 FROM attention WHERE run_id = ?1 AND batch = ?2 AND heads = ?3"
-            " AND kv_heads = ?4 AND seq_q = ?5 AND seq_kv = ?6 AND head_dim = ?7"
-            " AND dtype = ?8 AND impl = ?9 AND causal = ?10 AND backward = ?11"
-            " AND head_dim_vo = ?12 AND sliding_window = ?13 AND deterministic = ?14 LIMIT 1",
+        [DB_ST_HAS_ATTN] = "SELECT 1 FROM attention WHERE run_id = ?1 AND batch = ?2 AND heads = ?3"
+                           " AND kv_heads = ?4 AND seq_q = ?5 AND seq_kv = ?6 AND head_dim = ?7"
+                           " AND dtype = ?8 AND impl = ?9 AND causal = ?10 AND backward = ?11"
+                           " AND head_dim_vo = ?12 AND sliding_window = ?13 AND deterministic = ?14"
+                           " AND page_size = ?15 AND kv_dtype = ?16 LIMIT 1",
     };
     char put_gpu_sql[4096];
     const char *text = sql[which];

@@ -77,7 +77,7 @@ has out "794.50"
 has out "source         measurement"
 has err "measured with wall timing only"
 run 0 "$TC" db info "$TMP/a.db"
-has out "schema v3"
+has out "schema v4"
 has out "a100-pcie-40gb"
 has out "profiler-median"
 has out "imported"
@@ -89,7 +89,7 @@ run 0 "$TC" db info "$TMP/a.db" --json
 python3 - "$TMP/out" <<'EOF' || fail "db info --json is not the expected JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema_version"] == 3
+assert d["schema_version"] == 4
 assert {g["id"] for g in d["gpus"]} == {"a100-sxm4-80gb", "h100-sxm5-80gb", "a100-pcie-40gb", "a100-sxm4-40gb"}
 assert all(r["kind"] == "imported" for r in d["runs"])
 rows = sum(c["rows"] for c in d["counts"] if c["table"] == "gemm")

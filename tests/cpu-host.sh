@@ -1,6 +1,6 @@
 #!/bin/bash
 # A cpu-backend collection stores its host as a CPU (vendor and arch cpu,
-# schema v3), not as an nvidia volta GPU, and never under a GPU's spec (--gpu); `db calibrate` on it says that a
+# schema v3 on), not as an nvidia volta GPU, and never under a GPU's spec (--gpu); `db calibrate` on it says that a
 # CPU collection cannot be calibrated against GPU specs, and calibrates the
 # GPUs of a file that also holds one; a v2 file of such a collection reads
 # as it is read-only, unchanged, and migrates when opened for writing.
@@ -28,7 +28,7 @@ host=$(q cpu.db "SELECT gpu_id FROM run")
     fail "the host is stored as $(q cpu.db "SELECT vendor, arch FROM gpu"), not as a CPU"
 [ "$(q cpu.db "SELECT json_extract(spec_json, '$.vendor') FROM gpu")" = cpu ] ||
     fail "spec_json disagrees: $(q cpu.db "SELECT spec_json FROM gpu")"
-[ "$(q cpu.db "PRAGMA user_version")" = 3 ] || fail "not schema v3"
+[ "$(q cpu.db "PRAGMA user_version")" = 4 ] || fail "not schema v4"
 run 0 "$TC" db check cpu.db
 
 # a CPU's timings are never filed as a GPU's: --gpu with the cpu backend is
@@ -65,11 +65,22 @@ grep -q "$host" "$TMP/out" && fail "the CPU host was calibrated: $(cat "$TMP/out
 [ "$(q mixed.db "SELECT count(*) FROM calibration")" -gt 0 ] || fail "no GPU calibrated"
 
 # a v2 file of the same collection, as v2 tilecast wrote it: the host stored
-# as nvidia volta, the gpu table without the cpu vendor (v3 changed only it)
+# as nvidia volta, the gpu table without the cpu vendor (v3 changed only it),
+# the attention table and its view as v2 and v3 made them (v4 added the KV
+# cache's columns)
+v3_attention=$(sed -n '/^CREATE TABLE attention (/,/^);/p; /^CREATE VIEW attention_best/,/;$/p' \
+    "$DATA/db/schema-v3.sql")
+v3_columns="id, run_id, impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim, head_dim_vo,
+    sliding_window, causal, backward, deterministic, time_us, min_us, spread_pct, reps, scores_us,
+    softmax_us, values_us, status, message"
 cp cpu.db v2.db
 run 0 "$TC" db compact v2.db
 sqlite3 v2.db "UPDATE gpu SET vendor = 'nvidia', arch = 'volta',
                  spec_json = json_set(spec_json, '$.vendor', 'nvidia', '$.arch', 'volta');
+               DROP VIEW attention_best; ALTER TABLE attention RENAME TO attention_v4;
+               $v3_attention
+               INSERT INTO attention ($v3_columns) SELECT $v3_columns FROM attention_v4;
+               DROP TABLE attention_v4;
                PRAGMA writable_schema = ON;
                UPDATE sqlite_schema SET sql = replace(sql, ' OR vendor = ''cpu''', '')
                  WHERE name = 'gpu';
@@ -84,12 +95,14 @@ run 0 "$TC" db export v2.db --format csv -o v2.csv
 cmp -s v2.db v2.orig || fail "a read-only command changed the v2 file"
 [ ! -e v2.db-wal ] || fail "a read-only command left v2.db-wal"
 run 0 "$TC" db migrate v2.db
-[ "$(q v2.db "PRAGMA user_version")" = 3 ] || fail "db migrate did not migrate v2"
+[ "$(q v2.db "PRAGMA user_version")" = 4 ] || fail "db migrate did not migrate v2"
 [ "$(q v2.db "SELECT vendor || ' ' || arch FROM gpu")" = "cpu cpu" ] ||
     fail "the migration left the host as $(q v2.db "SELECT vendor, arch FROM gpu")"
 run 0 "$TC" db check v2.db
 [ "$(q v2.db "SELECT count(*) FROM gemm")" = "$(q cpu.db "SELECT count(*) FROM gemm")" ] ||
     fail "the migration lost rows"
+[ "$(q v2.db "SELECT count(*) FROM attention WHERE page_size = 0 AND kv_dtype = dtype")" = \
+    "$(q cpu.db "SELECT count(*) FROM attention")" ] || fail "the migration lost attention rows"
 run 2 "$TC" db calibrate v2.db
 has err "cannot be calibrated against GPU specs"
 

@@ -572,6 +572,79 @@ START_TEST(import_csv_attention)
 }
 END_TEST
 
+/* Rows over a KV cache (attention-paged.csv: a contiguous decode, the same
+ * shape through a paged cache of 256-key pages, of bf16 and of fp8): the
+ * page size and the cache's dtype are part of the shape, each its own row;
+ * a key names the cache it read. */
+START_TEST(import_csv_paged)
+{
+    struct tc_db *db = open_db(tmp_path("p.db"), TC_DB_CREATE);
+    struct tc_attention_row key = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 8,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_row got, *rows;
+    struct tc_import_stats st;
+    size_t n;
+
+    ck_assert_msg(import1(db, "csv", "tests/data/db/attention-paged.csv", NULL, &st) == TC_OK, "%s",
+                  tc_last_error());
+    ck_assert_int_eq(st.rows, 3);
+    ck_assert_int_eq(tc_db_lookup_attention(db, "h200-sxm-141gb", &key, &got), TC_OK);
+    ck_assert_double_eq(got.time_us, 72.0);
+    ck_assert_int_eq(got.page_size, 0);
+    ck_assert_int_eq(got.kv_dtype, TC_DTYPE_BF16);
+    key.impl = TC_ATTN_FLASH2;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "h200-sxm-141gb", &key, &got), TC_ERR_NOT_FOUND);
+    key.page_size = 256;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "h200-sxm-141gb", &key, &got), TC_OK);
+    ck_assert_double_eq(got.time_us, 80.0);
+    key.kv_dtype = TC_DTYPE_FP8;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "h200-sxm-141gb", &key, &got), TC_OK);
+    ck_assert_double_eq(got.time_us, 50.0);
+    ck_assert_int_eq(got.kv_dtype, TC_DTYPE_FP8);
+    key.page_size = 16;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "h200-sxm-141gb", &key, &got), TC_ERR_NOT_FOUND);
+    ck_assert_int_eq(
+        tc_db_attention_rows(db, "h200-sxm-141gb", TC_ATTN_FLASH2, TC_DTYPE_BF16, false, &rows, &n),
+        TC_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(rows[0].page_size, 256);
+    ck_assert_int_eq(rows[0].kv_dtype, TC_DTYPE_BF16);
+    ck_assert_int_eq(rows[1].page_size, 256);
+    ck_assert_int_eq(rows[1].kv_dtype, TC_DTYPE_FP8);
+    free(rows);
+    /* a second import stores nothing twice */
+    ck_assert_int_eq(import1(db, "csv", "tests/data/db/attention-paged.csv", NULL, &st), TC_OK);
+    ck_assert_int_eq(st.rows, 0);
+    ck_assert_int_eq(st.duplicates, 3);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(tmp_path("p.db"), "SELECT count(*) FROM attention_best WHERE "
+                                               "page_size = 256"),
+                     2);
+    ck_assert_int_eq(sql_int(tmp_path("p.db"), "SELECT count(*) FROM attention WHERE "
+                                               "page_size = 0 AND kv_dtype = dtype"),
+                     1);
+}
+END_TEST
+
+/* A page size or cache dtype that is not one fails the import naming file,
+ * line, column and value; a backward pass reads no KV cache. */
+START_TEST(import_csv_paged_errors)
+{
+    assert_import_fails("csv", "tests/data/db/attention-bad-page.csv", NULL,
+                        "attention-bad-page.csv:2:23: page_size '-16' is not an integer");
+    assert_import_fails("csv", "tests/data/db/attention-bad-kv-dtype.csv", NULL,
+                        "attention-bad-kv-dtype.csv:2:22: unknown kv_cache_dtype 'fp4'");
+    assert_import_fails("csv", "tests/data/db/attention-bad-paged-bwd.csv", NULL,
+                        "attention-bad-paged-bwd.csv:2: a backward pass over a KV cache");
+}
+END_TEST
+
 static Suite *db_import_suite(void)
 {
     Suite *s = suite_create("db-import");
@@ -587,6 +660,8 @@ static Suite *db_import_suite(void)
     tcase_add_test(imports, import_cudnn_frontend);
     tcase_add_test(imports, import_attention_errors);
     tcase_add_test(imports, import_csv_attention);
+    tcase_add_test(imports, import_csv_paged);
+    tcase_add_test(imports, import_csv_paged_errors);
     tcase_add_test(imports, export_import_round_trip);
     tcase_add_test(imports, merge_dedups);
     suite_add_tcase(s, imports);

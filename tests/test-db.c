@@ -814,31 +814,34 @@ START_TEST(migrates_cpu_host_from_v1)
 }
 END_TEST
 
+/* A v3 file (tests/data/db/schema-v3.sql, written by tilecast at schema
+ * v3) at path. */
+static void make_v3_file(const char *path)
+{
+    size_t n;
+    char *sql = slurp(src_path("tests/data/db/schema-v3.sql"), &n);
+
+    sql[n] = '\0'; /* slurp leaves room for it */
+    sql_exec(path, sql);
+    free(sql);
+    ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), 3);
+}
+
 /* A v2 file as v2 tilecast wrote a cpu-backend collection: the host CPU
  * stored as nvidia volta (v2's gpu table has no 'cpu' vendor). Made from a
  * v3 file: the gpu table's text is v3's less the vendor v3 added, the
  * other tables are the same in v2 and v3. */
 static void make_v2_cpu_file(const char *name)
 {
-    struct tc_db *db = new_db(name, NULL);
-    struct tc_gpu cpu = {
-        .id = "host-cpu", .name = "Some CPU", .vendor = TC_VENDOR_CPU, .arch = TC_ARCH_CPU};
-    struct tc_run_info info = {
-        .gpu_id = "host-cpu", .kind = "collected", .backend = "cpu", .config_hash = "c"};
-    struct tc_gpu got;
-    int64_t run_id;
-
-    ck_assert_msg(tc_db_put_gpu(db, &cpu) == TC_OK, "%s", tc_last_error());
-    ck_assert_msg(tc_db_add_run(db, &info, &run_id) == TC_OK, "%s", tc_last_error());
-    /* a host CPU round-trips as one */
-    ck_assert_int_eq(tc_db_get_gpu(db, "host-cpu", &got), TC_OK);
-    ck_assert_int_eq(got.vendor, TC_VENDOR_CPU);
-    ck_assert_int_eq(got.arch, TC_ARCH_CPU);
-    ck_assert_int_eq(tc_db_compact(db), TC_OK);
-    tc_db_close(db);
+    make_v3_file(tmp_path(name));
     sql_exec(tmp_path(name),
-             "UPDATE gpu SET vendor = 'nvidia', arch = 'volta', spec_json = json_set(spec_json, "
-             "'$.vendor', 'nvidia', '$.arch', 'volta') WHERE id = 'host-cpu';"
+             "CREATE TEMP TABLE g AS SELECT * FROM gpu;"
+             "UPDATE g SET id = 'host-cpu', name = 'Some CPU', arch = 'volta', units = 0,"
+             "  spec_json = json_set(spec_json, '$.id', 'host-cpu', '$.arch', 'volta');"
+             "INSERT INTO gpu SELECT * FROM g;"
+             "CREATE TEMP TABLE r AS SELECT * FROM run WHERE id = 1;"
+             "UPDATE r SET id = 99, gpu_id = 'host-cpu', kind = 'collected', backend = 'cpu';"
+             "INSERT INTO run SELECT * FROM r;"
              "PRAGMA writable_schema = ON;"
              "UPDATE sqlite_schema SET sql = replace(sql, ' OR vendor = ''cpu''', '') "
              "WHERE name = 'gpu';"
@@ -885,7 +888,105 @@ START_TEST(migrates_from_v2)
 }
 END_TEST
 
-/* A v3 file with v2's gpu table is neither: refused, not read as v3. */
+/* A v3 file (tests/data/db/schema-v3.sql): read as it is when opened
+ * read-only, its rows reading a contiguous KV cache of their dtype;
+ * migrated to v4 on a writable open with every row kept, after which it
+ * stores paged and fp8-cache rows. */
+START_TEST(migrates_from_v3)
+{
+    struct tc_attention_row key = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 32,
+                                   .kv_heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_row got, paged, *rows = NULL;
+    const char *path = tmp_path("v3.db");
+    struct tc_db *db;
+    size_t n, len_before, len_after;
+    char *before, *after;
+
+    make_v3_file(path);
+    before = slurp(path, &len_before);
+    db = open_db(path, TC_DB_READONLY);
+    ck_assert_int_eq(tc_db_schema_version(db), 3);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_msg(tc_db_lookup_attention(db, "a100-sxm4-80gb", &key, &got) == TC_OK, "%s",
+                  tc_last_error());
+    ck_assert_double_eq(got.time_us, 40.0);
+    ck_assert_int_eq(got.page_size, 0);
+    ck_assert_int_eq(got.kv_dtype, TC_DTYPE_BF16);
+    /* what a v3 file cannot hold is not there */
+    paged = key;
+    paged.page_size = 16;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &paged, &got), TC_ERR_NOT_FOUND);
+    paged = key;
+    paged.kv_dtype = TC_DTYPE_FP8;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &paged, &got), TC_ERR_NOT_FOUND);
+    ck_assert_int_eq(
+        tc_db_attention_rows(db, "a100-sxm4-80gb", TC_ATTN_FLASH2, TC_DTYPE_BF16, true, &rows, &n),
+        TC_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(rows[0].window, 128);
+    ck_assert(rows[0].deterministic);
+    ck_assert_int_eq(rows[0].page_size, 0);
+    ck_assert_int_eq(rows[0].kv_dtype, TC_DTYPE_BF16);
+    free(rows);
+    tc_db_close(db);
+    after = slurp(path, &len_after);
+    ck_assert(len_before == len_after && memcmp(before, after, len_before) == 0);
+    free(before);
+    free(after);
+
+    /* a merge reads the v3 file as it is */
+    ck_assert_msg(tc_db_merge(tmp_path("v3-merged.db"), 1, &path, NULL) == TC_OK, "%s",
+                  tc_last_error());
+    ck_assert_int_eq(sql_int(tmp_path("v3-merged.db"), "SELECT count(*) FROM attention WHERE "
+                                                       "page_size = 0 AND kv_dtype = dtype"),
+                     5);
+
+    db = open_db(path, TC_DB_READWRITE);
+    ck_assert_int_eq(tc_db_schema_version(db), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(tc_db_integrity_check(db), TC_OK);
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq(got.time_us, 40.0);
+    /* now it stores what v3 could not */
+    paged = key;
+    paged.run_id = got.run_id;
+    paged.page_size = 16;
+    paged.kv_dtype = TC_DTYPE_FP8;
+    paged.time_us = 30.0;
+    paged.status = TC_STATUS_OK;
+    ck_assert_msg(tc_db_insert_attention(db, &paged) == TC_OK, "%s", tc_last_error());
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-sxm4-80gb", &paged, &got), TC_OK);
+    ck_assert_double_eq(got.time_us, 30.0);
+    /* a page size below 0 is no row's */
+    paged.page_size = -1;
+    ck_assert_int_eq(tc_db_insert_attention(db, &paged), TC_ERR_RANGE);
+    ck_assert_error_has("page size -1");
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(path, "PRAGMA user_version"), TC_DB_SCHEMA_VERSION);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention"), 6);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention WHERE page_size = 0 AND "
+                                   "kv_dtype = dtype"),
+                     5);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention WHERE head_dim_vo = head_dim "
+                                   "AND sliding_window = 128 AND deterministic = 1"),
+                     1);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM gemm"), 4);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM attention_best"), 6);
+    ck_assert_int_eq(sql_int(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE "
+                                   "'attention%'"),
+                     2);
+    /* the migrated file passes the schema check of a fresh open */
+    db = open_db(path, TC_DB_READONLY);
+    tc_db_close(db);
+}
+END_TEST
+
+/* A current file with v2's gpu table is neither: refused, not read as current. */
 START_TEST(refuses_v2_table_in_v3)
 {
     struct tc_db *db = new_db("mixed.db", NULL);
@@ -895,7 +996,7 @@ START_TEST(refuses_v2_table_in_v3)
                                    "UPDATE sqlite_schema SET sql = replace(sql, ' OR vendor = "
                                    "''cpu''', '') WHERE name = 'gpu';"
                                    "PRAGMA writable_schema = OFF;");
-    assert_refused(tmp_path("mixed.db"), "table 'gpu' differs from schema v3");
+    assert_refused(tmp_path("mixed.db"), "table 'gpu' differs from schema v4");
 }
 END_TEST
 
@@ -957,6 +1058,7 @@ static Suite *db_suite(void)
     tcase_add_test(refuse, migrates_from_v1);
     tcase_add_test(refuse, migrates_cpu_host_from_v1);
     tcase_add_test(refuse, migrates_from_v2);
+    tcase_add_test(refuse, migrates_from_v3);
     tcase_add_test(refuse, refuses_v2_table_in_v3);
     suite_add_tcase(s, refuse);
     return s;

@@ -177,8 +177,9 @@ poison endless-view "a view that never ends" \
 # The attention table: a valid measured row, then poisoned copies of it.
 cp good.db attention.db
 sqlite3 attention.db "INSERT INTO attention (run_id, impl, dtype, batch, heads, kv_heads, seq_q,
-    seq_kv, head_dim, head_dim_vo, causal, backward, time_us, min_us, spread_pct, reps, status)
-    VALUES (1, 'flash', 'fp16', 1, 8, 8, 1024, 1024, 64, 64, 0, 0, 50.0, 49.0, 1.0, 10, 'ok');" ||
+    seq_kv, head_dim, head_dim_vo, causal, backward, kv_dtype, time_us, min_us, spread_pct, reps,
+    status) VALUES (1, 'flash', 'fp16', 1, 8, 8, 1024, 1024, 64, 64, 0, 0, 'fp16', 50.0, 49.0, 1.0,
+    10, 'ok');" ||
     fail "could not add an attention row"
 run db check attention.db
 [ "$rc" -eq 0 ] || fail "db check of a valid attention row: exit $rc: $(cat err)"
@@ -217,6 +218,11 @@ attention_poison attention-det "deterministic neither 0 nor 1" \
     "UPDATE attention SET deterministic = 3;"
 attention_poison attention-det-fwd "a deterministic forward" \
     "UPDATE attention SET deterministic = 1;"
+attention_poison attention-neg-page "a negative page size" "UPDATE attention SET page_size = -16;"
+attention_poison attention-text-page "a page size that is text" \
+    "UPDATE attention SET page_size = 'sixteen';"
+attention_poison attention-kv-dtype "an unknown KV-cache dtype" \
+    "UPDATE attention SET kv_dtype = 'fp4';"
 
 # A trigger in a shipped file must not run when tilecast writes to it:
 # importing into it either is refused or keeps every row.

@@ -487,7 +487,7 @@ class TestDatabase(unittest.TestCase):
 
     def test_read_imported(self):
         with tilecast.open_db(self.imported_db()) as db:
-            self.assertEqual(db.schema_version, 3)
+            self.assertEqual(db.schema_version, 4)
             self.assertTrue(db.check())
             rows = db.gemm()
             self.assertEqual(len(rows), 4)

@@ -124,7 +124,9 @@ class AttentionRow(Structure):
         ("scores_us", c_double), ("softmax_us", c_double), ("values_us", c_double),
         ("status", c_int),
         ("message", c_char * 256),
-        ("reserved", c_double * 4),
+        ("page_size", c_int64),
+        ("kv_dtype", c_int),
+        ("reserved", c_double * 2),
     ]
 
 
@@ -180,7 +182,9 @@ class AttentionQuery(Structure):
         ("head_dim_vo", c_int64),
         ("window", c_int64),
         ("kv_splits", c_int64),
-        ("reserved", c_double * 4),
+        ("page_size", c_int64),
+        ("kv_dtype", c_int),
+        ("reserved", c_double * 2),
     ]
 
 

@@ -284,7 +284,7 @@ TC_API const char *tc_data_dir(void);
 /* Database (db/)                                                            */
 /* ------------------------------------------------------------------------ */
 
-#define TC_DB_SCHEMA_VERSION 3
+#define TC_DB_SCHEMA_VERSION 4
 
 struct tc_db;
 
@@ -418,7 +418,10 @@ struct tc_attention_row {
     double scores_us, softmax_us, values_us;
     enum tc_status status;
     char message[256];
-    double reserved[4]; /* zeroed (see the top of this header) */
+    /* the KV cache read (from the reserved tail; 0 reads as before): */
+    int64_t page_size;      /* keys per page of a paged cache; 0 means contiguous */
+    enum tc_dtype kv_dtype; /* the cache's dtype; TC_DTYPE_FP64 (0) means dtype's */
+    double reserved[2];     /* zeroed (see the top of this header) */
 };
 
 TC_API int tc_db_insert_attention(struct tc_db *db, const struct tc_attention_row *row);
@@ -449,8 +452,8 @@ TC_API int tc_db_has_attention(struct tc_db *db, int64_t run_id, const struct tc
                                bool *found);
 /* Exact lookup of the fastest ok attention measurement of key's shape
  * (impl, dtype, batch, heads, kv_heads, seq_q, seq_kv, head_dim,
- * head_dim_vo, window, causal, deterministic, backward) on a GPU, over all
- * runs. TC_ERR_NOT_FOUND if none. */
+ * head_dim_vo, window, causal, deterministic, backward, page_size,
+ * kv_dtype) on a GPU, over all runs. TC_ERR_NOT_FOUND if none. */
 TC_API int tc_db_lookup_attention(struct tc_db *db, const char *gpu_id,
                                   const struct tc_attention_row *key, struct tc_attention_row *out);
 
@@ -711,7 +714,12 @@ struct tc_attention_query {
                             many keys, its own included; 0 means no window */
     int64_t kv_splits;   /* forward split-KV: 0 = the kernel's heuristic, 1 =
                             never split (training entry points), n = n splits */
-    double reserved[4];  /* zeroed (see the top of this header) */
+    /* the KV cache read (from the reserved tail; 0 reads as before): */
+    int64_t page_size;      /* keys per page of a paged cache (a block table's
+                               pages, vLLM's PagedAttention); 0 means contiguous */
+    enum tc_dtype kv_dtype; /* the cache's dtype (fp8: an fp8 KV cache under a
+                               16-bit attention); TC_DTYPE_FP64 (0) means dtype's */
+    double reserved[2];     /* zeroed (see the top of this header) */
 };
 
 struct tc_attention_prediction {
