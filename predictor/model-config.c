@@ -61,6 +61,7 @@ static const struct model_key {
     {"zero_stage", KEY_INT, FIELD(zero_stage), 0, 3},
     {"recompute", KEY_BOOL, FIELD(recompute), 0, 0},
     {"rope", KEY_BOOL, FIELD(rope), 0, 0},
+    {"attention_eager", KEY_BOOL, FIELD(attention_eager), 0, 0},
     /* The struct's own names for what activation, norm and mode say in
      * words: the Python binding returns a config as a dict of the struct's
      * fields (predict_model()["config"], advise's candidates), and such a
@@ -230,6 +231,13 @@ TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, con
     case KEY_ATTENTION: {
         enum tc_attn_impl impl;
 
+        /* attn_implementation="eager", Hugging Face's name for its unfused
+         * modules (their scale and mask run apart from the softmax) */
+        if (strcasecmp(value, "eager") == 0) {
+            cfg->attention = TC_ATTN_UNFUSED;
+            cfg->attention_eager = true;
+            return TC_OK;
+        }
         if (tc_attn_impl_parse(value, &impl) < 0)
             return tc_error_prefix(TC_ERR_INVALID, "%s", key);
         cfg->attention = impl;

@@ -84,6 +84,11 @@ TC_API int tc_model_config_resolve(struct tc_model_config *c)
                         (long long)c->tp, (long long)c->hidden, (long long)c->ffn);
     if ((unsigned)c->dtype >= TC_DTYPE_COUNT)
         return tc_error(TC_ERR_INVALID, "model config: bad dtype");
+    if (c->attention_eager && c->attention != TC_ATTN_UNFUSED)
+        return tc_error(TC_ERR_INVALID,
+                        "model config: attention_eager is the unfused attention of Hugging "
+                        "Face's eager modules, but attention is %s (use attention: eager)",
+                        tc_attn_impl_name(c->attention));
     if (c->dp == 0) /* a struct zeroed by its caller: no data parallelism */
         c->dp = 1;
     if (c->dp < 0 || c->zero_stage < 0 || c->zero_stage > 3)
@@ -603,6 +608,18 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
                 return err;
         }
         err = gemm_op(dc, "scores", true, sq, skv, c->head_dim, bh, TC_LAYOUT_NT);
+        /* Hugging Face's eager attention (transformers' modeling_gpt2.py
+         * GPT2Attention._attn, modeling_bert.py BertSelfAttention,
+         * modeling_opt.py OPTAttention) runs two element-wise kernels over
+         * the scores before the softmax, each reading and writing all of
+         * them: GPT-2 divides by sqrt(head_dim) and applies the causal mask
+         * with torch.where; BERT divides and adds the extended mask; OPT
+         * (its query scaled before the bmm) adds the causal mask and clamps
+         * with torch.max. Megatron fuses both into its softmax kernel. */
+        if (err == TC_OK && c->attention_eager)
+            err = elementwise_op(dc, "scores_scale", true, 2 * scores_bytes);
+        if (err == TC_OK && c->attention_eager)
+            err = elementwise_op(dc, "scores_mask", true, 2 * scores_bytes);
         if (err == TC_OK)
             err = elementwise_op(dc, "softmax", true, 2 * scores_bytes);
         if (err == TC_OK)

@@ -1,8 +1,8 @@
 /* The model suite's third file: mechanisms of individual fused-attention
  * kernels taken from their sources (FlashAttention-4's sm80 forward and
  * sm90 backward, the cuDNN frontend's open-source sm80 kernels, and the
- * deterministic backwards of both), each checked against the behaviour
- * the source describes. */
+ * deterministic backwards of both; Hugging Face's eager attention), each
+ * checked against the behaviour the source describes. */
 #include "config.h"
 
 #include <check.h>
@@ -433,6 +433,52 @@ START_TEST(test_fa2_sm80_split_smem)
 }
 END_TEST
 
+/* Hugging Face's eager attention (attention: eager): the scale and the mask
+ * are two kernels over the scores before the softmax, each reading and
+ * writing them; the host dispatches both. GPT-2 Large's shape in fp32, b 4,
+ * s 1024, 20 heads: 4 x 20 x 1024 x 1024 scores of 4 bytes. */
+START_TEST(test_eager_attention_scores_kernels)
+{
+    struct tc_model_config c = layer_cfg(1280, 20, 1024, 4);
+    struct tc_model_prediction *eager, *unfused;
+    const struct tc_op_prediction *scale, *mask;
+    double scores_bytes = 4.0 * 20 * 1024 * 1024 * 4;
+
+    c.dtype = TC_DTYPE_FP32;
+    c.layers = 36;
+    ck_assert_int_eq(tc_model_config_set(&c, "attention", "eager"), TC_OK);
+    ck_assert_int_eq(c.attention, TC_ATTN_UNFUSED);
+    ck_assert(c.attention_eager);
+    eager = predict("a100-pcie-40gb", &c);
+    scale = find_op(eager, "scores_scale");
+    mask = find_op(eager, "scores_mask");
+    ck_assert(scale->in_layer && mask->in_layer);
+    ck_assert_double_eq((double)scale->m, 2 * scores_bytes);
+    ck_assert_double_eq((double)mask->m, 2 * scores_bytes);
+    ck_assert_double_eq((double)find_op(eager, "softmax")->m, 2 * scores_bytes);
+
+    c.attention_eager = false; /* Megatron's fused scale-mask-softmax */
+    unfused = predict("a100-pcie-40gb", &c);
+    for (size_t i = 0; i < unfused->n_ops; i++) {
+        ck_assert_str_ne(unfused->ops[i].name, "scores_scale");
+        ck_assert_str_ne(unfused->ops[i].name, "scores_mask");
+    }
+    ck_assert_double_eq_tol(eager->layer_time_us - unfused->layer_time_us,
+                            scale->time_us + mask->time_us, 1e-9);
+    ck_assert_double_eq_tol(eager->host_time_us - unfused->host_time_us, 36 * 2 * 28.0, 1e-6);
+    tc_model_prediction_free(eager);
+    tc_model_prediction_free(unfused);
+
+    /* the eager modules' kernels with a fused attention are refused */
+    c.attention = TC_ATTN_FLASH;
+    c.attention_eager = true;
+    unfused = NULL;
+    ck_assert_int_eq(tc_predict_model(pred, gpu("a100-pcie-40gb"), &c, &unfused), TC_ERR_INVALID);
+    ck_assert_ptr_null(unfused);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "attention_eager"));
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -450,5 +496,6 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     tcase_add_test(tc, test_fa2_sm80_split_smem);
+    tcase_add_test(tc, test_eager_attention_scores_kernels);
     return tc;
 }

@@ -443,6 +443,12 @@ cleanup:
 /* predict layer / predict model                                             */
 /* ------------------------------------------------------------------------ */
 
+/* The config's attention word: Hugging Face's eager modules are the unfused
+ * path with their scale and mask kernels (config word eager). */
+static const char *attention_word(const struct tc_model_config *c)
+{
+    return c->attention_eager ? "eager" : tc_attn_impl_name(c->attention);
+}
 static void config_json(json_t *o, const struct tc_model_config *c)
 {
     if (c->name[0])
@@ -456,7 +462,7 @@ static void config_json(json_t *o, const struct tc_model_config *c)
     json_object_set_new(o, "seq", json_integer(c->seq));
     json_object_set_new(o, "micro_batch", json_integer(c->micro_batch));
     json_object_set_new(o, "tp", json_integer(c->tp));
-    json_object_set_new(o, "attention", json_string(tc_attn_impl_name(c->attention)));
+    json_object_set_new(o, "attention", json_string(attention_word(c)));
     json_object_set_new(o, "dtype", json_string(tc_dtype_name(c->dtype)));
     json_object_set_new(o, "mode", json_string(c->training ? "training" : "inference"));
     if (c->training) {
@@ -656,7 +662,7 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
                decode, gpu->name, gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden,
                (long long)c->heads, (long long)c->kv_heads, (long long)c->head_dim,
                (long long)c->ffn, c->swiglu ? " (swiglu)" : "", (long long)c->micro_batch,
-               (long long)c->tp, tc_attn_impl_name(c->attention));
+               (long long)c->tp, attention_word(c));
     else
         printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
                "t=%lld, %s attention\n",
@@ -664,7 +670,7 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
                gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden, (long long)c->heads,
                (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
                c->swiglu ? " (swiglu)" : "", (long long)c->seq, (long long)c->micro_batch,
-               (long long)c->tp, tc_attn_impl_name(c->attention));
+               (long long)c->tp, attention_word(c));
     if (fmt == CLI_FORMAT_MD)
         putchar('\n');
     cli_table_print(t, stdout, fmt);
@@ -859,8 +865,10 @@ int cmd_predict_model(int argc, char **argv)
     code = mcli_load_config(cmd, &o, &c);
     if (code)
         return code;
-    if (attention >= 0)
+    if (attention >= 0) {
         c.attention = (enum tc_attn_impl)attention;
+        c.attention_eager = false;
+    }
     if (cli_gpu_list_given(o.gpu_id))
         return mcli_compare_model(cmd, o.gpu_id, o.analytical, o.db, &c, true, decode,
                                   ignore_memory, fmt);

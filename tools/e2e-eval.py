@@ -63,7 +63,9 @@ def config_yaml(r, dtype):
         "activation: %s" % ACT.get(r["activation"], "gelu"),
         "norm: %s" % ("rmsnorm" if r["norm"] == "rmsnorm" else "layernorm"),
         "vocab: %s" % r["vocab"], "dtype: %s" % dtype, "seq: %s" % (r.get("seq") or 4096),
-        "attention: %s" % ("unfused" if r.get("attention") == "eager" else "flash"),
+        # Hugging Face's attn_implementation="eager" (NeuSight's trace.py):
+        # its scale and mask run as kernels of their own
+        "attention: %s" % ("eager" if r.get("attention") == "eager" else "flash"),
         # Llama rotates q and k with RoPE (Touvron et al. 2023, section 2.2);
         # BERT, GPT-2, GPT-3 and OPT learn absolute positions
         "rope: %s" % ("true" if "llama" in (r.get("hf_config") or r["model"]).lower() else "false"),

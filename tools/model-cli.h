@@ -99,7 +99,8 @@
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"         \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"                 \
     "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n"          \
-    "  unfused, as in predict attention), mode training|inference, causal,\n"                      \
+    "  unfused, as in predict attention; or eager: unfused with Hugging Face's scale and\n"        \
+    "  mask kernels), mode training|inference, causal,\n"                                          \
     "  tied_embeddings, graphs, serving, dp, zero_stage, recompute, rope), or a\n"                 \
     "  shipped config by name: gpt-neox-20b,\n"                                                    \
     "  llama-2-7b, llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"           \

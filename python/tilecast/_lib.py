@@ -227,6 +227,7 @@ class ModelConfig(Structure):
         ("zero_stage", c_int64),
         ("recompute", c_bool),
         ("rope", c_bool),
+        ("attention_eager", c_bool),
         ("reserved", c_double * 1),
     ]
 

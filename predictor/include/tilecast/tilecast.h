@@ -795,16 +795,21 @@ struct tc_model_config {
                            * per-step host work is added and a prefill computes
                            * the logits of each sequence's last token only */
     /* Training across GPUs (from the reserved tail; 0 reads as the default): */
-    int64_t dp;         /* data-parallel replicas (1: none): the gradients are
-                         * all-reduced over them once per step */
-    int64_t zero_stage; /* ZeRO (Rajbhandari et al. 2020) over the dp replicas:
-                         * 1 partitions the optimizer state, 2 the gradients too,
-                         * 3 the weights too; 0 none */
-    bool recompute;     /* full activation recomputation: each layer keeps its
-                         * input only and runs its forward again in the backward */
-    bool rope;          /* rotary position embeddings (Llama, GPT-NeoX): a kernel
-                         * a layer rotates q and k (false: learned or none) */
-    double reserved[1]; /* zeroed (see the top of this header) */
+    int64_t dp;           /* data-parallel replicas (1: none): the gradients are
+                           * all-reduced over them once per step */
+    int64_t zero_stage;   /* ZeRO (Rajbhandari et al. 2020) over the dp replicas:
+                           * 1 partitions the optimizer state, 2 the gradients too,
+                           * 3 the weights too; 0 none */
+    bool recompute;       /* full activation recomputation: each layer keeps its
+                           * input only and runs its forward again in the backward */
+    bool rope;            /* rotary position embeddings (Llama, GPT-NeoX): a kernel
+                           * a layer rotates q and k (false: learned or none) */
+    bool attention_eager; /* unfused attention as Hugging Face's eager modules run
+                           * it: the scale and the mask are kernels of their own
+                           * over the scores before the softmax (config word
+                           * attention: eager; false: Megatron's fused
+                           * scale-mask-softmax, one kernel) */
+    double reserved[1];   /* zeroed (see the top of this header) */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
