@@ -333,10 +333,12 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
                        sm_bytes_per_us;
         double *per_block = malloc((size_t)key_tiles * sizeof(*per_block));
         /* the dQ relay (RELAY_*): a step hands the semaphore over; a store
-         * warp's serial part, the tile's reduction at the SM's L2 rate and
-         * the hand-over, bounds the step from below */
+         * warp's serial part, the tile's reduction (at the kernel's dQ
+         * reduction rate where it has one, else the SM's L2 rate) and the
+         * hand-over, bounds the step from below */
         double hand_us = 2.0 * L2_HIT_CLK / clk;
-        double red_us = (double)k->br * (double)k->dqk * 4.0 / (SM_L2_BYTES_PER_CLK * clk);
+        double red_us = (double)k->br * (double)k->dqk * 4.0 /
+                        (k->dq_red_gbps > 0 ? k->dq_red_gbps * 1e3 : SM_L2_BYTES_PER_CLK * clk);
         int64_t resident = (int64_t)units * blocks_per_sm(gpu, k, e, true), prev = 0;
 
         if (!per_block)
@@ -352,6 +354,8 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
                 last = (int64_t)fmin((double)last,
                                      (double)((j + 1) * k->bc + m->window - 2 - m->offset));
             last /= k->br;
+            if (k->dq_red_gbps > 0)
+                per_block[j] = fmax(per_block[j], (double)nt * red_us);
             if (k->relay == RELAY_INLINE)
                 per_block[j] += (double)nt * hand_us;
             else if (k->relay == RELAY_WARP)

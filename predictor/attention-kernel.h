@@ -57,6 +57,8 @@ struct fused_kernel {
                              to key 0, as under the causal mask alone) */
     double iter_l2_bytes; /* backward: L2 traffic of one (query tile, key tile) step that
                              the step waits for (0: hidden behind the MMAs) */
+    double dq_red_gbps;   /* backward: GB/s an SM reduces a step's dQ tile into the fp32
+                             accumulator at, which bounds the step from below (0: hidden) */
     bool dkv_per_qhead;   /* backward GQA: dK, dV per query head, then reduced */
     double smem_bytes;    /* shared-memory bytes a score element's MMAs move (operand reads
                              and tile copies; sm80 mma.sync kernels, attention-kernels.c);

@@ -72,6 +72,17 @@ static const struct fused_eff CUDNN_HOPPER_BWD = {0.69, 1.30};
 static const struct fused_eff FA4_BLACKWELL_FWD = {0.85, 0.23};
 static const struct fused_eff FA4_BLACKWELL_BWD = {0.85, 0.73};
 #define FA4_EXP_MULT 2.0
+/* FlashAttention-4's sm90 backward reduces each step's fp32 dQ tile (query
+ * rows x d_qk) into the dQ accumulator in global memory, and that traffic
+ * bounds it: "with the atomics compiled out the 1-CTA kernel runs at 747
+ * TFLOP/s, so what remains is the fp32 reduce traffic into dQaccum ... a
+ * single SM sustains only ~30 GB/s of red.add" (flash-attention PR #2889,
+ * head dim 256, H200), which measures the kernel at 373 TFLOP/s (dense
+ * bf16, seq 16k, 64 x 48 tiles). This rate is solved with this model at
+ * that shape (1 x 16 heads) for 373; it binds at head dim 256 and in the
+ * deterministic relay, not at 64-192, whose steps compute longer per dQ
+ * byte. */
+#define FA4_SM90_DQ_RED_GBPS 24.2
 /* FlashAttention-2's kernels above head dim 128 (eight warps, a 256-wide
  * O accumulator in registers) run below what the softmax's amortisation
  * gives: the FA3 paper's FA2 bars are 326 TFLOP/s at head dim 256 against
@@ -163,15 +174,17 @@ static void fa3_tile(int64_t d, bool masked, bool bwd, int *br, int *bc, int *th
  * at head dim 64, 192 x 144 at 96 (causal or local: 128 keys), 128 x 128
  * at 128, 128 x 128 at 192 with d_v <= 128 (else 112; local 96) and
  * 128 x 80 at 256 (local 64); backward 128 x 128 at 64, 64 x 128 at 96,
- * 64/80 x 128 at 128 (causal or local: 64), 64 x 96 at 192 and 64 x 64 at
- * 256. A causal sliding window is its "local" (_resolve_causal_local_
- * window). */
+ * 64/80 x 128 at 128 (causal or local: 64), 64 x 96 at 192 and, at 256,
+ * 64 x 48 with two Q stages (flash-attention PR #2888, merged 2026-09-14:
+ * "moved hdim 256 to a 2-stage 64x48 config (302 -> 373 TFLOP/s)"; the
+ * single-staged 64 x 64 before it waited for each step's Q and dO). A
+ * causal sliding window is its "local" (_resolve_causal_local_window). */
 static void fa4_sm90_tile(int64_t d, int64_t dv, bool causal, bool local, bool bwd, int *br,
                           int *bc)
 {
     if (bwd) {
         *br = d <= 64 ? 128 : d <= 96 ? 64 : d <= 128 ? (causal || local ? 64 : 80) : 64;
-        *bc = d <= 128 ? 128 : d <= 192 ? 96 : 64;
+        *bc = d <= 128 ? 128 : d <= 192 ? 96 : 48;
         return;
     }
     *br = d <= 96 ? 192 : 128;
@@ -297,8 +310,8 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
 
 /* The wgmma class on Hopper: FlashAttention-3, FA4's sm90 path and cuDNN
  * (whose tiles are not published: FA3's are used). FA3's causal and local
- * forward use its SingleTileLPTScheduler, longest CTAs first; FA4 and
- * cuDNN's persistent schedulers are taken to do the same. */
+ * forward use its SingleTileLPTScheduler, longest CTAs first; so does
+ * FA4's (flash_fwd_sm90.py, lpt), and cuDNN's is taken to. */
 static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl impl,
                           struct fused_kernel *k)
 {
@@ -339,14 +352,8 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     k->split_one_query = impl == TC_ATTN_CUDNN;
     k->fa2_split = false;
     k->window_skip = true;
-    if (impl == TC_ATTN_FLASH4 && q->backward && k->dqk > 192) {
-        /* FA4's sm90 backward at head dim 256 (flash_attn/cute/
-         * interface.py, _tile_size_bwd_sm90): 64 x 64 tiles and one stage
-         * each of Q, dO and P/dS, so the producer cannot load a step's Q
-         * and dO while the previous step's are in use: each step waits
-         * for them */
-        k->iter_l2_bytes = 64.0 * (double)(k->dqk + k->dvo) * tc_dtype_bytes(q->dtype);
-    }
+    if (impl == TC_ATTN_FLASH4 && q->backward)
+        k->dq_red_gbps = FA4_SM90_DQ_RED_GBPS;
     if (impl == TC_ATTN_FLASH4 && q->backward && q->deterministic) {
         /* FA4's deterministic sm90 backward (flash_attn/cute/interface.py:
          * a dQ semaphore per (batch, head, query tile)): a store warp waits

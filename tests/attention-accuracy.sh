@@ -38,7 +38,7 @@ limits = {
     ("h200-sxm-141gb", "cudnn", "bf16", "fwd"): (18.0, 66),      # 255
     ("h200-sxm-141gb", "cudnn", "bf16", "bwd"): (21.0, 61),      # 98
     ("h200-sxm-141gb", "flash4", "bf16", "fwd"): (9.5, 66),      # 242
-    ("h200-sxm-141gb", "flash4", "bf16", "bwd"): (17.5, 122),    # 187 (half deterministic)
+    ("h200-sxm-141gb", "flash4", "bf16", "bwd"): (15.0, 122),    # 187 (half deterministic)
     ("h200-sxm-141gb", "cudnn", "fp8", "fwd"): (26.0, 56),       # 103
     ("h200-sxm-141gb", "cudnn", "fp8", "bwd"): (34.0, 16),       # 21 (its causal rows take the non-causal time)
 }
@@ -67,8 +67,8 @@ if every["mape_pct"] > 22.0 or every["spearman_tflops"] < 0.90:
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 921, "expected 921 rows, got %d" % len(rows)
 # the deterministic rows scored in two groups above leave the others'
-# figures where they were (41.3 and 13.1 %)
-for key, mape in ((("a100-pcie-80gb", "cudnn_oss"), 43.0), (("h200-sxm-141gb", "flash4"), 14.0)):
+# figures where they were (41.3 %; FA4 11.6 % since its dQ reduction bound)
+for key, mape in ((("a100-pcie-80gb", "cudnn_oss"), 43.0), (("h200-sxm-141gb", "flash4"), 12.5)):
     ape = [float(r["ape_pct"]) for r in rows if (r["gpu"], r["impl"]) == key and
            r["pass"] == "bwd" and r["deterministic"] == "0" and r["status"] == "ok"]
     if len(ape) != 61 or sum(ape) / len(ape) > mape:

@@ -145,9 +145,10 @@ START_TEST(test_frost_sm80_forward)
 }
 END_TEST
 
-/* FlashAttention-4's sm90 backward at head dim 256: 64 x 64 tiles with
- * single-staged Q and dO, whose reload each step waits for; FA3's kernel
- * (its own tiles) and FA4 at head dim 128 do not. */
+/* FlashAttention-4's sm90 backward at head dim 256: 64 x 48 tiles, each
+ * step bounded by the reduction of its 64 x 256 fp32 dQ tile; FA3's kernel
+ * (64 x 80, no such bound) and FA4 at head dim 128, whose steps compute
+ * longer than they reduce, are not. */
 START_TEST(test_fa4_sm90_backward_d256)
 {
     struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
@@ -164,12 +165,24 @@ START_TEST(test_fa4_sm90_backward_d256)
 
     ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
     ck_assert_int_eq(fa4.block_m, 64);
-    ck_assert_int_eq(fa4.block_n, 64);
+    ck_assert_int_eq(fa4.block_n, 48);
     q.impl = TC_ATTN_FLASH3;
     ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
     ck_assert_int_eq(fa3.block_n, 80);
     ck_assert_msg(fa4.time_us > 1.2 * fa3.time_us, "FA4 %.1f us, FA3 %.1f", fa4.time_us,
                   fa3.time_us);
+    /* a V head dim of 64 takes 30 % of the MMAs away, not the dQ bytes */
+    {
+        struct tc_attention_prediction narrow;
+
+        q.impl = TC_ATTN_FLASH4;
+        q.head_dim_vo = 64;
+        ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &narrow), TC_OK);
+        ck_assert_msg(narrow.time_us > 0.95 * fa4.time_us, "d_v 64 %.1f us, 256 %.1f",
+                      narrow.time_us, fa4.time_us);
+        q.impl = TC_ATTN_FLASH3;
+        q.head_dim_vo = 0;
+    }
     q.head_dim = 128;
     ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
     q.impl = TC_ATTN_FLASH4;
