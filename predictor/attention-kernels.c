@@ -33,6 +33,17 @@
  * operand reads and copies (fused_kernel.smem_bytes) at that rate bound
  * its MMAs from below. */
 #define SMEM_BYTES_PER_CLK 128.0
+/* A tensor load under a board's power limit. The Ampere efficiencies
+ * below come from the A100 SXM4 (400 W); the same GA100 at the same
+ * 1410 MHz boost on the 300 W PCIe board sustains 252.9 TFLOP/s of bf16
+ * matmul against the SXM4's 271.2 (the maximum achievable matmul tables,
+ * stas00/ml-engineering compute/accelerator/README.md), 0.9325 of its
+ * rate. A GA100 board at another limit below the SXM4's scales that by
+ * the cube-root law of the GEMM model (dynamic power ~ f V^2 with V
+ * following f: the clock goes as the power's cube root). */
+#define GA100_SXM_TDP_W 400.0
+#define GA100_PCIE_TDP_W 300.0
+#define GA100_PCIE_TENSOR_SHARE (252.9 / 271.2)
 
 /* FlashAttention-2 on Ampere (Dao 2023, "FlashAttention-2", A100 SXM4):
  * the forward reaches up to 73% of the peak and the backward up to 63% at
@@ -609,10 +620,21 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
     }
 }
 
+/* The share of the SXM4's SM clock a GA100 (sm_80) board holds under a
+ * tensor-core load, 1 elsewhere. */
+static double power_limited_clock(const struct tc_gpu *gpu, enum tc_dtype dtype)
+{
+    if (gpu->arch != TC_ARCH_AMPERE || strcmp(gpu->compute_capability, "sm_80") != 0 ||
+        dtype == TC_DTYPE_FP32 || dtype == TC_DTYPE_FP64 || !(gpu->tdp_w < GA100_SXM_TDP_W))
+        return 1.0;
+    return fmin(1.0, GA100_PCIE_TENSOR_SHARE * cbrt(gpu->tdp_w / GA100_PCIE_TDP_W));
+}
+
 /* Per-element time of a tile on one SM, in us: the MMAs of the pass (two
  * GEMMs forward, five backward) at eta of the SM's tensor peak, the exp
  * and the softmax's FP32 work (plus the mask's in a masked tile) on the
- * SM's SFUs and FP32 lanes, overlapped as eff.x says. */
+ * SM's SFUs and FP32 lanes, overlapped as eff.x says, at the clock the
+ * board's power limit holds. */
 struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtype,
                                     const struct fused_kernel *k, bool bwd)
 {
@@ -632,9 +654,12 @@ struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtyp
     double a = fmax(flops / (sm_flops_per_us * eta), k->smem_bytes / (SMEM_BYTES_PER_CLK * tclk));
     double b = 1.0 / (MUFU_PER_CLK * k->exp_mult * vclk) + SOFTMAX_ALU_OPS / (lanes * vclk);
     double bm = b + MASK_ALU_OPS / (lanes * vclk);
+    /* the tensor cores, the SFUs and the FP32 lanes share the SM clock the
+     * board's power limit holds */
+    double slow = k->slow / power_limited_clock(gpu, dtype);
     struct elem_cost c = {
-        .full_us = (fmax(a, b) + k->eff.x * fmin(a, b)) * k->slow,
-        .masked_us = (fmax(a, bm) + k->eff.x * fmin(a, bm)) * k->slow,
+        .full_us = (fmax(a, b) + k->eff.x * fmin(a, b)) * slow,
+        .masked_us = (fmax(a, bm) + k->eff.x * fmin(a, bm)) * slow,
     };
 
     return c;

@@ -492,6 +492,41 @@ START_TEST(test_eager_attention_scores_kernels)
 }
 END_TEST
 
+/* A GA100 board below the SXM4's 400 W sustains a tensor load at a lower
+ * clock: the 300 W PCIe at 252.9 / 271.2 of the SXM4's rate (the published
+ * maximum achievable matmul), a 250 W one by the cube-root law below
+ * that. The same chip, boost and SMs otherwise: a compute-bound forward
+ * takes 1 / 0.9325 and 1 / (0.9325 cbrt(250 / 300)) of the SXM4's time;
+ * fp32, on the FFMA pipes, is left alone. */
+START_TEST(test_ga100_power_limit)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH2,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 32,
+                                   .seq_q = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_prediction sxm, pcie;
+    double r;
+
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &sxm), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-pcie-80gb"), &q, &pcie), TC_OK);
+    r = pcie.time_us / sxm.time_us;
+    ck_assert_msg(fabs(r - 271.2 / 252.9) < 0.005, "300 W: %.4f of the SXM4's time", r);
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-40gb"), &q, &sxm), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-pcie-40gb"), &q, &pcie), TC_OK);
+    r = pcie.time_us / sxm.time_us;
+    ck_assert_msg(fabs(r - 271.2 / 252.9 / cbrt(250.0 / 300.0)) < 0.005,
+                  "250 W: %.4f of the SXM4's time", r);
+    q.impl = TC_ATTN_FLASH;
+    q.dtype = TC_DTYPE_FP32;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-sxm4-80gb"), &q, &sxm), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-pcie-80gb"), &q, &pcie), TC_OK);
+    r = pcie.time_us / sxm.time_us;
+    ck_assert_msg(fabs(r - 1.0) < 0.005, "fp32: %.4f of the SXM4's time", r);
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -510,5 +545,6 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     tcase_add_test(tc, test_fa2_sm80_split_smem);
     tcase_add_test(tc, test_eager_attention_scores_kernels);
+    tcase_add_test(tc, test_ga100_power_limit);
     return tc;
 }
