@@ -250,6 +250,40 @@ START_TEST(test_rope_op)
 }
 END_TEST
 
+/* Splitwise's Llama-2-70B decode on a DGX-A100 at batch 1 (e2e_serving,
+ * prompt 512, 128 tokens: the first repeat's time per token) falls from
+ * TP 2 to TP 4 and not from TP 4 to TP 8: 54.9 / 45.0 / 44.9 ms (59.6-59.7
+ * at TP 2 in the longer runs). The step follows: GPU-bound at TP 2 (its
+ * weights, 69 GB a GPU, read once), host-bound from TP 4 on, where the
+ * GPU's share halves again and the host's dispatch does not. */
+START_TEST(test_decode_tp_trend)
+{
+    struct tc_model_config c;
+    double t[4] = {0};
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-70b", &c), TC_OK);
+    c.serving = true;
+    c.micro_batch = 1;
+    for (int i = 1; i <= 3; i++) {
+        struct tc_model_prediction *mp = NULL;
+
+        c.tp = 1 << i;
+        ck_assert_int_eq(tc_predict_decode(pred, gpu("a100-sxm4-80gb"), &c, 576, &mp), TC_OK);
+        t[i] = mp->step_time_us;
+        if (i == 1)
+            ck_assert_msg(mp->gpu_time_us > mp->host_time_us, "TP 2: gpu %.0f, host %.0f us",
+                          mp->gpu_time_us, mp->host_time_us);
+        else
+            ck_assert_msg(mp->host_time_us > mp->gpu_time_us, "TP %d: gpu %.0f, host %.0f us",
+                          1 << i, mp->gpu_time_us, mp->host_time_us);
+        tc_model_prediction_free(mp);
+    }
+    /* measured: 54.9-59.7 / 45.0 = 1.22-1.33; 44.9 / 45.0 = 1.00 */
+    ck_assert_msg(t[1] / t[2] > 1.1 && t[1] / t[2] < 1.4, "TP 2 / TP 4 = %.2f", t[1] / t[2]);
+    ck_assert_msg(fabs(t[3] / t[2] - 1) < 0.05, "TP 8 / TP 4 = %.2f", t[3] / t[2]);
+}
+END_TEST
+
 TCase *model_parallel_tcase(void)
 {
     TCase *tc = tcase_create("parallel");
@@ -261,5 +295,6 @@ TCase *model_parallel_tcase(void)
     tcase_add_test(tc, test_memory_hand_computed);
     tcase_add_test(tc, test_train_step_pieces);
     tcase_add_test(tc, test_rope_op);
+    tcase_add_test(tc, test_decode_tp_trend);
     return tc;
 }
