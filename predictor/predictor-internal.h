@@ -49,8 +49,12 @@ struct entry {
     double nb_weight;            /* transferred: neighbour correction weight */
     bool same_family;
     char note[NOTE_MAX];
-    /* calibrated: the parameters for a timing class none of the rows has */
+    /* calibrated: the parameters for a timing class none of the rows has,
+     * from another GPU's or dtype's rows timed that way (other_from) where
+     * there are some, else from these rows */
+    const struct entry *other_from;
     struct tc_calib_params other_timing;
+    double other_nb_weight;
     bool other_timing_ready;
     char other_timing_note[NOTE_MAX];
 };
@@ -112,9 +116,10 @@ int pred_resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype
 
 /* predictor-transfer.c */
 /* The entry whose calibration a transfer onto (gpu, dtype) starts from, or
- * NULL when no database has one. */
+ * NULL when no database has one; timed: only one with rows timed as the
+ * predictor is asked. */
 struct entry *pred_transfer_source(struct tc_predictor *p, const struct tc_gpu *gpu,
-                                   enum tc_dtype dtype);
+                                   enum tc_dtype dtype, bool timed);
 /* Whether transferred parameters leave the analytical model as it is. */
 bool pred_transfers_nothing(const struct tc_calib_params *x);
 

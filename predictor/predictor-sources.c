@@ -596,29 +596,54 @@ int pred_resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype
         return TC_OK;
     }
     e->source = TC_SOURCE_ANALYTICAL;
-    if (p->allow_transfer && (src = pred_transfer_source(p, gpu, dtype))) {
+    /* A source whose rows were timed as asked first: the fixed costs and
+     * efficiencies a fit finds hold what its timing method measured (the
+     * cookbook's wall clock holds launch and synchronize), no evidence
+     * about another method's (see the calibrated path in predictor.c). */
+    src = p->allow_transfer ? pred_transfer_source(p, gpu, dtype, true) : NULL;
+    if (!src && p->allow_transfer)
+        src = pred_transfer_source(p, gpu, dtype, false);
+    if (src) {
+        /* a source with no row timed as asked is, for its efficiencies,
+         * kernel factors and residuals, another data set's, as its own GPU
+         * treats it (the calibrated path in predictor.c): the NeuSight
+         * A100-PCIe-40GB's event-timed fp32 efficiencies made the
+         * A100-PCIe-80GB's kernel time of a 1x8192x8192 GEMV 270 us, below
+         * the 282 us of the H100 PCIe, which is above it on every resource
+         * and keeps the model's own */
+        bool timed = tc_calib_has_timing(src->calib, p->timing);
+
         e->source = TC_SOURCE_TRANSFERRED;
         e->from = src;
         e->same_family = src->arch == gpu->arch;
         tc_calib_transfer_params(tc_calib_params(src->calib), src->arch, gpu->arch,
-                                 strcmp(src->gpu_id, gpu->id) == 0, src->dtype == dtype,
+                                 strcmp(src->gpu_id, gpu->id) == 0, src->dtype == dtype && timed,
                                  dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD, &e->xfer);
         /* Residuals that survive the fit come from the library's kernel
          * choices for that dtype; within a family (same kernels) they carry
          * over in part. Another dtype runs other kernels: none. */
-        e->nb_weight = src->dtype != dtype ? 0.0 : e->same_family ? 0.5 : 0.0;
+        e->nb_weight = src->dtype != dtype || !timed ? 0.0 : e->same_family ? 0.5 : 0.0;
         snprintf(e->note, sizeof(e->note),
-                 "transferred from %s %s measurements (%s family%s) to %s %s", src->gpu_id,
+                 "transferred from %s %s measurements (%s family%s%s) to %s %s", src->gpu_id,
                  tc_dtype_name(src->dtype), tc_arch_name(src->arch),
                  src->dtype != dtype
                      ? ", host and fixed costs and alignment as fitted; efficiencies the "
                        "model's own, since a fit of another dtype says nothing about them"
-                 : e->same_family                   ? ", efficiencies as fitted"
-                 : pred_transfers_nothing(&e->xfer) ? "; a fit without kernel-timed rows has "
-                                                      "nothing that crosses families, so the "
-                                                      "time is the analytical model's"
-                                                    : ", fixed costs and alignment as fitted, "
-                                                      "efficiencies the model's own",
+                 : pred_transfers_nothing(&e->xfer)
+                     ? (e->same_family ? "; a fit without kernel-timed rows has nothing that "
+                                         "holds for kernel time, so the time is the analytical "
+                                         "model's"
+                                       : "; a fit without kernel-timed rows has nothing that "
+                                         "crosses families, so the time is the analytical "
+                                         "model's")
+                 : !timed ? ", fixed costs and alignment as fitted, efficiencies the model's "
+                            "own, since none of its rows was timed as "
+                 : e->same_family ? ", efficiencies as fitted"
+                                  : ", fixed costs and alignment as fitted, "
+                                    "efficiencies the model's own",
+                 src->dtype == dtype && !timed && !pred_transfers_nothing(&e->xfer)
+                     ? tc_timing_class_name(p->timing)
+                     : "",
                  gpu->id, tc_dtype_name(dtype));
         return TC_OK;
     }

@@ -102,9 +102,12 @@ static int candidate_cmp(const void *a, const void *b)
  * compatible dtype first, then another GPU of the same vendor, nearest
  * architecture generation first, the same dtype before a compatible one;
  * ties go to the most rows. Candidates are ranked before any is built, and
- * only the best one that builds is calibrated. */
+ * only the best one that builds is calibrated. With `timed`, only a source
+ * some of whose rows were timed as the predictor is asked (p->timing)
+ * qualifies, and the candidates are built in their order until one has
+ * such rows. */
 struct entry *pred_transfer_source(struct tc_predictor *p, const struct tc_gpu *gpu,
-                                   enum tc_dtype dtype)
+                                   enum tc_dtype dtype, bool timed)
 {
     struct pred_db **pool;
     size_t n_pool, n = 0, cap = 0;
@@ -158,7 +161,8 @@ struct entry *pred_transfer_source(struct tc_predictor *p, const struct tc_gpu *
     for (size_t i = 0; i < n && cands[i].score >= 0; i++) {
         struct entry *e = pred_own_entry(p, cands[i].gpu_id, cands[i].dtype);
 
-        if (e && !e->build_err && e->calib) {
+        if (e && !e->build_err && e->calib &&
+            (!timed || tc_calib_has_timing(e->calib, p->timing))) {
             best = e;
             break;
         }

@@ -204,9 +204,23 @@ TC_API void tc_predictor_allow_transfer(struct tc_predictor *p, bool on)
 
 TC_API int tc_predictor_set_timing(struct tc_predictor *p, const char *timing)
 {
+    enum tc_timing_class t;
+
     if (!p)
         return tc_error(TC_ERR_INVALID, "tc_predictor_set_timing: no predictor");
-    p->timing = tc_timing_parse(timing);
+    t = tc_timing_parse(timing);
+    if (t != p->timing) {
+        /* the source of a transfer depends on the method asked for (a
+         * calibrated entry's note is its own rows', kept) */
+        p->timing = t;
+        for (size_t i = 0; i < p->n_entries; i++) {
+            p->entries[i]->resolved = false;
+            if (!p->entries[i]->calib)
+                p->entries[i]->note[0] = '\0';
+            p->entries[i]->other_timing_ready = false;
+        }
+        p->last = NULL;
+    }
     return TC_OK;
 }
 
@@ -351,18 +365,19 @@ static bool gpu_below(const struct tc_gpu *a, const struct tc_gpu *b, enum tc_dt
  * different host costs (the source machine's fitted ones, the methods'
  * typical ones), which no spec orders. Same dtype only: another dtype's fit
  * is no evidence about this one. */
-static void bound_by_source(struct tc_predictor *p, const struct tc_gpu *gpu, const struct entry *e,
-                            const struct tc_gemm_query *q, struct tc_gemm_prediction *out)
+static void bound_by_source(struct tc_predictor *p, const struct tc_gpu *gpu,
+                            const struct entry *from, const struct tc_gemm_query *q,
+                            struct tc_gemm_prediction *out)
 {
-    const struct tc_gpu *src = tc_specs_find(p->specs, e->from->gpu_id);
+    const struct tc_gpu *src = tc_specs_find(p->specs, from->gpu_id);
     const struct tc_calib_sample *s;
     struct tc_gemm_prediction ps;
     struct tc_calib_apply how;
     double bound, r;
     bool floor;
 
-    if (!src || src == gpu || e->from->dtype != q->dtype || p->timing != TC_TIMING_KERNEL ||
-        !tc_calib_has_timing(e->from->calib, TC_TIMING_KERNEL))
+    if (!src || src == gpu || from->dtype != q->dtype || p->timing != TC_TIMING_KERNEL ||
+        !tc_calib_has_timing(from->calib, TC_TIMING_KERNEL))
         return;
     if (gpu_below(gpu, src, q->dtype))
         floor = true;
@@ -370,7 +385,7 @@ static void bound_by_source(struct tc_predictor *p, const struct tc_gpu *gpu, co
         floor = false;
     else
         return;
-    s = tc_calib_find(e->from->calib, q->layout, q->m, q->n, q->k, q->batch, TC_TIMING_KERNEL);
+    s = tc_calib_find(from->calib, q->layout, q->m, q->n, q->k, q->batch, TC_TIMING_KERNEL);
     if (s) {
         bound = s->time_us;
     } else {
@@ -384,7 +399,7 @@ static void bound_by_source(struct tc_predictor *p, const struct tc_gpu *gpu, co
         how.same_gpu = true;
         how.timing = TC_TIMING_KERNEL;
         how.arch = src->arch;
-        tc_calib_predict(e->from->calib, &how, q, 0, &ps);
+        tc_calib_predict(from->calib, &how, q, 0, &ps);
         bound = ps.time_us;
     }
     if (!(bound > 0) || !isfinite(bound) || (floor ? out->time_us >= bound : out->time_us <= bound))
@@ -468,26 +483,57 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
              * this one. Public A100-SXM4-40GB kernel-time rows of large
              * plain GEMMs, predicted from the 37 cookbook rows' fit: 10.6 %
              * MAPE against the analytical 4.4 %. What the method does not
-             * change moves, as for another dtype; labelled transferred. */
+             * change moves, as for another dtype; labelled transferred.
+             * Where another GPU's or dtype's rows were timed this way, they
+             * are the evidence, as for a GPU without rows of its own: the
+             * A100-SXM4-40GB's kernel time from the SXM4-80GB's Vidur
+             * kernel times, not from its own cookbook wall clock, which
+             * left its fixed costs the model's (5.33 us at fp16 512^3
+             * against the SXM4-80GB's 6.56 and the H100's 5.59, and so
+             * faster than both, though below both on every resource). */
+            const bool tensor = q->dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD;
+            const struct entry *f;
+
             if (!e->other_timing_ready) {
-                tc_calib_transfer_params(tc_calib_params(e->calib), e->arch, e->arch, true, false,
-                                         q->dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD,
-                                         &e->other_timing);
-                snprintf(e->other_timing_note, sizeof(e->other_timing_note),
-                         "%s %s: no measured row was timed as %s; fixed costs and alignment "
-                         "as fitted on the other methods' rows, efficiencies the model's own",
-                         gpu->id, tc_dtype_name(q->dtype), tc_timing_class_name(p->timing));
+                f = p->allow_transfer ? pred_transfer_source(p, gpu, q->dtype, true) : NULL;
+                e->other_from = f;
+                if (f) {
+                    tc_calib_transfer_params(tc_calib_params(f->calib), f->arch, gpu->arch,
+                                             strcmp(f->gpu_id, gpu->id) == 0, f->dtype == q->dtype,
+                                             tensor, &e->other_timing);
+                    /* as for a transfer (pred_resolve) */
+                    e->other_nb_weight = f->dtype != q->dtype   ? 0.0
+                                         : f->arch == gpu->arch ? 0.5
+                                                                : 0.0;
+                    snprintf(e->other_timing_note, sizeof(e->other_timing_note),
+                             "%s %s: no measured row was timed as %s; transferred from %s %s "
+                             "measurements timed so (%s family)",
+                             gpu->id, tc_dtype_name(q->dtype), tc_timing_class_name(p->timing),
+                             f->gpu_id, tc_dtype_name(f->dtype), tc_arch_name(f->arch));
+                } else {
+                    tc_calib_transfer_params(tc_calib_params(e->calib), e->arch, e->arch, true,
+                                             false, tensor, &e->other_timing);
+                    e->other_nb_weight = 0;
+                    snprintf(e->other_timing_note, sizeof(e->other_timing_note),
+                             "%s %s: no measured row was timed as %s; fixed costs and alignment "
+                             "as fitted on the other methods' rows, efficiencies the model's own",
+                             gpu->id, tc_dtype_name(q->dtype), tc_timing_class_name(p->timing));
+                }
                 e->other_timing_ready = true;
             }
+            f = e->other_from ? e->other_from : e;
             how.params = &e->other_timing;
-            how.neighbours = false;
-            how.neighbour_weight = 0;
-            how.same_gpu = true;
-            tc_calib_predict(e->calib, &how, q, peak, out);
-            tc_calib_transfer_interval(out, true, &e->other_timing, p->timing, q->op);
+            how.neighbours = e->other_nb_weight > 0;
+            how.neighbour_weight = e->other_nb_weight;
+            how.same_gpu = strcmp(f->gpu_id, gpu->id) == 0;
+            tc_calib_predict(f->calib, &how, q, peak, out);
+            tc_calib_transfer_interval(out, f->arch == gpu->arch, &e->other_timing, p->timing,
+                                       q->op);
             out->source = TC_SOURCE_TRANSFERRED;
-            tc_strlcpy(out->calib_gpu, gpu->id, sizeof(out->calib_gpu));
             p->note = e->other_timing_note;
+            if (e->other_from)
+                bound_by_source(p, gpu, f, q, out);
+            tc_strlcpy(out->calib_gpu, f->gpu_id, sizeof(out->calib_gpu));
             return TC_OK;
         }
         how.params = NULL;
@@ -504,7 +550,7 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
         tc_calib_predict(e->from->calib, &how, q, peak, out);
         tc_calib_transfer_interval(out, e->same_family, &e->xfer, p->timing, q->op);
         out->source = TC_SOURCE_TRANSFERRED;
-        bound_by_source(p, gpu, e, q, out);
+        bound_by_source(p, gpu, e->from, q, out);
         tc_strlcpy(out->calib_gpu, e->from->gpu_id, sizeof(out->calib_gpu));
     }
     return TC_OK;

@@ -859,10 +859,9 @@ static void transfer_pair(const char *file_from, const char *from, const char *f
 /* Transfers beat the analytical model alone where the source's fit holds
  * something that moves: the fixed-cost scale of kernel-timed rows across
  * families, the efficiencies within one (measured: A100 -> H100 8.66% MAPE
- * against 9.57%, H100 -> A100 7.55% against 7.81%, A100-40GB -> A100-80GB
- * 7.42% against 7.81%; README has all twelve pairs). Their 80% intervals
- * cover 70-95% of the rows (measured 80.2%, 90.5%, 85.3%). The figures are
- * printed for the report. */
+ * against 9.57%, H100 -> A100 7.55% against 7.81%; README has all twelve
+ * pairs). Their 80% intervals cover 70-95% of the rows (measured 80.2%,
+ * 90.5%). The figures are printed for the report. */
 START_TEST(transfer_a100_to_h100)
 {
     double t, a, cov;
@@ -887,15 +886,16 @@ START_TEST(transfer_h100_to_a100)
 }
 END_TEST
 
-/* Within a family the efficiencies move: A100-40GB wall-clock rows to the
- * A100-80GB profiles. */
+/* Within a family the efficiencies move, but not from rows of another
+ * timing method: the A100-40GB's wall-clock fit (no fixed-cost scale nor
+ * alignment penalty) leaves the A100-80GB's kernel times analytical. */
 START_TEST(transfer_a100_40_to_80)
 {
     double t, a, cov;
 
     transfer_pair("cookbook_gemm.csv", "a100-sxm4-40gb", "vidur_gemm.csv", "a100-sxm4-80gb", &t, &a,
                   &cov);
-    ck_assert_double_lt(t, a);
+    ck_assert_double_eq_tol(t, a, 1e-9 * a);
     ck_assert_double_ge(cov, 0.70);
     ck_assert_double_le(cov, 0.95);
 }

@@ -353,6 +353,63 @@ START_TEST(transfer_source_ranking)
 }
 END_TEST
 
+/* A GPU whose rows were all timed by another method than the one asked
+ * for borrows from rows timed as asked where a database has some: the
+ * A100-SXM4-40GB's cookbook-like wall-clock rows say nothing about its
+ * kernel time, the SXM4-80GB's kernel times of the same chip do. */
+START_TEST(transfer_timed_as_asked)
+{
+    const struct tc_gpu *a100_40 = gpu_named("a100-sxm4-40gb");
+    struct tc_gemm_query q = unmeasured(TC_DTYPE_FP16);
+    struct tc_gemm_prediction pr;
+    struct tc_predictor *p;
+
+    add_rows(tmp_path("t.db"), "a100-sxm4-40gb", TC_DTYPE_FP16, "wall-avg-incl-launch", 1.6,
+             N_SHAPES);
+    add_rows(tmp_path("t.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3, 12);
+    p = predictor_on(tmp_path("t.db"));
+    ck_assert_int_eq(tc_predict_gemm(p, a100_40, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_str_eq(pr.calib_gpu, "a100-sxm4-80gb");
+    ck_assert_note_has(p, "no measured row was timed as kernel; transferred from a100-sxm4-80gb "
+                          "fp16 measurements timed so");
+    /* the kernel-timed fit's efficiencies (1.3), within the family */
+    ck_assert_double_gt(pr.time_us / analytical_us(a100_40, &q), 1.15);
+    /* bf16, measured nowhere: from the kernel-timed fp16 rows, not from
+     * the GPU's own wall-clock ones */
+    q.dtype = TC_DTYPE_BF16;
+    ck_assert_int_eq(tc_predict_gemm(p, a100_40, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_str_eq(pr.calib_gpu, "a100-sxm4-80gb");
+    /* asked for the wall clock, the GPU's own rows answer: the choice
+     * follows the method asked for, also after an answer was cached */
+    ck_assert_int_eq(tc_predictor_set_timing(p, "wall-avg-incl-launch"), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, a100_40, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_str_eq(pr.calib_gpu, "a100-sxm4-40gb");
+    q.dtype = TC_DTYPE_FP16;
+    ck_assert_int_eq(tc_predict_gemm(p, a100_40, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_CALIBRATED);
+    tc_predictor_free(p);
+
+    /* with no row timed as asked anywhere, the source's efficiencies stay
+     * with it (NeuSight-like event-timed fp32 rows, kernel time asked) */
+    q.dtype = TC_DTYPE_FP32;
+    add_rows(tmp_path("e.db"), "a100-pcie-40gb", TC_DTYPE_FP32, "event-fastest5-mean", 1.3,
+             N_SHAPES);
+    p = predictor_on(tmp_path("e.db"));
+    ck_assert_int_eq(tc_predict_gemm(p, gpu_named("a100-pcie-80gb"), &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_TRANSFERRED);
+    ck_assert_note_has(p, "a fit without kernel-timed rows has nothing that holds for kernel time");
+    ck_assert_double_lt(pr.time_us / analytical_us(gpu_named("a100-pcie-80gb"), &q), 1.05);
+    /* asked for events, they move within the family */
+    ck_assert_int_eq(tc_predictor_set_timing(p, "event-fastest5-mean"), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, gpu_named("a100-pcie-80gb"), &q, &pr), TC_OK);
+    ck_assert_note_has(p, "efficiencies as fitted");
+    tc_predictor_free(p);
+}
+END_TEST
+
 static Suite *predictor_suite(void)
 {
     Suite *s = suite_create("predictor");
@@ -365,6 +422,7 @@ static Suite *predictor_suite(void)
     tcase_add_test(tc, transferred_other_dtype);
     tcase_add_test(tc, transferred_other_timing);
     tcase_add_test(tc, transfer_source_ranking);
+    tcase_add_test(tc, transfer_timed_as_asked);
     suite_add_tcase(s, tc);
     return s;
 }
