@@ -74,6 +74,7 @@ struct tc_predictor {
     bool use_prebuilt;
     bool allow_transfer;
     enum tc_timing_class timing;
+    bool bound_pass;      /* answering for a transfer's bound: kernel-time rows only */
     struct pred_db **dbs; /* added by the user */
     size_t n_dbs;
     struct pred_db **prebuilt; /* opened lazily, one per GPU file */

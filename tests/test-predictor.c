@@ -410,6 +410,40 @@ START_TEST(transfer_timed_as_asked)
 }
 END_TEST
 
+/* Two GPUs of a family, one below the other on every resource, both
+ * transferred from one GPU's rows of another dtype: the better one is no
+ * slower than the source GPU's own answer for the dtype asked, whatever
+ * tile each one's analytical pick has, and the note says when it binds. */
+START_TEST(transfer_other_dtype_bounded)
+{
+    const struct tc_gpu *h100 = gpu_named("h100-sxm5-80gb");
+    const struct tc_gpu *h200 = gpu_named("h200-sxm-141gb");
+    const int64_t ms[] = {1, 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048};
+    struct tc_gemm_prediction ph, pb;
+    struct tc_predictor *p;
+    size_t bound = 0;
+
+    add_rows(tmp_path("b.db"), "h100-sxm5-80gb", TC_DTYPE_FP16, "profiler-median", 2.0, N_SHAPES);
+    p = predictor_on(tmp_path("b.db"));
+    for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++) {
+        struct tc_gemm_query q = {ms[i], 4096, 4096, 1, TC_DTYPE_BF16, TC_LAYOUT_NT, 0, 0, 0};
+
+        ck_assert_int_eq(tc_predict_gemm(p, h100, &q, &ph), TC_OK);
+        ck_assert_int_eq(ph.source, TC_SOURCE_TRANSFERRED);
+        ck_assert_int_eq(tc_predict_gemm(p, h200, &q, &pb), TC_OK);
+        ck_assert_int_eq(pb.source, TC_SOURCE_TRANSFERRED);
+        ck_assert_str_eq(pb.calib_gpu, "h100-sxm5-80gb");
+        ck_assert_msg(pb.time_us <= ph.time_us * (1 + 1e-12), "m=%lld: h200 %.3f > h100 %.3f us",
+                      (long long)q.m, pb.time_us, ph.time_us);
+        bound += strstr(tc_predictor_note(p), "no slower than the transferred answer of "
+                                              "h100-sxm5-80gb") != NULL;
+    }
+    fprintf(stderr, "bf16 from h100 fp16: the bound held %zu of %zu h200 answers\n", bound,
+            sizeof(ms) / sizeof(ms[0]));
+    tc_predictor_free(p);
+}
+END_TEST
+
 static Suite *predictor_suite(void)
 {
     Suite *s = suite_create("predictor");
@@ -423,6 +457,7 @@ static Suite *predictor_suite(void)
     tcase_add_test(tc, transferred_other_timing);
     tcase_add_test(tc, transfer_source_ranking);
     tcase_add_test(tc, transfer_timed_as_asked);
+    tcase_add_test(tc, transfer_other_dtype_bounded);
     suite_add_tcase(s, tc);
     return s;
 }
