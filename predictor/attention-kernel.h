@@ -35,7 +35,7 @@ struct fused_kernel {
     int threads;            /* per CTA */
     struct fused_eff eff;
     double exp_mult;      /* exp throughput relative to the SFUs' */
-    double slow;          /* time multiplier (cuDNN on Blackwell) */
+    double slow;          /* time multiplier (cuDNN on Blackwell, the open sm80 prefill at d 128) */
     int order;            /* CTA issue order: ORDER_GRID, ORDER_LPT (longest first) or
                              ORDER_SPT (shortest first) */
     int relay;            /* deterministic backward: dQ added in key-block order through a
