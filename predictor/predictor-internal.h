@@ -57,6 +57,11 @@ struct entry {
     double other_nb_weight;
     bool other_timing_ready;
     char other_timing_note[NOTE_MAX];
+    /* the GPUs of its family below it on every resource with measured rows
+     * of this dtype, whose measurements bound its kernel time from above */
+    const struct entry *below[8];
+    size_t n_below;
+    bool below_ready;
 };
 
 /* The attention rows of one (GPU, impl, dtype, direction). */

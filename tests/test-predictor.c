@@ -444,6 +444,35 @@ START_TEST(transfer_other_dtype_bounded)
 }
 END_TEST
 
+/* A lesser GPU's measurement, however timed, holds its kernel, which a
+ * GPU above it on every resource runs no slower: it bounds that GPU's
+ * kernel time from above, and the note says so. */
+START_TEST(bounded_by_a_lesser_measurement)
+{
+    const struct tc_gpu *a100_40 = gpu_named("a100-sxm4-40gb");
+    const struct tc_gpu *a100_80 = gpu_named("a100-sxm4-80gb");
+    struct tc_gemm_query q = shape(20, TC_DTYPE_FP16);
+    struct tc_gemm_prediction pr;
+    struct tc_predictor *p;
+    double wall = 0.8 * analytical_us(a100_40, &q);
+
+    add_rows(tmp_path("l.db"), "a100-sxm4-40gb", TC_DTYPE_FP16, "wall-avg-incl-launch", 0.8,
+             N_SHAPES);
+    add_rows(tmp_path("l.db"), "a100-sxm4-80gb", TC_DTYPE_FP16, "profiler-median", 1.3, 12);
+    p = predictor_on(tmp_path("l.db"));
+    ck_assert_int_eq(tc_predict_gemm(p, a100_80, &q, &pr), TC_OK);
+    ck_assert_int_eq(pr.source, TC_SOURCE_CALIBRATED);
+    ck_assert_double_eq_tol(pr.time_us, wall, 1e-9 * wall);
+    ck_assert_double_le(pr.lo_us, pr.time_us);
+    ck_assert_note_has(p, "no slower than the wall-timed measurement of a100-sxm4-40gb");
+    /* asked for the wall clock, another machine's host time bounds nothing */
+    ck_assert_int_eq(tc_predictor_set_timing(p, "wall-avg-incl-launch"), TC_OK);
+    ck_assert_int_eq(tc_predict_gemm(p, a100_80, &q, &pr), TC_OK);
+    ck_assert_double_gt(pr.time_us, 1.1 * wall);
+    tc_predictor_free(p);
+}
+END_TEST
+
 static Suite *predictor_suite(void)
 {
     Suite *s = suite_create("predictor");
@@ -458,6 +487,7 @@ static Suite *predictor_suite(void)
     tcase_add_test(tc, transfer_source_ranking);
     tcase_add_test(tc, transfer_timed_as_asked);
     tcase_add_test(tc, transfer_other_dtype_bounded);
+    tcase_add_test(tc, bounded_by_a_lesser_measurement);
     suite_add_tcase(s, tc);
     return s;
 }
