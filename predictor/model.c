@@ -713,7 +713,7 @@ static int decompose(struct decomp *dc)
     /* A decode step runs one new token per sequence. */
     int64_t tokens = dc->decode_ctx ? c->micro_batch : c->micro_batch * c->seq;
     double e = tc_dtype_bytes(c->dtype);
-    double act_bytes = (double)tokens * (double)h * e;
+    double act_bytes = (double)tokens * (double)h * e, norm_bytes;
     int64_t qkv_n = (c->heads + 2 * c->kv_heads) * d / t;
     int64_t ffn_t = c->ffn / t;
     int64_t rows, vocab_t;
@@ -726,8 +726,14 @@ static int decompose(struct decomp *dc)
                         "2^40 limit of a GEMM dimension",
                         (long long)tokens, (long long)c->micro_batch, (long long)c->seq);
 
-    /* Norms read x and write y; residual adds read two and write one. */
-    err = elementwise_op(dc, c->rmsnorm ? "rmsnorm1" : "layernorm1", true, 2 * act_bytes);
+    /* Norms read x and write y; residual adds read two and write one. A
+     * LayerNorm reads x twice: PyTorch's forward (layer_norm_kernel.cu)
+     * runs RowwiseMomentsCUDAKernel, then LayerNormForwardCUDAKernel over
+     * the same rows, or, for rows of a multiple of 4 elements, one
+     * vectorized_layer_norm_kernel whose statistics pass and normalising
+     * pass each load the row: three passes over the activations. */
+    norm_bytes = (c->rmsnorm ? 2 : 3) * act_bytes;
+    err = elementwise_op(dc, c->rmsnorm ? "rmsnorm1" : "layernorm1", true, norm_bytes);
     if (err == TC_OK)
         err = linear_ops(dc, "qkv", true, tokens, qkv_n, h);
     if (err == TC_OK && dc->decode_ctx) {
@@ -759,7 +765,7 @@ static int decompose(struct decomp *dc)
     if (err == TC_OK)
         err = elementwise_op(dc, "residual1", true, 3 * act_bytes);
     if (err == TC_OK)
-        err = elementwise_op(dc, c->rmsnorm ? "rmsnorm2" : "layernorm2", true, 2 * act_bytes);
+        err = elementwise_op(dc, c->rmsnorm ? "rmsnorm2" : "layernorm2", true, norm_bytes);
     if (err == TC_OK)
         err = linear_ops(dc, "mlp_up", true, tokens, c->swiglu ? 2 * ffn_t : ffn_t, h);
     if (err == TC_OK) {
@@ -799,8 +805,8 @@ static int decompose(struct decomp *dc)
     vocab_t = (c->vocab + t - 1) / t;
     err = elementwise_op(dc, "embedding", false, 2 * act_bytes);
     if (err == TC_OK)
-        err = elementwise_op(dc, c->rmsnorm ? "rmsnorm_final" : "layernorm_final", false,
-                             2 * act_bytes);
+        err =
+            elementwise_op(dc, c->rmsnorm ? "rmsnorm_final" : "layernorm_final", false, norm_bytes);
     if (err == TC_OK)
         err = linear_ops(dc, "logits", false, rows, vocab_t, h);
     if (err == TC_OK && !c->training && t > 1)

@@ -1,7 +1,8 @@
 /* The model suite's third file: mechanisms of individual fused-attention
  * kernels taken from their sources (FlashAttention-4's sm80 forward and
  * sm90 backward, the cuDNN frontend's open-source sm80 kernels, and the
- * deterministic backwards of both; Hugging Face's eager attention), each
+ * deterministic backwards of both; Hugging Face's eager attention;
+ * PyTorch's LayerNorm), each
  * checked against the behaviour the source describes. */
 #include "config.h"
 
@@ -551,6 +552,34 @@ START_TEST(test_frost_sm80_llama_of_fa2)
 }
 END_TEST
 
+/* PyTorch's LayerNorm forward reads its input twice (a statistics pass,
+ * then the normalising pass) and writes it once: as many bytes as a
+ * residual add (two reads, one write), every norm of the step alike; an
+ * RMSNorm is taken as one read and one write. */
+START_TEST(test_layernorm_reads_twice)
+{
+    struct tc_model_config c = layer_cfg(1280, 20, 1024, 4);
+    struct tc_model_prediction *mp;
+    const struct tc_op_prediction *res;
+    double act_bytes = 4.0 * 1024 * 1280 * 2;
+
+    c.vocab = 50257;
+    mp = predict("a100-pcie-40gb", &c);
+    res = find_op(mp, "residual1");
+    ck_assert_double_eq((double)res->m, 3 * act_bytes);
+    ck_assert_double_eq((double)find_op(mp, "layernorm1")->m, (double)res->m);
+    ck_assert_double_eq((double)find_op(mp, "layernorm2")->m, (double)res->m);
+    ck_assert_double_eq((double)find_op(mp, "layernorm_final")->m, (double)res->m);
+    ck_assert_double_eq_tol(find_op(mp, "layernorm1")->time_us, res->time_us, 1e-9);
+    tc_model_prediction_free(mp);
+
+    c.rmsnorm = true;
+    mp = predict("a100-pcie-40gb", &c);
+    ck_assert_double_eq((double)find_op(mp, "rmsnorm1")->m, 2 * act_bytes);
+    tc_model_prediction_free(mp);
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -571,5 +600,6 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_eager_attention_scores_kernels);
     tcase_add_test(tc, test_ga100_power_limit);
     tcase_add_test(tc, test_frost_sm80_llama_of_fa2);
+    tcase_add_test(tc, test_layernorm_reads_twice);
     return tc;
 }
