@@ -397,6 +397,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
     struct fused_kernel k;
     int units = gpu->units > 0 ? gpu->units : 1;
     double e = tc_dtype_bytes(q->dtype), bw = gpu->mem_bw_gbps * 1e3 * FUSED_DRAM_EFF;
+    double e_kv = tc_dtype_bytes(tc_attention_kv_dtype(q));
     int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads, group = q->heads / kv_heads;
     int64_t gp = 1, heads_eff = q->heads, splits = 1, ctas = 0, dqk, dvo;
     struct mask m = {.causal = q->causal,
@@ -422,6 +423,16 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
         return tc_error(TC_ERR_UNSUPPORTED,
                         "attention: %s on %s has no split-KV forward (--kv-splits %lld asked)",
                         tc_attn_impl_name(q->impl), gpu->id, (long long)q->kv_splits);
+    /* FlashAttention-2's paged cache: flash_attn_with_kvcache's block_table
+     * takes pages of a multiple of 256 keys (flash_attn_interface.py, 2.5
+     * on); its split kernel's key tiles (64-256 keys) then never straddle a
+     * page */
+    if (q->page_size && q->page_size % 256 && k.fa2_split &&
+        (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH))
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "attention: FlashAttention-2's paged KV cache takes pages of a multiple "
+                        "of 256 keys (flash_attn_with_kvcache's block_table), not %lld",
+                        (long long)q->page_size);
     dqk = k.dqk;
     dvo = k.dvo;
     if (!k.window_skip)
@@ -498,14 +509,19 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
 
     /* DRAM: forward Q and O once, K and V once per KV head (re-reads by
      * query tiles and grouped heads hit L2), the window's span of keys at
-     * most; backward also dO, dQ, dK, dV */
+     * most, at the cache's width; backward also dO, dQ, dK, dV. A paged
+     * cache adds its block table, an index per page of each sequence (the
+     * CTAs of a sequence re-read it from L2); its pages hold the same rows
+     * as a contiguous cache, read as they are */
     {
         double kv_len =
             m.window ? fmin((double)seq_kv, (double)(q->seq_q + m.window)) : (double)seq_kv;
         double qrows = (double)q->batch * q->heads * q->seq_q;
         double kvrows = (double)q->batch * kv_heads * kv_len;
 
-        bytes = qrows * (dqk + dvo) * e + kvrows * (dqk + dvo) * e;
+        bytes = qrows * (dqk + dvo) * e + kvrows * (dqk + dvo) * e_kv;
+        if (q->page_size)
+            bytes += (double)q->batch * ceil(kv_len / (double)q->page_size) * TC_PAGE_INDEX_BYTES;
         if (q->backward)
             bytes *= 2;
         else if (splits > 1)

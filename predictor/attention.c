@@ -194,6 +194,43 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_attention_query
     if (q->deterministic && !q->backward)
         return tc_error(TC_ERR_INVALID,
                         "attention: deterministic is a property of the backward pass");
+    if (q->page_size < 0 || (unsigned)q->kv_dtype >= TC_DTYPE_COUNT)
+        return tc_error(TC_ERR_RANGE,
+                        "attention: page size %lld (keys, 0 or more) or KV-cache "
+                        "dtype %d out of range",
+                        (long long)q->page_size, (int)q->kv_dtype);
+    {
+        enum tc_dtype kv = tc_attention_kv_dtype(q);
+
+        /* a KV cache is read by the inference forward: FlashAttention-2's
+         * flash_attn_with_kvcache "does not support backward pass"
+         * (flash_attn_interface.py) */
+        if (q->backward && (q->page_size || kv != q->dtype))
+            return tc_error(TC_ERR_INVALID,
+                            "attention: a backward pass over a KV cache (page size %lld, cache "
+                            "%s): a KV cache is read by the forward only",
+                            (long long)q->page_size, tc_dtype_name(kv));
+        if (tc_dtype_bytes(kv) > tc_dtype_bytes(q->dtype))
+            return tc_error(TC_ERR_INVALID,
+                            "attention: a %s KV cache is wider than the %s attention reading it",
+                            tc_dtype_name(kv), tc_dtype_name(q->dtype));
+        /* FlashAttention-2's mha_fwd_kvcache and FlashAttention-3's kernels
+         * check "query and key must have the same dtype" (flash_api.cpp);
+         * cuDNN's and FA3's fp8 attention take Q, K and V in fp8 (the cuDNN
+         * frontend's sdpa_fp8 graph, benchmark/attention_inference) */
+        if (kv != q->dtype)
+            return tc_error(TC_ERR_UNSUPPORTED,
+                            "attention: no modelled kernel reads a %s KV cache under %s queries "
+                            "(FlashAttention-2 and -3 need the query's and key's dtypes equal, "
+                            "cuDNN's fp8 attention takes Q, K and V in fp8): predict the fp8 "
+                            "attention with --dtype %s",
+                            tc_dtype_name(kv), tc_dtype_name(q->dtype), tc_dtype_name(kv));
+        if (q->page_size && q->impl == TC_ATTN_UNFUSED)
+            return tc_error(TC_ERR_UNSUPPORTED,
+                            "attention: the unfused path's bmms read contiguous K and V, not a "
+                            "paged cache (page size %lld)",
+                            (long long)q->page_size);
+    }
     /* b·a·s·s elements must not overflow the 64-bit shapes we hand on. */
     if ((double)q->batch * (double)q->heads * (double)q->seq_q *
             (double)(q->seq_kv ? q->seq_kv : q->seq_q) * (double)q->head_dim >
@@ -362,6 +399,8 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
             .deterministic = row->deterministic,
             .head_dim_vo = row->head_dim_vo,
             .window = row->window,
+            .page_size = row->page_size,
+            .kv_dtype = row->kv_dtype,
         };
         struct tc_attention_prediction pred;
 
@@ -391,8 +430,9 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
  * scaled as attention_fit describes and labelled calibrated. TC_OK with
  * *out untouched when there are no rows. */
 /* The fastest row of set that measured q's call exactly: V/O head dim,
- * window and the deterministic backward included (rows read from a v1 file
- * have equal head dims, no window and the default backward). */
+ * window, the deterministic backward and the KV cache included (rows read
+ * from a v1 file have equal head dims, no window and the default backward;
+ * from v1-v3 files a contiguous cache of their dtype). */
 static const struct tc_attention_row *exact_row(const struct tc_attn_rows *set,
                                                 const struct tc_attention_query *q, int64_t seq_kv)
 {
@@ -403,11 +443,13 @@ static const struct tc_attention_row *exact_row(const struct tc_attn_rows *set,
     for (size_t i = 0; i < set->n; i++) {
         const struct tc_attention_row *row = &set->rows[i];
         int64_t row_dvo = row->head_dim_vo ? row->head_dim_vo : row->head_dim;
+        enum tc_dtype row_kv = row->kv_dtype == TC_DTYPE_FP64 ? row->dtype : row->kv_dtype;
 
         if (row->batch == q->batch && row->heads == q->heads && row->kv_heads == kv_heads &&
             row->seq_q == q->seq_q && row->seq_kv == seq_kv && row->head_dim == q->head_dim &&
             row_dvo == dvo && row->window == q->window && row->deterministic == q->deterministic &&
-            row->causal == q->causal && (!best || row->time_us < best->time_us))
+            row->causal == q->causal && row->page_size == q->page_size &&
+            row_kv == tc_attention_kv_dtype(q) && (!best || row->time_us < best->time_us))
             best = row;
     }
     return best;
@@ -520,6 +562,11 @@ int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
         err = attention_calibrate(p, gpu, memo, q, q->seq_kv ? q->seq_kv : q->seq_q, out);
     else if (err == TC_ERR_UNSUPPORTED && p && out)
         err = measured_unmodelled(p, gpu, q, err, out);
+    /* a paged cache: the model has its block table's bytes only (no source
+     * gives the cost of these kernels' page lookups); the interval's upper
+     * end allows the overhead vLLM measured (TC_PAGED_OVERHEAD_MAX) */
+    if (err == TC_OK && q->page_size && out->source != TC_SOURCE_MEASURED)
+        out->hi_us *= 1.0 + TC_PAGED_OVERHEAD_MAX;
     /* never an infinite or NaN answer, whatever the inputs let through */
     if (err == TC_OK) {
         char what[160];
@@ -563,6 +610,8 @@ TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
     key.causal = q->causal;
     key.backward = q->backward;
     key.deterministic = q->deterministic;
+    key.page_size = q->page_size;
+    key.kv_dtype = q->kv_dtype;
     err = tc_db_lookup_attention(db, gpu_id, &key, &row);
     if (err < 0)
         return err;

@@ -40,6 +40,20 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
 /* (query, key) pairs q's mask keeps (seq_kv resolved). */
 double tc_attention_pairs(const struct tc_attention_query *q, int64_t seq_kv);
 
+/* The dtype of q's KV cache: TC_DTYPE_FP64 (0) means the attention's. */
+static inline enum tc_dtype tc_attention_kv_dtype(const struct tc_attention_query *q)
+{
+    return q->kv_dtype == TC_DTYPE_FP64 ? q->dtype : q->kv_dtype;
+}
+/* The most a paged cache is known to slow a kernel: vLLM's paged kernel
+ * measured 20-26% slower than FasterTransformer's contiguous one (Kwon et
+ * al., SOSP 2023, Sec. 7.1, Fig. 18a). The upper end of a paged
+ * prediction's interval allows it (attention.c). */
+#define TC_PAGED_OVERHEAD_MAX 0.26
+/* Bytes of one block-table entry: an int32 page index (FlashAttention-2's
+ * block_table, vLLM's block tables, the cuDNN frontend's page tables). */
+#define TC_PAGE_INDEX_BYTES 4.0
+
 /* Test hooks of the fused model: the key tiles a forward CTA over query
  * rows [r0, r1] computes under q's mask (*n) and how many of them no mask
  * cuts (*n_full), for key tiles of bc; the query tiles a backward CTA over

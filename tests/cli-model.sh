@@ -75,6 +75,36 @@ grep -q "causal" "$tmp/err" || fail "--window without --causal names the mask"
 expect 2 "$bin" predict attention --gpu $gpu --batch 1 --heads 8 --seq 128 --head-dim 64 \
     --deterministic
 grep -q "backward" "$tmp/err" || fail "--deterministic without --bwd names the backward"
+# a paged KV cache and the cache's dtype: a prediction never faster than the
+# contiguous cache, labelled as modelling the block table's bytes only; the
+# refusals name why; a database's paged rows answer their exact calls
+expect 0 "$bin" predict attention --help
+grep -q -- "--page-size P" "$tmp/out" && grep -q -- "--kv-dtype T" "$tmp/out" ||
+    fail "predict attention --help names --page-size and --kv-dtype"
+decode=(--gpu h200-sxm-141gb --batch 8 --heads 64 --kv-heads 8 --seq 1 --seq-kv 8192
+    --head-dim 128 --dtype bf16 --analytical --json)
+expect 0 "$bin" predict attention "${decode[@]}" --impl cudnn
+cp "$tmp/out" "$tmp/flat.json"
+expect 0 "$bin" predict attention "${decode[@]}" --impl cudnn --page-size 16
+json_check "$tmp/out" "d['prediction'] is True and d['page_size'] == 16 and d['kv_dtype'] == 'bf16' and d['time_us'] >= json.load(open('$tmp/flat.json'))['time_us'] and 'block table' in d['kv_cache_model'] and d['hi_us'] > 1.5 * d['time_us']"
+json_check "$tmp/flat.json" "d['page_size'] == 0 and 'kv_cache_model' not in d"
+expect 2 "$bin" predict attention "${decode[@]}" --impl flash2 --page-size 16
+grep -q "multiple of 256" "$tmp/err" || fail "flash2 --page-size 16 names FA2's page sizes"
+expect 2 "$bin" predict attention "${decode[@]}" --impl cudnn --kv-dtype fp8
+grep -q -- "--dtype fp8" "$tmp/err" || fail "--kv-dtype fp8 under bf16 names the fp8 attention"
+expect 2 "$bin" predict attention "${decode[@]}" --impl cudnn --kv-dtype fp64
+grep -q "wider" "$tmp/err" || fail "--kv-dtype fp64 under bf16 is refused as wider"
+expect 2 "$bin" predict attention "${decode[@]}" --impl cudnn --page-size -16
+"$bin" db import --format csv "$root/tests/data/db/attention-paged.csv" --into "$tmp/paged.db" \
+    >/dev/null 2>&1 || fail "importing attention-paged.csv"
+decode=("${decode[@]/--analytical/--db}")
+decode=("${decode[@]/--json/$tmp/paged.db}")
+expect 0 "$bin" predict attention "${decode[@]}" --json --impl flash2 --page-size 256
+json_check "$tmp/out" "d['source'] == 'measured' and d['time_us'] == 80 and 'kv_cache_model' not in d"
+expect 0 "$bin" predict attention "${decode[@]}" --json --impl flash2 --page-size 256 --kv-dtype fp8
+json_check "$tmp/out" "d['source'] == 'measured' and d['time_us'] == 50 and d['kv_dtype'] == 'fp8'"
+expect 0 "$bin" predict attention "${decode[@]}" --json --impl flash2 --page-size 512
+json_check "$tmp/out" "d['source'] == 'calibrated' and d['page_size'] == 512"
 
 # --- eval --attention ------------------------------------------------------
 printf 'gpu,dtype,impl,pass,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,time_us,head_dim_vo,mask,window,deterministic\n' >"$tmp/att.csv"
@@ -97,6 +127,17 @@ head -1 "$tmp/att-db-rows.csv" | grep -q ',kv_splits,source,status,message$' ||
 grep -q '^a100-pcie-80gb,bf16,cudnn,fwd,.*,measured,ok,$' "$tmp/att-db-rows.csv" ||
     fail "eval --attention --db: the stored row is measured"
 expect 2 "$bin" eval --attention --input "$tmp/att.csv" --db "$tmp/no-such.db"
+# the KV-cache columns: each row predicted with its page size and cache
+# dtype (the fp8 cache under bf16 queries refused), a bad value named
+expect 0 "$bin" eval --attention --input "$root/tests/data/db/attention-paged.csv" \
+    --output "$tmp/paged-rows.csv" --json
+json_check "$tmp/out" 'd[-1]["rows"] == 2 and d[-1]["refused"] == 1'
+grep -q '^h200-sxm-141gb,bf16,flash2,fwd,.*,fp8,256,.*,refused,.*--dtype fp8' "$tmp/paged-rows.csv" ||
+    fail "eval --attention: the fp8-cache row is refused naming the fp8 attention"
+sed 's/,bf16,256,/,fp4,256,/' "$root/tests/data/db/attention-paged.csv" >"$tmp/paged-bad.csv"
+expect 2 "$bin" eval --attention --input "$tmp/paged-bad.csv" --output "$tmp/paged-bad-rows.csv"
+grep -q "paged-bad.csv:3: cannot read kv_cache_dtype 'fp4'" "$tmp/err" ||
+    fail "eval --attention names the file, line and value of a bad kv_cache_dtype"
 # the held-out folds: a GPU held out gets no calibration from the other GPU
 # (the model's figures); a model held out is calibrated by the others' rows
 if [ -r "${TILECAST_MEASURED_DATA:-}/attention_fused.csv" ]; then

@@ -120,6 +120,124 @@ START_TEST(test_cudnn_verify_unsplit)
 }
 END_TEST
 
+/* A paged KV cache (vLLM's PagedAttention; FlashAttention-2's block_table):
+ * the same rows read through a block table. The model adds the table's
+ * bytes only, so a paged call is never faster than the contiguous one and
+ * hardly slower; its interval's upper end allows vLLM's 26%. FA2 takes
+ * pages of a multiple of 256 keys, the unfused bmms none, a backward no
+ * cache at all. */
+START_TEST(test_paged_decode)
+{
+    static const struct {
+        const char *gpu;
+        enum tc_attn_impl impl;
+        int64_t page;
+    } cases[] = {{"a100-pcie-80gb", TC_ATTN_FLASH2, 256},
+                 {"h100-sxm5-80gb", TC_ATTN_FLASH3, 16},
+                 {"h200-sxm-141gb", TC_ATTN_CUDNN, 16},
+                 {"h200-sxm-141gb", TC_ATTN_CUDNN, 1}};
+    struct tc_attention_query q = {.dtype = TC_DTYPE_BF16,
+                                   .batch = 8,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_prediction flat, paged;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct tc_gpu *g = gpu(cases[i].gpu);
+
+        q.impl = cases[i].impl;
+        q.page_size = 0;
+        ck_assert_msg(tc_predict_attention(NULL, g, &q, &flat) == TC_OK, "%s", tc_last_error());
+        q.page_size = cases[i].page;
+        ck_assert_msg(tc_predict_attention(NULL, g, &q, &paged) == TC_OK, "%s", tc_last_error());
+        ck_assert_msg(paged.time_us >= flat.time_us && paged.time_us < 1.01 * flat.time_us,
+                      "%s %s page %lld: %.3f us, contiguous %.3f", cases[i].gpu,
+                      tc_attn_impl_name(q.impl), (long long)q.page_size, paged.time_us,
+                      flat.time_us);
+        ck_assert_double_eq_tol(paged.hi_us, paged.time_us * 1.25 * 1.26, 1e-6 * paged.hi_us);
+        ck_assert_double_eq_tol(paged.lo_us, paged.time_us * 0.75, 1e-6 * paged.lo_us);
+        ck_assert_int_eq(paged.source, TC_SOURCE_ANALYTICAL);
+    }
+    /* the block table grows with the pages: one key a page is the most */
+    q.impl = TC_ATTN_CUDNN;
+    q.batch = 128;
+    q.seq_kv = 131072;
+    q.page_size = 1;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("h200-sxm-141gb"), &q, &paged), TC_OK);
+    q.page_size = 0;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("h200-sxm-141gb"), &q, &flat), TC_OK);
+    ck_assert_msg(paged.time_us > flat.time_us, "page 1 %.1f us, contiguous %.1f", paged.time_us,
+                  flat.time_us);
+    q.batch = 8;
+    q.seq_kv = 8192;
+
+    q.impl = TC_ATTN_FLASH2;
+    q.page_size = 16;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-pcie-80gb"), &q, &paged),
+                     TC_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "multiple of 256 keys"));
+    q.impl = TC_ATTN_UNFUSED;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-pcie-80gb"), &q, &paged),
+                     TC_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "not a paged cache"));
+    q.impl = TC_ATTN_FLASH2;
+    q.page_size = 256;
+    q.backward = true;
+    q.seq_q = 8192;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-pcie-80gb"), &q, &paged), TC_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "read by the forward only"));
+    q.backward = false;
+    q.seq_q = 1;
+    q.page_size = -16;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-pcie-80gb"), &q, &paged), TC_ERR_RANGE);
+}
+END_TEST
+
+/* The KV cache's dtype: the modelled kernels read K and V in the queries'
+ * dtype (FA2/FA3 check it, cuDNN's fp8 graph takes Q, K, V in fp8), so a
+ * narrower cache under 16-bit queries is refused naming the fp8 attention
+ * instead, a wider one is no cache at all, and naming the queries' own
+ * dtype changes nothing. An fp8 cache read by an fp8 attention halves the
+ * bytes of a memory-bound decode. */
+START_TEST(test_kv_cache_dtype)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 32,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 32768,
+                                   .head_dim = 128};
+    struct tc_attention_prediction a, b;
+    const struct tc_gpu *h100 = gpu("h100-sxm5-80gb");
+
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &a), TC_OK);
+    ck_assert_int_eq(a.bound, TC_BOUND_MEMORY);
+    q.kv_dtype = TC_DTYPE_BF16;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &b), TC_OK);
+    ck_assert_double_eq(a.time_us, b.time_us);
+    q.kv_dtype = TC_DTYPE_FP8;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &b), TC_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "--dtype fp8"));
+    q.kv_dtype = TC_DTYPE_FP16; /* as wide, another format: no kernel's either */
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &b), TC_ERR_UNSUPPORTED);
+    q.kv_dtype = TC_DTYPE_FP32;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &b), TC_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "wider"));
+    /* the fp8 attention over its fp8 cache: K and V at one byte */
+    q.dtype = TC_DTYPE_FP8;
+    q.kv_dtype = TC_DTYPE_FP8;
+    ck_assert_msg(tc_predict_attention(NULL, h100, &q, &b) == TC_OK, "%s", tc_last_error());
+    ck_assert_int_eq(b.bound, TC_BOUND_MEMORY);
+    ck_assert_msg(b.time_us > 0.45 * a.time_us && b.time_us < 0.55 * a.time_us,
+                  "fp8 cache %.1f us, bf16 %.1f", b.time_us, a.time_us);
+}
+END_TEST
+
 TCase *model_decode_tcase(void)
 {
     TCase *tc = tcase_create("decode");
@@ -129,5 +247,7 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_frost_sm80_no_split);
     tcase_add_test(tc, test_cudnn_decode_packs_gqa);
     tcase_add_test(tc, test_cudnn_verify_unsplit);
+    tcase_add_test(tc, test_paged_decode);
+    tcase_add_test(tc, test_kv_cache_dtype);
     return tc;
 }

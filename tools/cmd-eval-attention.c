@@ -24,7 +24,8 @@ const char cmd_eval_attention_help[] =
     "Predicts every row of a measured fused-attention CSV (the columns of the\n"
     "project's attention_fused.csv: gpu, dtype, impl, pass, batch, heads,\n"
     "kv_heads, seq_q, seq_kv, head_dim, causal, time_us; where present also\n"
-    "head_dim_vo, mask, window and deterministic) with the analytical model\n"
+    "head_dim_vo, mask, window, deterministic, page_size and kv_cache_dtype)\n"
+    "with the analytical model\n"
     "(`predict attention --analytical`) and prints, per GPU, impl, dtype and\n"
     "pass (and per value of the --group-by columns):\n"
     "  rows       rows compared\n"
@@ -47,7 +48,9 @@ const char cmd_eval_attention_help[] =
     "are kernel times (cupti-median): no host time is added. The source called\n"
     "each library's training entry point, where only FlashAttention-2 splits the\n"
     "keys of a forward by its heuristic: the other kernels are predicted with\n"
-    "--kv-splits 1.\n"
+    "--kv-splits 1. page_size (keys per page; empty or 0: contiguous) and\n"
+    "kv_cache_dtype (empty: dtype) are the KV cache read: a paged row is predicted\n"
+    "with the kernel's split heuristic (the inference entry points').\n"
     "\n"
     "The model is analytical and takes no constant from these rows, so holding\n"
     "out a GPU (or any group) gives the same numbers as the full table. With\n"
@@ -94,7 +97,7 @@ struct agroups {
 /* The column indices a row needs; -1 where an optional one is absent. */
 struct acols {
     int gpu, dtype, impl, pass, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, time;
-    int head_dim_vo, mask, window, deterministic;
+    int head_dim_vo, mask, window, deterministic, page_size, kv_cache_dtype;
 };
 
 static struct agroup *agroup_get(struct agroups *gs, const char *key)
@@ -152,7 +155,7 @@ static bool field_int(char **fields, int col, bool optional, long long *out)
 static bool row_query(char **fields, const struct acols *c, struct tc_attention_query *q,
                       double *time_us, const char **why)
 {
-    long long v[7], hd_vo, window, det, causal;
+    long long v[7], hd_vo, window, det, causal, page;
     int64_t *dst[] = {&q->batch, &q->heads, &q->kv_heads, &q->seq_q, &q->seq_kv, &q->head_dim};
     int cols[] = {c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim};
 
@@ -187,6 +190,29 @@ static bool row_query(char **fields, const struct acols *c, struct tc_attention_
         *why = "causal, head_dim_vo, window or deterministic";
         return false;
     }
+    if (!field_int(fields, c->page_size, true, &page) || page > INT32_MAX) {
+        *why = "page_size";
+        return false;
+    }
+    q->page_size = page;
+    if (c->kv_cache_dtype >= 0 && *fields[c->kv_cache_dtype]) {
+        /* tilecast's names, or the cuDNN frontend's (--kv_cache_dtype) */
+        const char *kv = fields[c->kv_cache_dtype];
+
+        if (strcmp(kv, "bfloat16") == 0)
+            q->kv_dtype = TC_DTYPE_BF16;
+        else if (strcmp(kv, "float16") == 0)
+            q->kv_dtype = TC_DTYPE_FP16;
+        else if (strcmp(kv, "fp8_e4m3") == 0)
+            q->kv_dtype = TC_DTYPE_FP8;
+        else if (tc_dtype_parse(kv, &q->kv_dtype) < 0) {
+            static char what[80]; /* the command runs on one thread */
+
+            snprintf(what, sizeof(what), "kv_cache_dtype '%.40s'", kv);
+            *why = what;
+            return false;
+        }
+    }
     if (tc_parse_double(fields[c->time], time_us) != TC_OK || !(*time_us > 0)) {
         *why = "time_us";
         return false;
@@ -199,6 +225,10 @@ static bool row_query(char **fields, const struct acols *c, struct tc_attention_
      * forward without dropout; FA3's and FA4's flash_attn_func default to
      * num_splits = 1, and cuDNN's training graph has no split. */
     q->kv_splits = q->impl == TC_ATTN_FLASH2 || q->impl == TC_ATTN_FLASH ? 0 : 1;
+    /* a paged cache is read through the inference entry points
+     * (flash_attn_with_kvcache), whose num_splits 0 runs the heuristic */
+    if (q->page_size)
+        q->kv_splits = 0;
     return true;
 }
 
@@ -302,6 +332,8 @@ int cmd_eval_attention(int argc, char **argv)
         .mask = tc_csv_find(nfields, fields, "mask"),
         .window = tc_csv_find(nfields, fields, "window"),
         .deterministic = tc_csv_find(nfields, fields, "deterministic"),
+        .page_size = tc_csv_find(nfields, fields, "page_size"),
+        .kv_cache_dtype = tc_csv_find(nfields, fields, "kv_cache_dtype"),
     };
     {
         static const char *const required[] = {"gpu",    "dtype",    "impl",     "pass",

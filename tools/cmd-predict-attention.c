@@ -104,7 +104,8 @@ int cmd_predict_attention(int argc, char **argv)
     struct tc_attention_prediction pred;
     enum cli_format fmt = CLI_FORMAT_TABLE;
     const char *gpu_id = NULL, *db = NULL, *v;
-    bool analytical = false, bad = false;
+    bool analytical = false, bad = false, kv_dtype_given = false;
+    enum tc_dtype kv_dtype = TC_DTYPE_FP16;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
     const struct tc_gpu *gpu;
@@ -148,6 +149,18 @@ int cmd_predict_attention(int argc, char **argv)
                 cli_error(cmd, "--dtype: %s", tc_last_error());
                 return CLI_EXIT_INPUT;
             }
+        } else if (mcli_opt(cmd, argc, argv, &i, "--kv-dtype", &v, &bad)) {
+            if (bad)
+                break;
+            if (tc_dtype_parse(v, &kv_dtype) < 0) {
+                cli_error(cmd, "--kv-dtype: %s", tc_last_error());
+                return CLI_EXIT_INPUT;
+            }
+            kv_dtype_given = true;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--page-size", &v, &bad)) {
+            if (bad || !cli_parse_int(cmd, "--page-size", v, 0, 1LL << 24, &x))
+                return cli_value_status(v);
+            q.page_size = x;
         } else {
             static const struct {
                 const char *flag;
@@ -184,6 +197,14 @@ int cmd_predict_attention(int argc, char **argv)
         cli_error(cmd, "--batch, --heads, --seq and --head-dim are required");
         return CLI_EXIT_USAGE;
     }
+    /* the struct's 0 (fp64) means the queries' dtype: an fp64 cache is that
+     * of an fp64 attention, the only one it can be read under */
+    if (kv_dtype_given && kv_dtype == TC_DTYPE_FP64 && q.dtype != TC_DTYPE_FP64) {
+        cli_error(cmd, "--kv-dtype: an fp64 KV cache is wider than the %s attention reading it",
+                  tc_dtype_name(q.dtype));
+        return CLI_EXIT_INPUT;
+    }
+    q.kv_dtype = kv_dtype_given ? kv_dtype : TC_DTYPE_FP64;
     if (cli_gpu_list_given(gpu_id))
         return mcli_compare_attention(cmd, gpu_id, analytical, db, &q, fmt);
     code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
@@ -216,6 +237,8 @@ int cmd_predict_attention(int argc, char **argv)
     rec_int(&rec, "head_dim", q.head_dim);
     rec_int(&rec, "head_dim_vo", q.head_dim_vo ? q.head_dim_vo : q.head_dim);
     rec_int(&rec, "window", q.window);
+    rec_int(&rec, "page_size", q.page_size);
+    rec_str(&rec, "kv_dtype", tc_dtype_name(kv_dtype_given ? kv_dtype : q.dtype));
     if (q.backward)
         rec_bool(&rec, "deterministic", q.deterministic);
     rec_num(&rec, "time_us", pred.time_us, 2);
@@ -239,6 +262,10 @@ int cmd_predict_attention(int argc, char **argv)
     }
     rec_str(&rec, "bound", tc_bound_name(pred.bound));
     rec_str(&rec, "source", tc_source_name(pred.source));
+    if (q.page_size && pred.source != TC_SOURCE_MEASURED)
+        rec_str(&rec, "kv_cache_model",
+                "paged: the block table's bytes only; hi_us allows vLLM's 26% paged-kernel "
+                "overhead");
     if (fmt == CLI_FORMAT_JSON) {
         mcli_print_json(rec.obj);
     } else if (fmt == CLI_FORMAT_CSV) {

@@ -17,6 +17,7 @@
     "                                  [--impl IMPL] [--kv-heads G] [--seq-kv S]\n"                \
     "                                  [--head-dim-vo D] [--causal] [--window W] [--bwd]\n"        \
     "                                  [--deterministic] [--kv-splits N] [--dtype fp16]\n"         \
+    "                                  [--page-size P] [--kv-dtype T]\n"                           \
     "                                  [--analytical] [--db FILE] [--json|--csv|--md]\n"           \
     "  --impl IMPL           flash (default: the architecture's best fused kernel:\n"              \
     "                        FlashAttention-2 on Ampere/Ada, -3 on Hopper, -4 on\n"                \
@@ -48,11 +49,22 @@
     "                        default: the kernel's heuristic splits the keys when\n"               \
     "                        the query tiles cannot fill the GPU\n"                                \
     "  --dtype T             fp16 (default), bf16, fp8, ...\n"                                     \
+    "  --page-size P         a paged KV cache of P keys a page (a block table, as\n"               \
+    "                        vLLM's PagedAttention; default 0: contiguous), forward\n"             \
+    "                        only; flash2 takes multiples of 256, unfused none. A\n"               \
+    "                        prediction, never faster than the contiguous cache:\n"                \
+    "                        only the block table's bytes are modelled, and hi_us\n"               \
+    "                        allows the 26% vLLM measured for its paged kernel\n"                  \
+    "  --kv-dtype T          the KV cache's dtype (default: --dtype). The modelled\n"              \
+    "                        kernels read K and V in the queries' dtype: an fp8\n"                 \
+    "                        cache is an fp8 attention (--dtype fp8); a narrower\n"                \
+    "                        cache is answered only where the --db measured it\n"                  \
     "  --analytical, --db FILE   as for predict gemm. The attention rows of the --db\n"            \
     "                        file (else of the GPU's prebuilt database) calibrate\n"               \
     "                        the model: a shape measured exactly (same impl, dtype,\n"             \
-    "                        shape, V/O head dim, mask, window, direction and\n"                   \
-    "                        deterministic) is its measurement (source\n"                          \
+    "                        shape, V/O head dim, mask, window, direction,\n"                      \
+    "                        deterministic, page size and KV-cache dtype) is its\n"                \
+    "                        measurement (source\n"                                                \
     "                        measured); otherwise, with ok rows of the same GPU,\n"                \
     "                        impl, dtype and direction, the model's time x\n"                      \
     "                        exp(w * median ln(measured / model)), w = n / (n + 5)\n"              \

@@ -324,6 +324,20 @@ class TestAttention(unittest.TestCase):
         self.assertEqual(r["window"], 128)
         self.assertEqual(r["kernel"], "cudnn")
 
+    def test_paged_kv_cache(self):
+        p = analytical()
+        kw = dict(batch=8, heads=64, kv_heads=8, seq=1, seq_kv=8192, head_dim=128,
+                  dtype="bf16", impl="cudnn")
+        flat = p.predict_attention(GPU, **kw)
+        paged = p.predict_attention(GPU, page_size=16, **kw)
+        self.assertEqual(paged["page_size"], 16)
+        self.assertEqual(paged["kv_dtype"], "bf16")
+        self.assertGreaterEqual(paged["time_us"], flat["time_us"])
+        self.assertGreater(paged["interval_us"][1], flat["interval_us"][1])
+        with self.assertRaises(tilecast.UnsupportedError) as cm:
+            p.predict_attention(GPU, kv_dtype="fp8", **kw)
+        self.assertIn("--dtype fp8", str(cm.exception))
+
     def test_bad_impl(self):
         with self.assertRaises(tilecast.InvalidError):
             analytical().predict_attention(GPU, batch=1, heads=1, seq=1, head_dim=64,

@@ -530,11 +530,12 @@ class Predictor:
     def predict_attention(self, gpu, *, batch, heads, seq, head_dim, kv_heads=None,
                           seq_kv=None, impl="flash", dtype="fp16", causal=False,
                           backward=False, head_dim_vo=None, window=0, deterministic=False,
-                          kv_splits=0):
+                          kv_splits=0, page_size=0, kv_dtype=None):
         """Predicts one attention (a fused kernel: flash, flash2, flash3, flash4, cudnn;
         or unfused; forward or backward). head_dim_vo: V/O head dim (default head_dim);
         window: causal sliding window in keys (0: none); kv_splits: forward split-KV
-        (0: the kernel's heuristic, 1: none)."""
+        (0: the kernel's heuristic, 1: none); page_size: keys per page of a paged KV
+        cache (0: contiguous); kv_dtype: the cache's dtype (default dtype)."""
         g = self._specs.find(gpu)
         q = AttentionQuery(_impl(impl), _dtype(dtype), _int(batch, "batch"),
                            _int(heads, "heads"),
@@ -543,14 +544,17 @@ class Predictor:
                            _int(head_dim, "head_dim"), bool(causal), bool(backward),
                            bool(deterministic),
                            _int(head_dim if head_dim_vo is None else head_dim_vo, "head_dim_vo"),
-                           _int(window, "window"), _int(kv_splits, "kv_splits"))
+                           _int(window, "window"), _int(kv_splits, "kv_splits"),
+                           _int(page_size, "page_size"),
+                           _dtype(dtype if kv_dtype is None else kv_dtype))
         p = AttentionPrediction()
         with self._lock:
             rc = _lib.function("tc_predict_attention")(self._h, g, byref(q), byref(p))
             if rc < 0:
                 _raise(rc, "attention on %s" % gpu)
         d = _struct_dict(q)
-        d.update(gpu=gpu, impl=_impl_name(q.impl), dtype=_dtype_name(q.dtype))
+        d.update(gpu=gpu, impl=_impl_name(q.impl), dtype=_dtype_name(q.dtype),
+                 kv_dtype=_dtype_name(q.kv_dtype))
         pd = _struct_dict(p)
         pd["kernel"] = _impl_name(p.kernel)
         pd["source"] = source_name(p.source)
