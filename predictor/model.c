@@ -624,6 +624,16 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
             err = elementwise_op(dc, "softmax", true, 2 * scores_bytes);
         if (err == TC_OK)
             err = gemm_op(dc, "values", true, sq, c->head_dim, skv, bh, TC_LAYOUT_NN);
+        /* The bmm leaves the context as [b.heads, s, d]; the projection
+         * wants [s, b, h] (Megatron) or [b, s, h]: Megatron-LM's
+         * CoreAttention and GPT-NeoX's ParallelSelfAttention run
+         * context_layer.permute(2, 0, 1, 3).contiguous(), Hugging Face
+         * permute(0, 2, 1, 3).contiguous() (GPT-2's _merge_heads, BERT) or
+         * transpose(1, 2).reshape (OPT): one copy kernel over the context. */
+        if (err == TC_OK)
+            err = elementwise_op(dc, "context_copy", true,
+                                 2 * (double)b * (double)sq * (double)heads * (double)c->head_dim *
+                                     e);
         if (err == TC_OK && c->training) {
             err = gemm_op(dc, "scores.dgrad_q", true, s, c->head_dim, s, bh, TC_LAYOUT_NN);
             if (err == TC_OK)

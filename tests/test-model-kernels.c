@@ -580,6 +580,33 @@ START_TEST(test_layernorm_reads_twice)
 }
 END_TEST
 
+/* The unfused attention's context leaves the values bmm as [b.heads, s,
+ * d] and is copied into the projection's layout (Megatron's and GPT-NeoX's
+ * permute(2, 0, 1, 3).contiguous(), Hugging Face's merge of the heads): one
+ * kernel reading and writing this GPU's b.s.heads.d elements; a fused
+ * attention writes its output in place and has none. */
+START_TEST(test_unfused_context_copy)
+{
+    struct tc_model_config c = layer_cfg(4096, 32, 2048, 2);
+    struct tc_model_prediction *mp;
+    const struct tc_op_prediction *op;
+
+    c.attention = TC_ATTN_UNFUSED;
+    c.tp = 2;
+    mp = predict("a100-sxm4-80gb", &c);
+    op = find_op(mp, "context_copy");
+    ck_assert(op->in_layer);
+    ck_assert_double_eq((double)op->m, 2.0 * 2 * 2048 * (32 / 2) * 128 * 2);
+    tc_model_prediction_free(mp);
+
+    c.attention = TC_ATTN_FLASH2;
+    mp = predict("a100-sxm4-80gb", &c);
+    for (size_t i = 0; i < mp->n_ops; i++)
+        ck_assert_str_ne(mp->ops[i].name, "context_copy");
+    tc_model_prediction_free(mp);
+}
+END_TEST
+
 TCase *model_kernels_tcase(void)
 {
     TCase *tc = tcase_create("kernels");
@@ -601,5 +628,6 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_ga100_power_limit);
     tcase_add_test(tc, test_frost_sm80_llama_of_fa2);
     tcase_add_test(tc, test_layernorm_reads_twice);
+    tcase_add_test(tc, test_unfused_context_copy);
     return tc;
 }
