@@ -649,6 +649,239 @@ static int cf_record(struct importer *imp, const char *file, long line, char **f
     return store_attention(imp, &in, file, line);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The cuDNN frontend's attention_inference results                         */
+/* ------------------------------------------------------------------------ */
+
+/* The columns of benchmark/attention_inference's result CSVs (runner.py's
+ * BenchmarkResult, one row per model, phase, backend, shape and cache
+ * dtype). page_size is the config's, written on every row; only the
+ * paged backends (flashinfer, b12x, flash_mla) use it: the cudnn,
+ * cudnn_oss and flash_attention_4 setups of benchmark_single_attention.py
+ * allocate contiguous K and V. */
+enum inf_col {
+    I_PHASE,
+    I_BACKEND,
+    I_DATA_TYPE,
+    I_KV_CACHE_DTYPE,
+    I_BATCH,
+    I_Q_TOKENS,
+    I_KV_LEN,
+    I_HEADS,
+    I_KV_HEADS,
+    I_HEAD_DIM_QK,
+    I_HEAD_DIM_VO,
+    I_KIND,
+    I_WINDOW,
+    I_TIME_MS,
+    I_TFLOPS,
+    I_ITERATIONS,
+    I_SUCCESS,
+    I_GPU_NAME,
+    I_BACKEND_DETAIL,
+    I_COUNT
+};
+
+static const char *const inf_names[I_COUNT] = {
+    "phase",
+    "backend",
+    "data_type",
+    "kv_cache_dtype",
+    "batch_size",
+    "q_tokens",
+    "kv_len",
+    "num_q_heads",
+    "num_kv_heads",
+    "head_dim_qk",
+    "head_dim_vo",
+    "kind",
+    "sliding_window_size",
+    "time_ms",
+    "tflops",
+    "num_iterations",
+    "success",
+    "gpu_name",
+    "backend_detail",
+};
+
+static const bool inf_required[I_COUNT] = {
+    [I_PHASE] = true,       [I_BACKEND] = true,     [I_DATA_TYPE] = true, [I_BATCH] = true,
+    [I_Q_TOKENS] = true,    [I_KV_LEN] = true,      [I_HEADS] = true,     [I_KV_HEADS] = true,
+    [I_HEAD_DIM_QK] = true, [I_HEAD_DIM_VO] = true, [I_TIME_MS] = true,   [I_TFLOPS] = true,
+};
+
+static int inf_record(struct importer *imp, const char *file, long line, char **fields,
+                      const int *cols)
+{
+    const struct tc_import_options *opt = imp->opt;
+    struct attn_input in = {0};
+    struct tc_attention_row *r = &in.row;
+    const char *s, *phase;
+    bool ok = true, context, fp8_cache = false, found;
+    double tflops, flops;
+    size_t i;
+    int err;
+
+#define COL(c) (cols[c] + 1)
+    if (cols[I_SUCCESS] >= 0 &&
+        (err = parse_bool(fields[cols[I_SUCCESS]], file, line, COL(I_SUCCESS), "success", &ok)) < 0)
+        return err;
+    if (!ok) {
+        imp->stats->skipped_failed++;
+        return TC_OK;
+    }
+    /* the backends tilecast models, all reading a contiguous cache; the
+     * paged ones (flashinfer, b12x, flash_mla) are no tilecast kernel */
+    s = fields[cols[I_BACKEND]];
+    if (strcmp(s, "cudnn") == 0)
+        r->impl = TC_ATTN_CUDNN;
+    else if (strcmp(s, "cudnn_oss") == 0)
+        r->impl = TC_ATTN_CUDNN_OSS;
+    else if (strcmp(s, "flash_attention_4") == 0)
+        r->impl = TC_ATTN_FLASH4;
+    else if (strcmp(s, "flashinfer") == 0 || strcmp(s, "b12x") == 0 ||
+             strcmp(s, "flash_mla") == 0) {
+        imp->stats->skipped_unmodelled++;
+        return TC_OK;
+    } else
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: backend '%s' (expected cudnn, cudnn_oss, flash_attention_4, "
+                        "flashinfer, b12x or flash_mla)",
+                        file, line, COL(I_BACKEND), s);
+    /* an absorbed MLA decode reads one shared record for K and V */
+    if ((s = opt_field(fields, cols, I_KIND)) && strcmp(s, "gqa") != 0) {
+        if (strcmp(s, "mla_absorbed") != 0)
+            return tc_error(TC_ERR_PARSE, "%s:%ld:%d: kind '%s' (expected gqa or mla_absorbed)",
+                            file, line, COL(I_KIND), s);
+        imp->stats->skipped_unmodelled++;
+        return TC_OK;
+    }
+    s = fields[cols[I_DATA_TYPE]];
+    for (i = 0, found = false; i < TC_ARRAY_SIZE(cf_dtypes) && !found; i++)
+        if (strcmp(s, cf_dtypes[i].name) == 0) {
+            r->dtype = cf_dtypes[i].dtype;
+            found = true;
+        }
+    if (!found)
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: data_type '%s' (expected bfloat16 or float16)",
+                        file, line, COL(I_DATA_TYPE), s);
+    if ((s = opt_field(fields, cols, I_KV_CACHE_DTYPE)) && strcmp(s, "fp8_e4m3") == 0)
+        fp8_cache = true;
+    else if (s && strcmp(s, fields[cols[I_DATA_TYPE]]) != 0)
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld:%d: kv_cache_dtype '%s' (expected the data_type or fp8_e4m3)", file,
+                        line, COL(I_KV_CACHE_DTYPE), s);
+    /* an fp8 cache on cuDNN is the fp8 graph: Q, K, V and O in e4m3
+     * (setup_cudnn_fp8); FA4's harness has no fp8 cache (its cases fail) */
+    if (fp8_cache)
+        r->dtype = TC_DTYPE_FP8;
+    r->kv_dtype = r->dtype;
+    if ((err = parse_count(fields[cols[I_BATCH]], file, line, COL(I_BATCH), "batch_size", 1,
+                           &r->batch)) < 0 ||
+        (err = parse_count(fields[cols[I_Q_TOKENS]], file, line, COL(I_Q_TOKENS), "q_tokens", 1,
+                           &r->seq_q)) < 0 ||
+        (err = parse_count(fields[cols[I_KV_LEN]], file, line, COL(I_KV_LEN), "kv_len", 1,
+                           &r->seq_kv)) < 0 ||
+        (err = parse_count(fields[cols[I_HEADS]], file, line, COL(I_HEADS), "num_q_heads", 1,
+                           &r->heads)) < 0 ||
+        (err = parse_count(fields[cols[I_KV_HEADS]], file, line, COL(I_KV_HEADS), "num_kv_heads", 1,
+                           &r->kv_heads)) < 0 ||
+        (err = parse_count(fields[cols[I_HEAD_DIM_QK]], file, line, COL(I_HEAD_DIM_QK),
+                           "head_dim_qk", 1, &r->head_dim)) < 0 ||
+        (err = parse_count(fields[cols[I_HEAD_DIM_VO]], file, line, COL(I_HEAD_DIM_VO),
+                           "head_dim_vo", 1, &r->head_dim_vo)) < 0)
+        return err;
+    if ((s = opt_field(fields, cols, I_WINDOW)) &&
+        (err = parse_count(s, file, line, COL(I_WINDOW), "sliding_window_size", 1, &r->window)) < 0)
+        return err;
+    s = fields[cols[I_TIME_MS]];
+    if (tc_parse_double(s, &r->time_us) < 0 || !(r->time_us > 0) || !isfinite(r->time_us))
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: time_ms '%s' is not a positive number", file,
+                        line, COL(I_TIME_MS), s);
+    r->time_us *= 1000.0;
+    s = fields[cols[I_TFLOPS]];
+    if (tc_parse_double(s, &tflops) < 0 || !(tflops > 0) || !isfinite(tflops))
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: tflops '%s' is not a positive number", file, line,
+                        COL(I_TFLOPS), s);
+    /* the mask (benchmark_single_attention.py): a generation's q_tokens sit
+     * at the end of the cache, bottom-right causal above one token (and
+     * with a window, which is anchored there); a context phase is causal
+     * by the config's context_causal, which the file does not record: its
+     * FLOPs, 2·b·h·s_q·s_kv·(d_qk + d_vo) halved for a causal square
+     * prefill (attention_flops), tell a square one's; a chunked prefill's
+     * are the same either way and it is skipped */
+    phase = fields[cols[I_PHASE]];
+    if (strcmp(phase, "context") != 0 && strcmp(phase, "generation") != 0)
+        return tc_error(TC_ERR_PARSE, "%s:%ld:%d: phase '%s' (expected context or generation)",
+                        file, line, COL(I_PHASE), phase);
+    context = strcmp(phase, "context") == 0;
+    flops = 2.0 * (double)r->batch * (double)r->heads * (double)r->seq_q * (double)r->seq_kv *
+            (double)(r->head_dim + r->head_dim_vo);
+    if (!context) {
+        r->causal = r->seq_q > 1 || r->window > 0;
+    } else if (r->seq_q != r->seq_kv) {
+        imp->stats->skipped_unmodelled++;
+        return TC_OK;
+    } else {
+        double full = flops / r->time_us / 1e6;
+
+        r->causal = fabs(0.5 * full - tflops) < fabs(full - tflops);
+        if (r->causal)
+            flops *= 0.5;
+    }
+    /* the file's throughput is the time's (three decimals): else a time in
+     * another unit */
+    if (fabs(flops / r->time_us / 1e6 - tflops) > 0.001 + 0.01 * tflops)
+        return tc_error(TC_ERR_PARSE,
+                        "%s:%ld: time %g us gives %.3f TFLOP/s, but the row says %g (a time in "
+                        "another unit?)",
+                        file, line, r->time_us, flops / r->time_us / 1e6, tflops);
+    if ((s = opt_field(fields, cols, I_ITERATIONS))) {
+        int64_t reps = 0;
+
+        if ((err = parse_count(s, file, line, COL(I_ITERATIONS), "num_iterations", 1, &reps)) < 0)
+            return err;
+        /* the median of the timed iterations, the warm-up ones apart */
+        r->reps = reps < (1 << 30) ? (int)reps : 0;
+    }
+    r->status = TC_STATUS_OK;
+    if (opt->gpu_id && *opt->gpu_id) {
+        in.gpu_id = opt->gpu_id;
+    } else {
+        s = cols[I_GPU_NAME] >= 0 ? fields[cols[I_GPU_NAME]] : "";
+        for (i = 0; i < TC_ARRAY_SIZE(cf_gpus) && !in.gpu_id; i++)
+            if (strcmp(s, cf_gpus[i].name) == 0)
+                in.gpu_id = cf_gpus[i].id;
+        if (!in.gpu_id)
+            return tc_error(TC_ERR_NOT_FOUND,
+                            "%s:%ld:%d: unknown GPU name '%s': give its spec id with --gpu", file,
+                            line, COL(I_GPU_NAME), s);
+    }
+    in.timing = opt->timing ? opt->timing : CUDNN_FRONTEND_TIMING;
+    in.source = opt->source ? opt->source : db_import_base_name(file);
+    in.licence = opt->licence ? opt->licence : db_import_licence(in.source);
+    in.runtime = opt_field(fields, cols, I_BACKEND_DETAIL);
+#undef COL
+    return store_attention(imp, &in, file, line);
+}
+
+static int import_inference(struct importer *imp, const char *file, struct tc_csv *csv, int nfields,
+                            char **fields)
+{
+    int cols[I_COUNT], err;
+
+    err = find_columns(file, nfields, fields, inf_names, inf_required, I_COUNT, cols,
+                       "a cuDNN frontend attention_inference result: phase,backend,data_type,"
+                       "kv_cache_dtype,batch_size,q_tokens,kv_len,num_q_heads,num_kv_heads,"
+                       "head_dim_qk,head_dim_vo,...,time_ms,tflops,...");
+    if (err == TC_OK && cols[I_GPU_NAME] < 0 && !imp->opt->gpu_id)
+        err = tc_error(TC_ERR_PARSE, "%s:1: missing column 'gpu_name' (or give the GPU with --gpu)",
+                       file);
+    if (err == TC_OK)
+        err = db_import_csv_records(imp, file, csv, nfields, cols, inf_record);
+    return err;
+}
+
 int db_import_cudnn_frontend(struct importer *imp, const char *file)
 {
     struct tc_csv *csv;
@@ -658,15 +891,9 @@ int db_import_cudnn_frontend(struct importer *imp, const char *file)
 
     if ((err = db_import_csv_open(file, &f, &csv, &nfields, &fields)) < 0)
         return err;
-    /* attention_inference's results (q_tokens, kv_len, page_size columns)
-     * are another layout, which this format does not read */
-    if (tc_csv_find(nfields, fields, "kv_len") >= 0 ||
-        tc_csv_find(nfields, fields, "page_size") >= 0) {
-        err = tc_error(TC_ERR_PARSE,
-                       "%s:1: an attention_inference result (kv_len, page_size columns): not read "
-                       "by --format cudnn-frontend; give its rows in the csv layout, with "
-                       "page_size and kv_cache_dtype",
-                       file);
+    /* attention_inference's results: q_tokens against a kv_len cache */
+    if (tc_csv_find(nfields, fields, "kv_len") >= 0) {
+        err = import_inference(imp, file, csv, nfields, fields);
         goto out;
     }
     err = find_columns(file, nfields, fields, cf_names, cf_required, K_COUNT, cols,

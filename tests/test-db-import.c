@@ -529,8 +529,10 @@ START_TEST(import_attention_errors)
                         "cudnn-frontend-bad-mask.csv:2:5: a top-left causal mask");
     assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-bad-backend.csv", NULL,
                         "cudnn-frontend-bad-backend.csv:3:3: backend 'pyt_math'");
-    assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-inference.csv", NULL,
-                        "cudnn-frontend-inference.csv:1: an attention_inference result");
+    assert_import_fails("cudnn-frontend", "tests/data/db/cudnn-frontend-inference-bad-time.csv",
+                        NULL,
+                        "cudnn-frontend-inference-bad-time.csv:2: time 15552 us gives 0.004 "
+                        "TFLOP/s, but the row says 4.315");
     assert_import_fails("csv", "tests/data/db/attention-bad-impl.csv", NULL,
                         "attention-bad-impl.csv:3:3: unknown impl 'flash5'");
     /* nothing of the good rows before the bad one was kept */
@@ -632,6 +634,67 @@ START_TEST(import_csv_paged)
 }
 END_TEST
 
+/* The cuDNN frontend's attention_inference layout (cudnn-frontend-inference.csv:
+ * three A100 decode rows of its results, then typed-in format cases): the
+ * cudnn, cudnn_oss and FA4 rows stored contiguous whatever the config's
+ * page_size column says (those setups allocate contiguous K and V), a
+ * generation of several tokens causal, an fp8 cache on cuDNN as the fp8
+ * graph it runs, a square prefill's mask told by its FLOPs; FlashInfer,
+ * an absorbed MLA record and a chunked prefill (its mask unrecorded)
+ * skipped and counted, as a failed case is. */
+START_TEST(import_cudnn_frontend_inference)
+{
+    struct tc_db *db = open_db(tmp_path("inf.db"), TC_DB_CREATE);
+    struct tc_attention_row key = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 2048,
+                                   .head_dim = 128};
+    struct tc_attention_row got;
+    struct tc_import_stats st;
+
+    ck_assert_msg(import1(db, "cudnn-frontend", "tests/data/db/cudnn-frontend-inference.csv", NULL,
+                          &st) == TC_OK,
+                  "%s", tc_last_error());
+    ck_assert_int_eq(st.rows, 5);
+    ck_assert_int_eq(st.skipped_failed, 1);
+    ck_assert_int_eq(st.skipped_unmodelled, 3);
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq_tol(got.time_us, 15.552, 1e-9);
+    ck_assert_int_eq(got.page_size, 0);
+    ck_assert_int_eq(got.reps, 20);
+    key.batch = 8;
+    key.seq_q = 8;
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_ERR_NOT_FOUND);
+    key.causal = true; /* eight tokens at the cache's end: bottom-right causal */
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq_tol(got.time_us, 192.608, 1e-9);
+    key = (struct tc_attention_row){.impl = TC_ATTN_CUDNN,
+                                    .dtype = TC_DTYPE_FP8,
+                                    .batch = 1,
+                                    .heads = 64,
+                                    .kv_heads = 8,
+                                    .seq_q = 1,
+                                    .seq_kv = 2048,
+                                    .head_dim = 128};
+    ck_assert_int_eq(tc_db_lookup_attention(db, "h200-sxm-141gb", &key, &got), TC_OK);
+    ck_assert_int_eq(got.kv_dtype, TC_DTYPE_FP8);
+    key.dtype = TC_DTYPE_BF16;
+    key.seq_q = 4096;
+    key.seq_kv = 4096;
+    key.causal = true; /* the FLOPs of a causal square prefill */
+    ck_assert_int_eq(tc_db_lookup_attention(db, "a100-pcie-80gb", &key, &got), TC_OK);
+    ck_assert_double_eq_tol(got.time_us, 1500.0, 1e-9);
+    tc_db_close(db);
+    ck_assert_int_eq(sql_int(tmp_path("inf.db"), "SELECT count(*) FROM attention WHERE "
+                                                 "page_size <> 0 OR impl = 'unfused'"),
+                     0);
+}
+END_TEST
+
 /* A page size or cache dtype that is not one fails the import naming file,
  * line, column and value; a backward pass reads no KV cache. */
 START_TEST(import_csv_paged_errors)
@@ -662,6 +725,7 @@ static Suite *db_import_suite(void)
     tcase_add_test(imports, import_csv_attention);
     tcase_add_test(imports, import_csv_paged);
     tcase_add_test(imports, import_csv_paged_errors);
+    tcase_add_test(imports, import_cudnn_frontend_inference);
     tcase_add_test(imports, export_import_round_trip);
     tcase_add_test(imports, merge_dedups);
     suite_add_tcase(s, imports);

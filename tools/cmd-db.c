@@ -122,8 +122,15 @@ const char cmd_db_import_help[] =
     "                   the GPU from gpu_name (or --gpu); timing cupti-median (its\n"
     "                   profiler kernel times); cases it reports failed or\n"
     "                   unsupported are skipped and counted; a top-left causal mask\n"
-    "                   on q_seqlen != kv_seqlen, mxfp8 and attention_inference\n"
-    "                   results (another layout) are refused\n"
+    "                   on q_seqlen != kv_seqlen and mxfp8 are refused. Its\n"
+    "                   benchmark/attention_inference results (q_tokens, kv_len,\n"
+    "                   kv_cache_dtype, ...): cudnn, cudnn_oss and flash_attention_4\n"
+    "                   rows, contiguous caches (page_size is the config's, used\n"
+    "                   by the paged backends only); an fp8_e4m3 cache on cuDNN as\n"
+    "                   the fp8 attention it runs; a generation of several tokens\n"
+    "                   causal (bottom right); a square prefill's mask from its\n"
+    "                   tflops; flashinfer, b12x, flash_mla, mla_absorbed and\n"
+    "                   chunked-prefill rows are skipped and counted\n"
     "                 cookbook: EleutherAI cookbook sizing logs, lines\n"
     "                   'Throughput (in TFLOP/s) for MxNxK: X' and 'BxMxNxK: X';\n"
     "                   their n is the reduction dimension (stored as k)\n"
@@ -646,6 +653,9 @@ static int db_import(int argc, char **argv)
     if (stats.skipped_failed)
         printf("; %lld cases the source reports failed or unsupported skipped",
                (long long)stats.skipped_failed);
+    if (stats.skipped_unmodelled)
+        printf("; %lld rows of kernels or layouts tilecast does not model skipped",
+               (long long)stats.skipped_unmodelled);
     printf(")\n");
 out:
     tc_db_close(db);

@@ -519,7 +519,12 @@ struct tc_import_stats {
     int64_t skipped_untimed; /* csv rows without a time (skip_untimed) */
     int64_t skipped_failed;  /* cudnn-frontend: cases the source itself reports as
                                 failed or unsupported (no time to store) */
-    double reserved[4];      /* zeroed (see the top of this header) */
+    /* cudnn-frontend attention_inference results (from the reserved tail):
+     * rows tilecast has no kernel or key for (FlashInfer, b12x and FlashMLA
+     * rows, MLA's shared K=V record, a chunked prefill whose mask the file
+     * does not record) */
+    int64_t skipped_unmodelled;
+    double reserved[3]; /* zeroed (see the top of this header) */
 };
 
 TC_API int tc_db_import(struct tc_db *db, const char *format, size_t n_files,
