@@ -134,6 +134,15 @@ expect 0 "$bin" eval --attention --input "$root/tests/data/db/attention-paged.cs
 json_check "$tmp/out" 'd[-1]["rows"] == 2 and d[-1]["refused"] == 1'
 grep -q '^h200-sxm-141gb,bf16,flash2,fwd,.*,fp8,256,.*,refused,.*--dtype fp8' "$tmp/paged-rows.csv" ||
     fail "eval --attention: the fp8-cache row is refused naming the fp8 attention"
+# a generation row (the cuDNN frontend's inference decode: the library
+# splits the keys itself) is predicted with the split heuristic, a training
+# row of the same shape without
+printf 'gpu,dtype,impl,pass,batch,heads,kv_heads,seq_q,seq_kv,head_dim,causal,time_us,phase\n' >"$tmp/gen.csv"
+printf 'h200-sxm-141gb,bf16,cudnn,fwd,1,64,8,1,8192,128,0,14.56,generation\n' >>"$tmp/gen.csv"
+printf 'h200-sxm-141gb,bf16,cudnn,fwd,1,64,8,1,8192,128,0,14.56,train\n' >>"$tmp/gen.csv"
+expect 0 "$bin" eval --attention --input "$tmp/gen.csv" --output "$tmp/gen-rows.csv"
+[ "$(awk -F, 'NR == 2 { print ($(NF - 2) > 1) } NR == 3 { print $(NF - 2) }' "$tmp/gen-rows.csv" | tr -d '\n')" = 11 ] ||
+    fail "eval --attention: a generation row splits the keys, a train row not: $(cat "$tmp/gen-rows.csv")"
 sed 's/,bf16,256,/,fp4,256,/' "$root/tests/data/db/attention-paged.csv" >"$tmp/paged-bad.csv"
 expect 2 "$bin" eval --attention --input "$tmp/paged-bad.csv" --output "$tmp/paged-bad-rows.csv"
 grep -q "paged-bad.csv:3: cannot read kv_cache_dtype 'fp4'" "$tmp/err" ||

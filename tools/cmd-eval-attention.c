@@ -49,8 +49,9 @@ const char cmd_eval_attention_help[] =
     "each library's training entry point, where only FlashAttention-2 splits the\n"
     "keys of a forward by its heuristic: the other kernels are predicted with\n"
     "--kv-splits 1. page_size (keys per page; empty or 0: contiguous) and\n"
-    "kv_cache_dtype (empty: dtype) are the KV cache read: a paged row is predicted\n"
-    "with the kernel's split heuristic (the inference entry points').\n"
+    "kv_cache_dtype (empty: dtype) are the KV cache read: a paged row, and one of\n"
+    "phase generation (the cuDNN frontend's attention_inference decode), is\n"
+    "predicted with the kernel's split heuristic (the inference entry points').\n"
     "\n"
     "The model is analytical and takes no constant from these rows, so holding\n"
     "out a GPU (or any group) gives the same numbers as the full table. With\n"
@@ -97,7 +98,7 @@ struct agroups {
 /* The column indices a row needs; -1 where an optional one is absent. */
 struct acols {
     int gpu, dtype, impl, pass, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, time;
-    int head_dim_vo, mask, window, deterministic, page_size, kv_cache_dtype;
+    int head_dim_vo, mask, window, deterministic, page_size, kv_cache_dtype, phase;
 };
 
 static struct agroup *agroup_get(struct agroups *gs, const char *key)
@@ -226,8 +227,11 @@ static bool row_query(char **fields, const struct acols *c, struct tc_attention_
      * num_splits = 1, and cuDNN's training graph has no split. */
     q->kv_splits = q->impl == TC_ATTN_FLASH2 || q->impl == TC_ATTN_FLASH ? 0 : 1;
     /* a paged cache is read through the inference entry points
-     * (flash_attn_with_kvcache), whose num_splits 0 runs the heuristic */
-    if (q->page_size)
+     * (flash_attn_with_kvcache), whose num_splits 0 runs the heuristic, as
+     * are the cuDNN frontend's generation rows (benchmark/attention_inference:
+     * cuDNN's inference graph splits as the library chooses, FA4's decode
+     * runs num_splits 0, "auto") */
+    if (q->page_size || (c->phase >= 0 && strcmp(fields[c->phase], "generation") == 0))
         q->kv_splits = 0;
     return true;
 }
@@ -334,6 +338,7 @@ int cmd_eval_attention(int argc, char **argv)
         .deterministic = tc_csv_find(nfields, fields, "deterministic"),
         .page_size = tc_csv_find(nfields, fields, "page_size"),
         .kv_cache_dtype = tc_csv_find(nfields, fields, "kv_cache_dtype"),
+        .phase = tc_csv_find(nfields, fields, "phase"),
     };
     {
         static const char *const required[] = {"gpu",    "dtype",    "impl",     "pass",
