@@ -119,7 +119,8 @@ END_TEST
  * solution MT{MT0}x{MT1}xD tiles C's contiguous index I (Tensile's M, the
  * model's n) by MT0, so its row-major tile is [MT1, MT0, D] (gfx90a
  * kernels' assembly: .set MT0 / MT1, SizeI = SizesFree+0, constStrideC0I
- * 1). The one exception, MT64x16x64, is explained in cdna2.yaml. */
+ * 1), on CDNA2 and CDNA3 alike. The one exception, CDNA2's MT64x16x64, is
+ * explained in cdna2.yaml. */
 START_TEST(catalogue_tensile_tiles_row_major)
 {
     struct tc_catalogue *cat = NULL;
@@ -131,7 +132,7 @@ START_TEST(catalogue_tensile_tiles_row_major)
         const char *mt = strstr(k->name, "_MT");
         int mt0, mt1, depth;
 
-        if (!(k->arch_mask & (1u << TC_ARCH_CDNA2)) || !mt ||
+        if (!(k->arch_mask & (1u << TC_ARCH_CDNA2 | 1u << TC_ARCH_CDNA3)) || !mt ||
             sscanf(mt, "_MT%dx%dx%d", &mt0, &mt1, &depth) != 3)
             continue;
         if (strstr(k->name, "_MT64x16x64_"))
@@ -142,8 +143,8 @@ START_TEST(catalogue_tensile_tiles_row_major)
         checked++;
         asymmetric += mt0 != mt1;
     }
-    ck_assert_int_ge(checked, 7);
-    ck_assert_int_ge(asymmetric, 4);
+    ck_assert_int_ge(checked, 17);
+    ck_assert_int_ge(asymmetric, 7);
     tc_catalogue_free(cat);
 }
 END_TEST
