@@ -216,8 +216,8 @@ static double makespan(double *unit_us, size_t n, int64_t reps, int sms, int ord
 
 /* How many splits of the keys the kernel's heuristic picks (the
  * FlashDecoding heuristic of FlashAttention-2's flash_api.cpp,
- * num_splits_heuristic, which FA3 reuses): none when the CTAs fill 80% of
- * the slots; else, of the split counts that change the keys per split,
+ * num_splits_heuristic; FA3's differs, below): none when the CTAs fill
+ * 80% of the slots; else, of the split counts that change the keys per split,
  * the smallest whose wave efficiency (waves / ceil(waves)) is within 85%
  * of the best, up to 128 splits, the slot count and the key tiles. */
 static int64_t split_heuristic(int64_t ctas, double slots, int64_t key_tiles)
@@ -245,6 +245,54 @@ static int64_t split_heuristic(int64_t ctas, double slots, int64_t key_tiles)
                 best_s = s;
                 break;
             }
+        }
+    }
+    return best_s;
+}
+
+/* FlashAttention-3's own split count (hopper/heuristics.h,
+ * num_splits_heuristic, called by flash_api.cpp's get_num_splits), which
+ * differs from FA2's in three ways: CTAs that fill 80% of the SMs split
+ * only when one KV head's K and V exceed the 50 MiB it takes for the L2
+ * and the query tiles pass over them at least twice (2x the SMs, not
+ * causal or local), into ceil(bytes / 50 MiB) splits; four key tiles or
+ * fewer never split ("we never split for hdim = 128 and seqlen_k = 512");
+ * and every count up to the cap is a candidate, none skipped for giving
+ * the same keys per split. ctas counts the packed query tiles (get_num_splits:
+ * "Always enable PackGQA for Split") and slots the SMs. */
+#define FA3_SPLIT_L2_BYTES (50.0 * 1024 * 1024)
+
+static int64_t fa3_split_heuristic(int64_t ctas, int64_t slots, int64_t key_tiles, int64_t m_blocks,
+                                   double kv_head_bytes, bool causal_or_local)
+{
+    int64_t max_splits = 128, best_s = 1;
+    double best = 0;
+
+    if ((double)ctas >= 0.8 * (double)slots) {
+        if (kv_head_bytes > FA3_SPLIT_L2_BYTES && m_blocks >= 2 * slots && !causal_or_local) {
+            int64_t s = (int64_t)ceil(kv_head_bytes / FA3_SPLIT_L2_BYTES);
+
+            return s < max_splits ? s : max_splits;
+        }
+        return 1;
+    }
+    if (key_tiles <= 4)
+        return 1;
+    if (max_splits > slots)
+        max_splits = slots;
+    if (max_splits > key_tiles)
+        max_splits = key_tiles;
+    for (int64_t s = 1; s <= max_splits; s++) {
+        double waves = (double)(ctas * s) / (double)slots;
+
+        best = fmax(best, waves / ceil(waves));
+    }
+    for (int64_t s = 1; s <= max_splits; s++) {
+        double waves = (double)(ctas * s) / (double)slots;
+
+        if (waves / ceil(waves) >= 0.85 * best) {
+            best_s = s;
+            break;
         }
     }
     return best_s;
@@ -466,9 +514,22 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
             int64_t key_tiles = (seq_kv + bn - 1) / bn;
             int64_t ctas_1 = q->batch * heads_eff * ((q->seq_q * gp + bm - 1) / bm);
 
-            splits = q->kv_splits > 1
-                         ? q->kv_splits
-                         : split_heuristic(ctas_1, (k.fa2_split ? 2.0 : 1.0) * units, key_tiles);
+            if (q->kv_splits > 1) {
+                splits = q->kv_splits;
+            } else if (k.impl == TC_ATTN_FLASH3) {
+                /* get_num_splits: the keys a local query tile loads at
+                 * most (its window plus a tile), and its query heads
+                 * packed whatever PackGQA's own heuristic says */
+                int64_t loaded = q->window && seq_kv > q->window + bm ? q->window + bm : seq_kv;
+                int64_t m_blocks = (q->seq_q * group + bm - 1) / bm;
+
+                splits = fa3_split_heuristic(q->batch * kv_heads * m_blocks, units,
+                                             (loaded + bn - 1) / bn, m_blocks,
+                                             (double)seq_kv * (double)(dqk + dvo) * e,
+                                             (q->causal && q->seq_q > 1) || q->window);
+            } else {
+                splits = split_heuristic(ctas_1, (k.fa2_split ? 2.0 : 1.0) * units, key_tiles);
+            }
             if (splits > key_tiles)
                 splits = key_tiles;
             if (splits > 1) {

@@ -238,6 +238,52 @@ START_TEST(test_kv_cache_dtype)
 }
 END_TEST
 
+/* FlashAttention-3 counts its own splits (hopper/heuristics.h,
+ * num_splits_heuristic): four key tiles or fewer never split; every count
+ * is a candidate, so the first within 85% of the best wave efficiency is
+ * taken even where a split is left with no keys; and CTAs that fill the
+ * SMs split only a KV head over 50 MiB read by 2x the SMs' query tiles. */
+START_TEST(test_fa3_split_heuristic)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH3,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 704,
+                                   .head_dim = 128};
+    struct tc_attention_prediction p;
+    const struct tc_gpu *h100 = gpu("h100-sxm5-80gb");
+
+    /* 704 keys are four 176-key tiles: 8 CTAs, unsplit (FA2's rule: 4) */
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 1);
+    ck_assert_int_eq(p.blocks, 8);
+    /* 20 query heads on 4 KV heads, packed: 4 CTAs over 12 key tiles on
+     * 132 SMs; the best is 12 splits (48 CTAs, 0.364 of a wave), and 11
+     * (0.333) is the first above 0.85 of it (10: 0.303), though 11 splits
+     * of 12 tiles give 2 a split as 12 give 1 */
+    q.heads = 20;
+    q.kv_heads = 4;
+    q.seq_kv = 2048;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 11);
+    ck_assert_int_eq(p.blocks, 44);
+    /* 8 heads of 33792 queries (264 tiles of 128 a head, 2112 CTAs) over
+     * 131072 keys: one KV head's K and V are 64 MiB, over the 50 MiB, read
+     * by 2 x 132 query tiles: ceil(64 / 50) = 2 splits; causal, none */
+    q.heads = 8;
+    q.kv_heads = 0;
+    q.seq_q = 33792;
+    q.seq_kv = 131072;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 2);
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 1);
+}
+END_TEST
+
 TCase *model_decode_tcase(void)
 {
     TCase *tc = tcase_create("decode");
@@ -249,5 +295,6 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_cudnn_verify_unsplit);
     tcase_add_test(tc, test_paged_decode);
     tcase_add_test(tc, test_kv_cache_dtype);
+    tcase_add_test(tc, test_fa3_split_heuristic);
     return tc;
 }
