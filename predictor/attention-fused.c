@@ -298,6 +298,25 @@ static int64_t fa3_split_heuristic(int64_t ctas, int64_t slots, int64_t key_tile
     return best_s;
 }
 
+/* FlashAttention-4's split count on sm90 and sm100 (flash_attn/cute/
+ * interface.py, num_splits_heuristic): four key tiles or fewer never
+ * split; else as many splits as put one CTA on every SM, floor(SMs /
+ * query tiles) ("we should revisit this heuristic after persistence is
+ * supported"), at most 128 and the key tiles; query tiles that fill half
+ * the SMs or more do not split. ctas counts _flash_attn_fwd's
+ * total_mblocks: the KV heads' packed query rows over 128 rows, 256 on
+ * sm100 where they exceed 128 (its two Q stages). */
+static int64_t fa4_split_heuristic(int64_t ctas, int64_t slots, int64_t key_tiles)
+{
+    int64_t s = ctas > 0 ? slots / ctas : 1;
+
+    if (key_tiles <= 4 || s < 1)
+        return 1;
+    if (s > 128)
+        s = 128;
+    return s < key_tiles ? s : key_tiles;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The model                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -527,6 +546,16 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                                              (loaded + bn - 1) / bn, m_blocks,
                                              (double)seq_kv * (double)(dqk + dvo) * e,
                                              (q->causal && q->seq_q > 1) || q->window);
+            } else if (k.impl == TC_ATTN_FLASH4 && !k.fa2_split) {
+                /* _flash_attn_fwd: the keys a local query loads at most
+                 * (its window plus 128), the query rows of a KV head
+                 * packed over one or two 128-row Q stages */
+                int64_t rows = q->seq_q * group;
+                int64_t m_eff = gpu->arch == TC_ARCH_BLACKWELL && rows > 128 ? 256 : 128;
+                int64_t loaded = q->window && seq_kv > q->window + 128 ? q->window + 128 : seq_kv;
+
+                splits = fa4_split_heuristic(q->batch * kv_heads * ((rows + m_eff - 1) / m_eff),
+                                             units, (loaded + bn - 1) / bn);
             } else {
                 splits = split_heuristic(ctas_1, (k.fa2_split ? 2.0 : 1.0) * units, key_tiles);
             }

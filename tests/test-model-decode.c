@@ -284,6 +284,40 @@ START_TEST(test_fa3_split_heuristic)
 }
 END_TEST
 
+/* FlashAttention-4 on sm90 and sm100 splits into floor(SMs / query
+ * tiles), at most the key tiles, and never over four key tiles or fewer
+ * (flash_attn/cute/interface.py, num_splits_heuristic). */
+START_TEST(test_fa4_split_heuristic)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 32,
+                                   .kv_heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_prediction p;
+    const struct tc_gpu *b200 = gpu("b200");
+
+    /* 8 packed query tiles on 148 SMs over 64 key tiles: 148 / 8 = 18
+     * splits (FA2's rule: 16) */
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 18);
+    ck_assert_int_eq(p.blocks, 144);
+    /* batch 12 of 64 heads: 96 query tiles, 148 / 96 = 1 (FA2's rule: 3) */
+    q.batch = 12;
+    q.heads = 64;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 1);
+    /* 512 keys, four tiles: unsplit at batch 1 (FA2's rule: 4) */
+    q.batch = 1;
+    q.seq_kv = 512;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 1);
+}
+END_TEST
+
 TCase *model_decode_tcase(void)
 {
     TCase *tc = tcase_create("decode");
@@ -296,5 +330,6 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_paged_decode);
     tcase_add_test(tc, test_kv_cache_dtype);
     tcase_add_test(tc, test_fa3_split_heuristic);
+    tcase_add_test(tc, test_fa4_split_heuristic);
     return tc;
 }
