@@ -462,6 +462,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                        struct tc_attention_prediction *out)
 {
     struct fused_kernel k;
+    struct tc_attention_query unmasked;
     int units = gpu->units > 0 ? gpu->units : 1;
     double e = tc_dtype_bytes(q->dtype), bw = gpu->mem_bw_gbps * 1e3 * FUSED_DRAM_EFF;
     double e_kv = tc_dtype_bytes(tc_attention_kv_dtype(q));
@@ -478,6 +479,22 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
     err = tc_fused_kernel_resolve(gpu, q, &k);
     if (err < 0)
         return err;
+    /* FA3's mha_fwd (hopper/flash_api.cpp): for a single query without a
+     * window "causal=true is the same as causal=false", and it drops the
+     * mask, and with it the causal 128-key tiles (176 at head dim 128),
+     * except over a paged cache at head dims 65-128 ("special case of hdim
+     * 128 where we want causal to have kBlockN=128, better for pagedKV and
+     * TMA") */
+    if (k.impl == TC_ATTN_FLASH3 && !q->backward && q->causal && q->seq_q == 1 && !q->window &&
+        (q->head_dim <= 64 || q->head_dim > 128 || !q->page_size)) {
+        unmasked = *q;
+        unmasked.causal = false;
+        q = &unmasked;
+        m.causal = false;
+        err = tc_fused_kernel_resolve(gpu, q, &k);
+        if (err < 0)
+            return err;
+    }
     if (q->deterministic && !k.relay &&
         !(k.fa2_split && (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH)))
         return tc_error(TC_ERR_UNSUPPORTED,

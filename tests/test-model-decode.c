@@ -318,6 +318,40 @@ START_TEST(test_fa4_split_heuristic)
 }
 END_TEST
 
+/* FA3 drops the causal mask of a single query (hopper/flash_api.cpp:
+ * "causal=true is the same as causal=false in this case"), and so takes
+ * the unmasked 176-key tiles at head dim 128; over a paged cache it keeps
+ * the mask and its 128-key tiles. 20 query heads on 4 KV heads over 4096
+ * keys: 4 packed CTAs; 24 tiles of 176 give 21 splits (0.64 of a wave,
+ * the first within 0.85 of 24's 0.73), 32 tiles of 128 give 28. */
+START_TEST(test_fa3_decode_drops_causal)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH3,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 20,
+                                   .kv_heads = 4,
+                                   .seq_q = 1,
+                                   .seq_kv = 4096,
+                                   .head_dim = 128,
+                                   .causal = true};
+    struct tc_attention_prediction plain, causal, paged;
+    const struct tc_gpu *h100 = gpu("h100-sxm5-80gb");
+
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &causal), TC_OK);
+    ck_assert_int_eq(causal.block_n, 176);
+    ck_assert_int_eq(causal.kv_splits, 21);
+    q.causal = false;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &plain), TC_OK);
+    ck_assert_double_eq_tol(causal.time_us, plain.time_us, 1e-9);
+    q.causal = true;
+    q.page_size = 256;
+    ck_assert_int_eq(tc_predict_attention(NULL, h100, &q, &paged), TC_OK);
+    ck_assert_int_eq(paged.block_n, 128);
+    ck_assert_int_eq(paged.kv_splits, 28);
+}
+END_TEST
+
 TCase *model_decode_tcase(void)
 {
     TCase *tc = tcase_create("decode");
@@ -331,5 +365,6 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_kv_cache_dtype);
     tcase_add_test(tc, test_fa3_split_heuristic);
     tcase_add_test(tc, test_fa4_split_heuristic);
+    tcase_add_test(tc, test_fa3_decode_drops_causal);
     return tc;
 }
