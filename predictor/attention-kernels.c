@@ -199,9 +199,7 @@ static void fa4_sm90_tile(int64_t d, int64_t dv, bool causal, bool local, bool b
         return;
     }
     *br = d <= 96 ? 192 : 128;
-    if (d <= 64)
-        *bc = 128;
-    else if (d <= 96)
+    if (d > 64 && d <= 96)
         *bc = causal || local ? 128 : 144;
     else if (d <= 128)
         *bc = 128;

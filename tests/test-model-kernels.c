@@ -248,13 +248,13 @@ START_TEST(test_fa4_sm90_pack_gqa)
     ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa3), TC_OK);
     ck_assert_int_eq(fa4.block_m, 128);
     ck_assert_int_eq(fa3.block_m, 128);
-    ck_assert_int_eq(fa4.blocks, 2 * 8 * 63);
-    ck_assert_int_eq(fa3.blocks, 2 * 64 * 8);
+    ck_assert_int_eq(fa4.blocks, (int64_t)2 * 8 * 63);
+    ck_assert_int_eq(fa3.blocks, (int64_t)2 * 64 * 8);
     /* no grouping, nothing to pack */
     q.impl = TC_ATTN_FLASH4;
     q.kv_heads = 0;
     ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &fa4), TC_OK);
-    ck_assert_int_eq(fa4.blocks, 2 * 64 * 8);
+    ck_assert_int_eq(fa4.blocks, (int64_t)2 * 64 * 8);
 }
 END_TEST
 
@@ -596,7 +596,7 @@ START_TEST(test_unfused_context_copy)
     mp = predict("a100-sxm4-80gb", &c);
     op = find_op(mp, "context_copy");
     ck_assert(op->in_layer);
-    ck_assert_double_eq((double)op->m, 2.0 * 2 * 2048 * (32 / 2) * 128 * 2);
+    ck_assert_double_eq((double)op->m, 2.0 * 2 * 2048 * (32.0 / 2) * 128 * 2);
     tc_model_prediction_free(mp);
 
     c.attention = TC_ATTN_FLASH2;
