@@ -514,6 +514,30 @@ static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
     return TC_OK;
 }
 
+/* cuDNN's own (closed) sm80 forward engines, as their generated kernels
+ * name their tiles in public profiler traces (cudnn_generated_fort_native_
+ * sdpa_sm80_flash_fprop_wmma_f16_knob_<n>_<rows>x<keys>x<head dim>_<warps
+ * along rows>x1x1): knob_6_128x64x64_4x1x1 at head dim 64, and
+ * knob_3_64x64x128_4x1x1 and knob_3_64x64x256_4x1x1 at 128 and 256, four
+ * warps along the query rows in each. Above head dim 64 a warp so holds
+ * 16 query rows, as in FA2's split-KV kernel, and reads the whole K and V
+ * tile for them: twice the shared-memory bytes a score element of FA2's
+ * 128-row tiles moves. Q is staged in shared memory (40,960 bytes at head
+ * dim 128, 2.5 times a 64 x 128 tile, in a published Nsight Compute
+ * profile of the 128 kernel). Head dims the traces do not name (192/128)
+ * are taken as the 64-row kind above 64. The kernels of short query
+ * blocks (knob_2_64x32x128, knob_2_16x128x128_1x4x1) are not modelled. */
+static void cudnn_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                  struct fused_kernel *k)
+{
+    fa2_kernel(gpu, q, TC_ATTN_CUDNN, k);
+    k->br = k->dqk <= 64 ? 128 : 64;
+    k->bc = 64;
+    k->threads = 4 * 32;
+    k->smem_bytes =
+        sm80_fwd_smem_bytes(k->br, k->bc, k->dqk, k->dvo, 4, false, tc_dtype_bytes(q->dtype));
+}
+
 /* Which kernel a query runs, or why it cannot run. FLASH is the best the
  * architecture's libraries offer: FA2 on Ampere and Ada, FA3 on Hopper
  * (cuDNN for an fp8 backward, which FA3 lacks), FA4 on Blackwell, and the
@@ -614,8 +638,10 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
             hopper_kernel(q, impl, k);
         else if (gpu->arch == TC_ARCH_BLACKWELL)
             blackwell_kernel(q, impl, k);
+        else if (!q->backward)
+            cudnn_sm80_fwd_kernel(gpu, q, k);
         else
-            fa2_kernel(gpu, q, impl, k); /* sm80/sm89 engines: FA2-class tiles assumed */
+            fa2_kernel(gpu, q, impl, k); /* sm80/sm89 backward: FA2-class tiles assumed */
         return TC_OK;
     default:
         return tc_error(TC_ERR_INVALID, "attention: %d is not a fused kernel", (int)impl);
