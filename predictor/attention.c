@@ -362,25 +362,32 @@ static int predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
  * scale is shrunk towards 1 with weight n / (n + ATTN_SHRINK_ROWS). */
 #define ATTN_SHRINK_ROWS 5.0
 
-/* Fits the calibration of one (GPU, impl, dtype, direction) from its
- * measured rows, once:
+/* Fits the calibration of one (GPU, impl, dtype, direction) at one pair of
+ * head dims from its measured rows of that pair, once:
  *   r_i    = ln(measured_i / model_i) over the rows the model can predict;
  *   w      = n / (n + 5)  (few rows: mostly the model's own answer);
  *   scale  = exp(w · median(r))  (the median: one bad row cannot drag it);
  *   interval, in log time around the scaled prediction: the 10th and 90th
  *            percentiles of r − median(r) (widened to include 0), blended
- *            with the model's ±25% by the same weight w. */
+ *            with the model's ±25% by the same weight w.
+ * Only rows of the same head dims: a library runs another kernel at another
+ * head dim (cuDNN's sm80 engines name knob_6_128x64x64 at 64 and
+ * knob_3_64x64x128 / _64x64x256 at 128 and 256, attention-kernels.c; FA2
+ * instantiates one kernel per multiple of 32), so what rows of one head dim
+ * say of the library's efficiency is not evidence about another's: on the
+ * development file, leaving one model out, one scale over every head dim
+ * carried A100 cuDNN's d192/128 miss onto its d128 rows. */
 static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
-                          struct tc_gemm_memo *memo, struct tc_attn_rows *set)
+                          struct tc_gemm_memo *memo, const struct tc_attn_rows *set,
+                          struct tc_attn_fit *fit)
 {
     double *r = NULL, med, w;
     size_t n = 0;
 
-    set->fitted = true;
-    set->n_fit = 0;
-    set->scale = 1;
-    set->lo_log = log(0.75);
-    set->hi_log = log(1.25);
+    fit->n_fit = 0;
+    fit->scale = 1;
+    fit->lo_log = log(0.75);
+    fit->hi_log = log(1.25);
     if (!set->n || !(r = malloc(set->n * sizeof(*r))))
         return; /* no rows, or no memory: the model alone */
     for (size_t i = 0; i < set->n; i++) {
@@ -404,6 +411,10 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
         };
         struct tc_attention_prediction pred;
 
+        if (fit->head_dim &&
+            (row->head_dim != fit->head_dim ||
+             (row->head_dim_vo ? row->head_dim_vo : row->head_dim) != fit->head_dim_vo))
+            continue;
         /* a row the model cannot predict (say head dim > 256 for flash)
          * says nothing about its scale */
         if (predict_model(p, gpu, memo, &rq, &pred) < 0 || !(pred.time_us > 0))
@@ -415,12 +426,52 @@ static void attention_fit(struct tc_predictor *p, const struct tc_gpu *gpu,
         qsort(r, n, sizeof(*r), tc_cmp_double);
         med = tc_quantile_sorted(r, n, 0.5);
         w = (double)n / ((double)n + ATTN_SHRINK_ROWS);
-        set->n_fit = n;
-        set->scale = exp(w * med);
-        set->lo_log = w * fmin(0, tc_quantile_sorted(r, n, 0.1) - med) + (1 - w) * log(0.75);
-        set->hi_log = w * fmax(0, tc_quantile_sorted(r, n, 0.9) - med) + (1 - w) * log(1.25);
+        fit->n_fit = n;
+        fit->scale = exp(w * med);
+        fit->lo_log = w * fmin(0, tc_quantile_sorted(r, n, 0.1) - med) + (1 - w) * log(0.75);
+        fit->hi_log = w * fmax(0, tc_quantile_sorted(r, n, 0.9) - med) + (1 - w) * log(1.25);
     }
     free(r);
+}
+
+/* The fit of set at head dims dqk/dvo (0/0: over every row), fitted on
+ * first use; NULL without memory. */
+static const struct tc_attn_fit *fit_at(struct tc_predictor *p, const struct tc_gpu *gpu,
+                                        struct tc_gemm_memo *memo, struct tc_attn_rows *set,
+                                        int64_t dqk, int64_t dvo)
+{
+    struct tc_attn_fit *grown;
+
+    for (size_t i = 0; i < set->n_fits; i++) {
+        if (set->fits[i].head_dim == dqk && set->fits[i].head_dim_vo == dvo)
+            return &set->fits[i];
+    }
+    grown = realloc(set->fits, (set->n_fits + 1) * sizeof(*set->fits));
+    if (!grown)
+        return NULL;
+    set->fits = grown;
+    grown = &set->fits[set->n_fits++];
+    grown->head_dim = dqk;
+    grown->head_dim_vo = dvo;
+    attention_fit(p, gpu, memo, set, grown);
+    return grown;
+}
+
+/* The fit at q's head dims, or, where the set holds no row of them, the
+ * fit over all its rows (head dims 0): a scale of the same library on the
+ * same GPU, dtype and pass is better evidence than none, and the answer's
+ * interval says it is weaker (attention_calibrate). */
+static const struct tc_attn_fit *attention_fit_for(struct tc_predictor *p, const struct tc_gpu *gpu,
+                                                   struct tc_gemm_memo *memo,
+                                                   struct tc_attn_rows *set,
+                                                   const struct tc_attention_query *q)
+{
+    const struct tc_attn_fit *fit =
+        fit_at(p, gpu, memo, set, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim);
+
+    if (fit && !fit->n_fit)
+        fit = fit_at(p, gpu, memo, set, 0, 0);
+    return fit;
 }
 
 /* Calibration from the attention rows of the predictor's databases: an
@@ -460,6 +511,7 @@ static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
                                int64_t seq_kv, struct tc_attention_prediction *out)
 {
     const struct tc_attention_row *best;
+    const struct tc_attn_fit *fit;
     struct tc_attn_rows *set;
     double k;
     int err;
@@ -471,19 +523,21 @@ static int attention_calibrate(struct tc_predictor *p, const struct tc_gpu *gpu,
         fill_measured(q, seq_kv, best, out);
         return TC_OK;
     }
-    if (!set->fitted)
-        attention_fit(p, gpu, memo, set);
-    if (!set->n_fit)
+    if (!(fit = attention_fit_for(p, gpu, memo, set, q)))
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    if (!fit->n_fit)
         return TC_OK;
-    k = set->scale;
+    k = fit->scale;
     out->time_us *= k;
     out->scores_us *= k;
     out->softmax_us *= k;
     out->values_us *= k;
     out->expand_us *= k;
     out->tflops = out->time_us > 0 ? out->flops / out->time_us / 1e6 : 0;
-    out->lo_us = out->time_us * exp(set->lo_log);
-    out->hi_us = out->time_us * exp(set->hi_log);
+    /* a scale from rows of other head dims (no row of q's): its interval
+     * keeps at least the model's own +-25 % */
+    out->lo_us = out->time_us * exp(fit->head_dim ? fit->lo_log : fmin(fit->lo_log, log(0.75)));
+    out->hi_us = out->time_us * exp(fit->head_dim ? fit->hi_log : fmax(fit->hi_log, log(1.25)));
     out->source = TC_SOURCE_CALIBRATED;
     return TC_OK;
 }

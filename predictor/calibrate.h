@@ -291,13 +291,19 @@ int tc_calib_to_row(const struct tc_calib *c, const char *gpu_id, enum tc_dtype 
  * once from the predictor's databases (the added files, else the GPU's
  * prebuilt one) and kept until the set of databases changes. The fit
  * fields belong to attention.c, which fills them on first use. */
+/* One fit of a set: the rows of one Q/K and V/O head dim pair. */
+struct tc_attn_fit {
+    int64_t head_dim, head_dim_vo; /* as the rows hold them (V/O 0: the Q/K one) */
+    size_t n_fit;                  /* rows the model could predict (the fit's sample) */
+    double scale;                  /* measured / model, shrunk towards 1 */
+    double lo_log, hi_log;         /* the interval around a scaled prediction, in log time */
+};
+
 struct tc_attn_rows {
     struct tc_attention_row *rows;
     size_t n;
-    bool fitted;
-    size_t n_fit;          /* rows the model could predict (the fit's sample) */
-    double scale;          /* measured / model, shrunk towards 1 */
-    double lo_log, hi_log; /* the interval around a scaled prediction, in log time */
+    struct tc_attn_fit *fits; /* fitted on first use, one per head dim pair asked for */
+    size_t n_fits;
 };
 
 /* The rows of gpu_id, impl, dtype and direction; NULL when the predictor is

@@ -75,6 +75,7 @@ static void drop_entries(struct tc_predictor *p)
     p->note = "";
     for (size_t i = 0; i < p->n_attn; i++) {
         free(p->attn[i]->set.rows);
+        free(p->attn[i]->set.fits);
         free(p->attn[i]);
     }
     free(p->attn);

@@ -447,6 +447,42 @@ START_TEST(test_fa2_sm80_split_smem)
 }
 END_TEST
 
+/* cuDNN's own sm80 forward runs the tiles its generated kernels name:
+ * 128 x 64 at head dim 64 and 64 x 64 above, four warps, so at head dim
+ * 128 it is held by its shared-memory reads where FA2's 128-row kernel is
+ * not; on Hopper cuDNN keeps the wgmma model. */
+START_TEST(test_cudnn_sm80_forward_tiles)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .seq_q = 8192,
+                                   .head_dim = 64};
+    struct tc_attention_prediction cudnn, fa2;
+    const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
+
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn), TC_OK);
+    ck_assert_int_eq(cudnn.block_m, 128);
+    ck_assert_int_eq(cudnn.block_n, 64);
+    q.head_dim = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn), TC_OK);
+    ck_assert_int_eq(cudnn.block_m, 64);
+    ck_assert_int_eq(cudnn.block_n, 64);
+    q.impl = TC_ATTN_FLASH2;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &fa2), TC_OK);
+    ck_assert_msg(cudnn.time_us > 1.12 * fa2.time_us, "cudnn %.1f us, fa2 %.1f", cudnn.time_us,
+                  fa2.time_us);
+    q.head_dim = 256;
+    q.impl = TC_ATTN_CUDNN;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn), TC_OK);
+    ck_assert_int_eq(cudnn.block_m, 64);
+    q.head_dim = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("h100-sxm5-80gb"), &q, &cudnn), TC_OK);
+    ck_assert_int_eq(cudnn.block_m, 128);
+}
+END_TEST
+
 /* Hugging Face's eager attention (attention: eager): the scale and the mask
  * are two kernels over the scores before the softmax, each reading and
  * writing them; the host dispatches both. GPT-2 Large's shape in fp32, b 4,
@@ -624,6 +660,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     tcase_add_test(tc, test_fa2_sm80_split_smem);
+    tcase_add_test(tc, test_cudnn_sm80_forward_tiles);
     tcase_add_test(tc, test_eager_attention_scores_kernels);
     tcase_add_test(tc, test_ga100_power_limit);
     tcase_add_test(tc, test_frost_sm80_llama_of_fa2);

@@ -668,7 +668,9 @@ START_TEST(test_attention_calibrated)
         q.seq_q = row.seq_q = row.seq_kv = shapes[i][2];
         q.head_dim = row.head_dim = shapes[i][3];
         ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK); /* analytical */
-        row.time_us = row.min_us = 1.3 * ana.time_us;
+        /* the head dim 64 kernel is another kernel, and runs at another
+         * share of the model's rate */
+        row.time_us = row.min_us = (row.head_dim == 64 ? 2.0 : 1.3) * ana.time_us;
         row.spread_pct = i == 0 ? 1.5 : 0;
         ck_assert_msg(tc_db_insert_attention(db, &row) == TC_OK, "%s", tc_last_error());
     }
@@ -689,8 +691,9 @@ START_TEST(test_attention_calibrated)
     ck_assert_double_eq_tol(first.hi_us, first.time_us * 1.015, 1e-9 * ana.time_us);
     ck_assert_double_eq_tol(first.flops, ana.flops, 1);
 
-    /* another shape: the model × 1.3 shrunk by n / (n + 5) in log space */
-    expect = pow(1.3, (double)n / ((double)n + 5));
+    /* another shape: the model × 1.3 of the four head dim 128 rows, shrunk
+     * by n / (n + 5) in log space; the head dim 64 row is no evidence */
+    expect = pow(1.3, (double)(n - 1) / ((double)(n - 1) + 5));
     q.batch = 4;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
     ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
@@ -701,6 +704,23 @@ START_TEST(test_attention_calibrated)
     ck_assert(got.lo_us < got.time_us && got.time_us < got.hi_us);
     ck_assert(got.hi_us < got.time_us * 1.25); /* narrower than the model's ±25% */
     ck_assert_double_eq_tol(got.tflops, got.flops / got.time_us / 1e6, 1e-9);
+
+    /* head dim 64: its one row's 2.0, shrunk by 1 / (1 + 5) */
+    q.head_dim = 64;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_CALIBRATED);
+    ck_assert_double_eq_tol(got.time_us, pow(2.0, 1.0 / 6.0) * ana.time_us, 1e-9 * ana.time_us);
+    /* head dim 96, which no row has: the median of every row (1.3), shrunk
+     * by 5 / (5 + 5), and at least the model's own +-25 % around it */
+    q.head_dim = 96;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &ana), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(p, a100, &q, &got), TC_OK);
+    ck_assert_int_eq(got.source, TC_SOURCE_CALIBRATED);
+    ck_assert_double_eq_tol(got.time_us, pow(1.3, 0.5) * ana.time_us, 1e-9 * ana.time_us);
+    ck_assert(got.hi_us >= got.time_us * 1.25 * (1 - 1e-12));
+    ck_assert(got.lo_us <= got.time_us * 0.75 * (1 + 1e-12));
+    q.head_dim = 128;
 
     /* a causal mask: the same rows still calibrate it */
     q.causal = true;
