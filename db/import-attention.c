@@ -490,6 +490,28 @@ static const struct {
     {"Tesla V100-PCIE-32GB", "v100-pcie-32gb"},  {"Tesla V100-SXM2-32GB", "v100-sxm2-32gb"},
 };
 
+/* The spec id of a row's GPU: --gpu, else its gpu_name column (column col,
+ * -1 when the file has none) looked up in cf_gpus. */
+static int cf_gpu_id(const struct tc_import_options *opt, char **fields, const int *cols, int c,
+                     const char *file, long line, const char **out)
+{
+    const char *s = cols[c] >= 0 ? fields[cols[c]] : "";
+
+    *out = NULL;
+    if (opt->gpu_id && *opt->gpu_id) {
+        *out = opt->gpu_id;
+        return TC_OK;
+    }
+    for (size_t i = 0; i < TC_ARRAY_SIZE(cf_gpus) && !*out; i++)
+        if (strcmp(s, cf_gpus[i].name) == 0)
+            *out = cf_gpus[i].id;
+    if (!*out)
+        return tc_error(TC_ERR_NOT_FOUND,
+                        "%s:%ld:%d: unknown GPU name '%s': give its spec id with --gpu", file, line,
+                        cols[c] + 1, s);
+    return TC_OK;
+}
+
 static int parse_bool(const char *s, const char *file, long line, int col, const char *name,
                       bool *out)
 {
@@ -625,18 +647,8 @@ static int cf_record(struct importer *imp, const char *file, long line, char **f
     }
     r->status = TC_STATUS_OK;
 
-    if (opt->gpu_id && *opt->gpu_id) {
-        in.gpu_id = opt->gpu_id;
-    } else {
-        s = cols[K_GPU_NAME] >= 0 ? fields[cols[K_GPU_NAME]] : "";
-        for (i = 0; i < TC_ARRAY_SIZE(cf_gpus) && !in.gpu_id; i++)
-            if (strcmp(s, cf_gpus[i].name) == 0)
-                in.gpu_id = cf_gpus[i].id;
-        if (!in.gpu_id)
-            return tc_error(TC_ERR_NOT_FOUND,
-                            "%s:%ld:%d: unknown GPU name '%s': give its spec id with --gpu", file,
-                            line, COL(K_GPU_NAME), s);
-    }
+    if ((err = cf_gpu_id(opt, fields, cols, K_GPU_NAME, file, line, &in.gpu_id)) < 0)
+        return err;
     in.timing = opt->timing ? opt->timing : CUDNN_FRONTEND_TIMING;
     in.source = opt->source ? opt->source : db_import_base_name(file);
     in.licence = opt->licence ? opt->licence : db_import_licence(in.source);
@@ -845,18 +857,8 @@ static int inf_record(struct importer *imp, const char *file, long line, char **
         r->reps = reps < (1 << 30) ? (int)reps : 0;
     }
     r->status = TC_STATUS_OK;
-    if (opt->gpu_id && *opt->gpu_id) {
-        in.gpu_id = opt->gpu_id;
-    } else {
-        s = cols[I_GPU_NAME] >= 0 ? fields[cols[I_GPU_NAME]] : "";
-        for (i = 0; i < TC_ARRAY_SIZE(cf_gpus) && !in.gpu_id; i++)
-            if (strcmp(s, cf_gpus[i].name) == 0)
-                in.gpu_id = cf_gpus[i].id;
-        if (!in.gpu_id)
-            return tc_error(TC_ERR_NOT_FOUND,
-                            "%s:%ld:%d: unknown GPU name '%s': give its spec id with --gpu", file,
-                            line, COL(I_GPU_NAME), s);
-    }
+    if ((err = cf_gpu_id(opt, fields, cols, I_GPU_NAME, file, line, &in.gpu_id)) < 0)
+        return err;
     in.timing = opt->timing ? opt->timing : CUDNN_FRONTEND_TIMING;
     in.source = opt->source ? opt->source : db_import_base_name(file);
     in.licence = opt->licence ? opt->licence : db_import_licence(in.source);
