@@ -490,8 +490,8 @@ static const struct {
     {"Tesla V100-PCIE-32GB", "v100-pcie-32gb"},  {"Tesla V100-SXM2-32GB", "v100-sxm2-32gb"},
 };
 
-/* The spec id of a row's GPU: --gpu, else its gpu_name column (column col,
- * -1 when the file has none) looked up in cf_gpus. */
+/* The spec id of a row's GPU: --gpu, else its gpu_name column (cols[c], -1
+ * when the file has none) looked up in cf_gpus. */
 static int cf_gpu_id(const struct tc_import_options *opt, char **fields, const int *cols, int c,
                      const char *file, long line, const char **out)
 {

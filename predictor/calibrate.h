@@ -286,19 +286,20 @@ void tc_calib_set_runs(struct tc_calib *c, const char *runs);
 int tc_calib_to_row(const struct tc_calib *c, const char *gpu_id, enum tc_dtype dtype,
                     struct tc_calibration_row *row);
 
-/* The measured attention rows a predictor holds for one GPU, implementation,
- * dtype and direction (attention.c calibrates its models with them). Read
- * once from the predictor's databases (the added files, else the GPU's
- * prebuilt one) and kept until the set of databases changes. The fit
- * fields belong to attention.c, which fills them on first use. */
-/* One fit of a set: the rows of one Q/K and V/O head dim pair. */
+/* One calibration fit of an attention set: over its rows of one Q/K and
+ * V/O head dim pair, or over all of them (head dims 0). */
 struct tc_attn_fit {
-    int64_t head_dim, head_dim_vo; /* as the rows hold them (V/O 0: the Q/K one) */
+    int64_t head_dim, head_dim_vo; /* the pair (V/O resolved: never 0 but in the all-rows fit) */
     size_t n_fit;                  /* rows the model could predict (the fit's sample) */
     double scale;                  /* measured / model, shrunk towards 1 */
     double lo_log, hi_log;         /* the interval around a scaled prediction, in log time */
 };
 
+/* The measured attention rows a predictor holds for one GPU, implementation,
+ * dtype and direction (attention.c calibrates its models with them). Read
+ * once from the predictor's databases (the added files, else the GPU's
+ * prebuilt one) and kept, with their fits, until the set of databases
+ * changes. The fits belong to attention.c, which makes them on first use. */
 struct tc_attn_rows {
     struct tc_attention_row *rows;
     size_t n;
