@@ -467,7 +467,8 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
     double e = tc_dtype_bytes(q->dtype), bw = gpu->mem_bw_gbps * 1e3 * FUSED_DRAM_EFF;
     double e_kv = tc_dtype_bytes(tc_attention_kv_dtype(q));
     int64_t kv_heads = q->kv_heads ? q->kv_heads : q->heads, group = q->heads / kv_heads;
-    int64_t gp = 1, heads_eff = q->heads, splits = 1, ctas = 0, dqk, dvo;
+    int64_t gp = 1, heads_eff = q->heads, splits = 1, ctas = 0, dqk, dvo, bm, bn;
+    bool paged_fa2;
     struct mask m = {.causal = q->causal,
                      .window = q->window,
                      .seq_q = q->seq_q,
@@ -519,6 +520,9 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                         (long long)q->page_size);
     dqk = k.dqk;
     dvo = k.dvo;
+    paged_fa2 = q->page_size && k.fa2_split &&
+                (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH) &&
+                gpu->arch != TC_ARCH_CDNA2 && gpu->arch != TC_ARCH_CDNA3;
     if (!k.window_skip)
         m.window = 0; /* the tiles left of the window are computed as under the causal mask */
 
@@ -540,13 +544,13 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                 gp = group;
         }
         heads_eff = gp > 1 ? kv_heads : q->heads;
+        /* FA2's split kernel: 64-row tiles over 256 / 128 / 64 keys by head
+         * dim, counted against two CTAs per SM (set_params_splitkv); FA3's
+         * heuristic counts its own tiles against the SMs */
+        bm = k.fa2_split ? 64 : k.br;
+        bn = k.fa2_split ? (dqk <= 64 ? 256 : dqk <= 128 ? 128 : 64) : k.bc;
         if (q->kv_splits != 1 && !k.plain_grid &&
             !(k.split_one_query && q->seq_q > 1 && q->kv_splits == 0)) {
-            /* FA2's split kernel: 64-row tiles over 256 / 128 / 64 keys by
-             * head dim, counted against two CTAs per SM (set_params_splitkv);
-             * FA3's heuristic counts its own tiles against the SMs */
-            int64_t bm = k.fa2_split ? 64 : k.br;
-            int64_t bn = k.fa2_split ? (dqk <= 64 ? 256 : dqk <= 128 ? 128 : 64) : k.bc;
             int64_t key_tiles = (seq_kv + bn - 1) / bn;
             int64_t ctas_1 = q->batch * heads_eff * ((q->seq_q * gp + bm - 1) / bm);
 
@@ -578,13 +582,16 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
             }
             if (splits > key_tiles)
                 splits = key_tiles;
-            if (splits > 1) {
-                k.br = (int)bm;
-                k.bc = (int)bn;
-                /* FA2's split kernel: four warps (run_mha_fwd_splitkv_dispatch) */
-                if (k.smem_bytes > 0 && k.fa2_split)
-                    k.smem_bytes = sm80_fwd_smem_bytes(bm, bn, dqk, dvo, 4, false, e);
-            }
+        }
+        /* FA2 reads a paged cache with its split kernel only, whether it
+         * splits or not (flash_api.cpp, mha_fwd_kvcache and mha_varlen_fwd:
+         * run_mha_fwd(params, stream, force_split_kernel = ... || paged_KV)) */
+        if (splits > 1 || (paged_fa2 && !k.plain_grid)) {
+            k.br = (int)bm;
+            k.bc = (int)bn;
+            /* FA2's split kernel: four warps (run_mha_fwd_splitkv_dispatch) */
+            if (k.smem_bytes > 0 && k.fa2_split)
+                k.smem_bytes = sm80_fwd_smem_bytes(bm, bn, dqk, dvo, 4, false, e);
         }
     } else if (q->deterministic && !k.relay) {
         /* one CTA per head at least, each looping over its key blocks */

@@ -121,11 +121,13 @@ START_TEST(test_cudnn_verify_unsplit)
 END_TEST
 
 /* A paged KV cache (vLLM's PagedAttention; FlashAttention-2's block_table):
- * the same rows read through a block table. The model adds the table's
- * bytes only, so a paged call is never faster than the contiguous one and
- * hardly slower; its interval's upper end allows vLLM's 26%. FA2 takes
- * pages of a multiple of 256 keys, the unfused bmms none, a backward no
- * cache at all. */
+ * the same rows read through a block table. Where the same kernel runs, the
+ * model adds the table's bytes only, so a paged call is never faster than
+ * the contiguous one and hardly slower; its interval's upper end allows
+ * vLLM's 26%. FA2 reads a paged cache with its split kernel only, so an
+ * unsplit paged decode runs that kernel's 64-row tiles where the
+ * contiguous one runs 128. FA2 takes pages of a multiple of 256 keys, the
+ * unfused bmms none, a backward no cache at all. */
 START_TEST(test_paged_decode)
 {
     static const struct {
@@ -161,6 +163,29 @@ START_TEST(test_paged_decode)
         ck_assert_double_eq_tol(paged.lo_us, paged.time_us * 0.75, 1e-6 * paged.lo_us);
         ck_assert_int_eq(paged.source, TC_SOURCE_ANALYTICAL);
     }
+    /* FA2 unsplit (32 sequences x 8 KV heads fill the GPU): the contiguous
+     * call runs the 128-row kernel over the swapped query heads, the paged
+     * one the split kernel's 64 x 128 tiles, which compute half the padded
+     * rows and wait on the cache's bytes instead */
+    q.impl = TC_ATTN_FLASH2;
+    q.batch = 32;
+    q.heads = 32;
+    q.seq_kv = 4096;
+    q.page_size = 0;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-sxm4-80gb"), &q, &flat), TC_OK);
+    q.page_size = 256;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-sxm4-80gb"), &q, &paged), TC_OK);
+    ck_assert_int_eq(flat.kv_splits, 1);
+    ck_assert_int_eq(paged.kv_splits, 1);
+    ck_assert_int_eq(flat.block_m, 128);
+    ck_assert_int_eq(paged.block_m, 64);
+    ck_assert_int_eq(paged.block_n, 128);
+    ck_assert_int_eq(flat.bound, TC_BOUND_COMPUTE);
+    ck_assert_int_eq(paged.bound, TC_BOUND_MEMORY);
+    ck_assert_msg(paged.time_us < 0.9 * flat.time_us, "paged %.1f us, contiguous %.1f",
+                  paged.time_us, flat.time_us);
+    q.heads = 64;
+
     /* the block table grows with the pages: one key a page is the most */
     q.impl = TC_ATTN_CUDNN;
     q.batch = 128;

@@ -51,9 +51,10 @@
     "  --dtype T             fp16 (default), bf16, fp8, ...\n"                                     \
     "  --page-size P         a paged KV cache of P keys a page (a block table, as\n"               \
     "                        vLLM's PagedAttention; default 0: contiguous), forward\n"             \
-    "                        only; flash2 takes multiples of 256, unfused none. A\n"               \
-    "                        prediction, never faster than the contiguous cache:\n"                \
-    "                        only the block table's bytes are modelled, and hi_us\n"               \
+    "                        only; flash2 takes multiples of 256 (and reads pages\n"               \
+    "                        with its split kernel's 64-row tiles, split or not),\n"               \
+    "                        unfused none. A prediction: the kernel's block table\n"               \
+    "                        bytes are modelled, its page lookups not, and hi_us\n"                \
     "                        allows the 26% vLLM measured for its paged kernel\n"                  \
     "  --kv-dtype T          the KV cache's dtype (default: --dtype). The modelled\n"              \
     "                        kernels read K and V in the queries' dtype: an fp8\n"                 \
