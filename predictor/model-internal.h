@@ -29,6 +29,19 @@ size_t tc_gemm_memo_size(const struct tc_gemm_memo *memo);
 int tc_gemm_predict_any(struct tc_predictor *p, const struct tc_gpu *gpu, struct tc_gemm_memo *memo,
                         const struct tc_gemm_query *q, struct tc_gemm_prediction *out);
 
+/* NCCL's figure for what a link carries of its rate (src/graph/topo.h:
+ * 20 GB/s for an NVLink of 25, 12 for a PCIe Gen3 x16 slot of 15.75). */
+#define TC_COLL_LINK_EFF 0.8
+
+enum tc_collective { TC_COLL_ALLREDUCE, TC_COLL_ALLGATHER };
+
+/* One collective of `bytes` (each GPU's buffer; an all-gather's output)
+ * over `ranks` GPUs of one node joined by gpu's interconnect, timed by
+ * NCCL's own cost model, the fastest of its algorithms and protocols
+ * (collective.c). 0 for one rank. */
+double tc_collective_us(const struct tc_gpu *gpu, enum tc_collective coll, int64_t ranks,
+                        double bytes);
+
 /* Time of a memory-bound kernel moving `bytes` through DRAM. */
 double tc_elementwise_time_us(const struct tc_gpu *gpu, double bytes);
 

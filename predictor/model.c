@@ -507,32 +507,28 @@ static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, do
 
 /* The tensor-parallel all-reduce of the b·s×h activations after the
  * attention and the MLP blocks (and of their input gradients in the
- * backward pass): a ring moves 2·(t-1)/t of the bytes over each link at
- * ~80% of its bandwidth, plus ~8 us of NCCL latency. */
-static int collective_op(struct decomp *dc, const char *name, const char *kind, bool in_layer,
-                         double bytes, double link_share);
+ * backward pass), as NCCL runs it (collective.c). */
+static int collective_op(struct decomp *dc, const char *name, enum tc_collective coll,
+                         bool in_layer, double bytes);
 
 static int allreduce_op(struct decomp *dc, const char *name, double bytes)
 {
-    const struct tc_model_config *c = dc->c;
-    double t = (double)c->tp;
-
-    if (c->tp <= 1)
+    if (dc->c->tp <= 1)
         return TC_OK;
-    return collective_op(dc, name, "allreduce", true, bytes, 2 * (t - 1) / t);
+    return collective_op(dc, name, TC_COLL_ALLREDUCE, true, bytes);
 }
 
-/* A ring collective of t GPUs over `bytes`, each link carrying link_share
- * of them (all-reduce 2(t-1)/t, all-gather (t-1)/t: the NCCL tests' bus
- * bandwidth factors), once forward and once backward in training. */
-static int collective_op(struct decomp *dc, const char *name, const char *kind, bool in_layer,
-                         double bytes, double link_share)
+/* A collective of the t tensor-parallel GPUs over `bytes` (an all-gather's
+ * output), NCCL's fastest algorithm and protocol for it (collective.c),
+ * once forward and once backward in training. */
+static int collective_op(struct decomp *dc, const char *name, enum tc_collective coll,
+                         bool in_layer, double bytes)
 {
     const struct tc_model_config *c = dc->c;
     int passes = c->training ? 2 : 1;
     struct tc_op_prediction *op;
 
-    op = op_new(&dc->list, name, kind, in_layer);
+    op = op_new(&dc->list, name, coll == TC_COLL_ALLREDUCE ? "allreduce" : "allgather", in_layer);
     if (!op)
         return TC_ERR_NOMEM;
     /* the bytes are stored in an int64_t: a tensor of 2^62 bytes is a
@@ -544,7 +540,7 @@ static int collective_op(struct decomp *dc, const char *name, const char *kind, 
                         "hidden, ffn, vocab) describe no model a device holds",
                         name, bytes);
     op->m = (int64_t)bytes;
-    op->time_us = passes * (8.0 + link_share * bytes / (dc->gpu->interconnect.bw_gbps * 1e3 * 0.8));
+    op->time_us = passes * tc_collective_us(dc->gpu, coll, c->tp, bytes);
     if (in_layer)
         dc->layer_fwd_us += op->time_us / passes, dc->layer_fwd_ops++;
     return TC_OK;
@@ -682,8 +678,8 @@ static int recompute_op(struct decomp *dc)
  *   "PyTorch Distributed", VLDB 2020, sections 3.2.3 and 3.2.4; the default
  *   bucket_cap_mb); ZeRO 1 and 2 move the same volume as a reduce-scatter
  *   and an all-gather of the weights, ZeRO 3 1.5 times it (Rajbhandari et
- *   al., section 7). A ring over dp carries 2(dp-1)/dp of the bytes on each
- *   link, 8 us of NCCL latency a bucket. What the backward hides is lost:
+ *   al., section 7; taken as an all-reduce of 1.5 times the bytes), each
+ *   bucket timed as NCCL times it (collective.c). What the backward hides is lost:
  *   the exposed time is what exceeds the backward's, and at least the last
  *   bucket, which starts when the backward ends. The replicas are taken to
  *   share the node's interconnect (dp x tp within one node's GPUs); across
@@ -693,8 +689,8 @@ static int train_step_ops(struct decomp *dc)
     const struct tc_model_config *c = dc->c;
     double e = tc_dtype_bytes(c->dtype), dp = (double)c->dp;
     double params = tc_model_params(c) / (double)c->tp;
-    double bucket = 25e6, grads = params * e, bw = dc->gpu->interconnect.bw_gbps * 1e3 * 0.8;
-    double share, buckets, total_us, last_us, layer_us = 0, backward_us;
+    double bucket = 25e6, grads = params * e, volume = c->zero_stage >= 3 ? 1.5 : 1.0;
+    double buckets, rest, total_us, last_us, layer_us = 0, backward_us;
     struct tc_op_prediction *op;
     int err = memory_op(dc, "optimizer", false, 28.0 * params / (c->zero_stage >= 1 ? dp : 1), 1);
 
@@ -707,10 +703,11 @@ static int train_step_ops(struct decomp *dc)
         if (dc->list.ops[i].in_layer)
             layer_us += dc->list.ops[i].time_us;
     backward_us = (double)c->layers * (layer_us - dc->layer_fwd_us);
-    share = (c->zero_stage >= 3 ? 3.0 : 2.0) * (dp - 1) / dp;
-    buckets = ceil(grads / bucket);
-    total_us = buckets * 8.0 + share * grads / bw;
-    last_us = 8.0 + share * fmin(grads, bucket) / bw;
+    buckets = floor(grads / bucket);
+    rest = grads - buckets * bucket;
+    total_us = buckets * tc_collective_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, volume * bucket) +
+               tc_collective_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, volume * rest);
+    last_us = tc_collective_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, volume * fmin(grads, bucket));
     op->m = (int64_t)grads;
     op->time_us = fmax(total_us - backward_us, last_us);
     return TC_OK;
@@ -820,8 +817,8 @@ static int decompose(struct decomp *dc)
     if (err == TC_OK)
         err = linear_ops(dc, "logits", false, rows, vocab_t, h);
     if (err == TC_OK && !c->training && t > 1)
-        err = collective_op(dc, "logits_gather", "allgather", false,
-                            (double)rows * (double)c->vocab * e, (double)(t - 1) / (double)t);
+        err = collective_op(dc, "logits_gather", TC_COLL_ALLGATHER, false,
+                            (double)rows * (double)c->vocab * e);
     if (err == TC_OK && c->training)
         /* softmax cross-entropy: reads the logits, writes their gradient */
         err = memory_op(dc, "loss", false, (double)tokens * (double)vocab_t * e * 2, 1);

@@ -13,6 +13,40 @@
 #include "test-model.h"
 #include "tilecast/tilecast.h"
 
+/* Collectives are timed by NCCL's own cost model (src/graph/tuning.cc),
+ * the fastest of its algorithms and protocols, each hand-computed here:
+ * up to a MB an all-reduce over 8 A100s takes the ring's LL protocol
+ * (6.6 us and 0.6 us for each of its 14 steps, a quarter of the 240 GB/s
+ * bus bandwidth); 8 MB LL128 (14 us and 1.9 us a step, 0.92 of it); a
+ * large one Simple (8.4 and 3.4 us, all of it); the tree, within a node a
+ * chain, never wins (its LL128 at 1 MB: 14 us + 2 x 7 x 1.25 us, at half
+ * of 0.92 x 7/9 x 240 GB/s x 0.6, NCCL's correction at that size); PCIe
+ * has no LL128 and PCIe's latencies (1.0 us an LL step); an all-gather
+ * takes n - 1 steps; one rank costs nothing. */
+START_TEST(test_collective_nccl_model)
+{
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+    const struct tc_gpu *pcie = gpu("a100-pcie-80gb");
+
+    ck_assert_double_eq_tol(tc_collective_us(a100, TC_COLL_ALLREDUCE, 8, 16384),
+                            6.6 + 14 * 0.6 + 16384 / (60e3 * 8 / 14), 1e-9);
+    ck_assert_double_eq_tol(tc_collective_us(a100, TC_COLL_ALLREDUCE, 8, 1 << 20),
+                            6.6 + 14 * 0.6 + (1 << 20) / (60e3 * 8 / 14), 1e-9);
+    ck_assert(tc_collective_us(a100, TC_COLL_ALLREDUCE, 8, 1 << 20) <
+              14.0 + 2 * 7 * 1.25 + (1 << 20) / (240e3 * 0.92 * 7 / 9 * 0.5 * 0.6));
+    ck_assert_double_eq_tol(tc_collective_us(a100, TC_COLL_ALLREDUCE, 8, 8 << 20),
+                            14.0 + 14 * 1.9 + (8 << 20) / (240e3 * 0.92 * 8 / 14), 1e-9);
+    ck_assert_double_eq_tol(tc_collective_us(a100, TC_COLL_ALLREDUCE, 8, 134217728.0),
+                            8.4 + 14 * 3.4 + 134217728.0 / (240e3 * 8 / 14), 1e-9);
+    ck_assert_double_eq_tol(tc_collective_us(a100, TC_COLL_ALLGATHER, 4, 1e9),
+                            8.4 + 3 * 3.4 + 1e9 / (240e3 * 4 / 3), 1e-9);
+    /* PCIe Gen4 x16 (32 GB/s a direction): LL, 6.6 us and 1.0 us a step */
+    ck_assert_double_eq_tol(tc_collective_us(pcie, TC_COLL_ALLREDUCE, 2, 4096),
+                            6.6 + 2 * 1.0 + 4096 / (32e3 * 0.8 / 4 * 2 / 2), 1e-9);
+    ck_assert_double_eq(tc_collective_us(a100, TC_COLL_ALLREDUCE, 1, 1e9), 0);
+}
+END_TEST
+
 /* The tensor-parallel all-reduce moves its bytes at the spec's
  * interconnect.bw_gbps: halving it doubles the bandwidth term; a spec
  * without an interconnect predicts one GPU but refuses tp > 1. */
@@ -198,9 +232,10 @@ START_TEST(test_train_step_pieces)
     ck_assert_double_eq_tol((double)find_op(dp, "optimizer")->m, 28 * p7 / 8, 1);
     ar = find_op(dp, "dp_allreduce");
     ck_assert_double_eq_tol((double)ar->m, 2 * p7, 1);
-    /* the backward (hundreds of ms) hides all but the last bucket: 8 us
+    /* the backward (hundreds of ms) hides all but the last bucket: NCCL's
+     * ring Simple over 8 GPUs, 8.4 us and 3.4 us for each of its 14 steps,
      * and 2 x 7/8 of 25 MB at 80 % of NVLink 3's 300 GB/s */
-    ck_assert_double_eq_tol(ar->time_us, 8 + 1.75 * 25e6 / 240e3, 1e-6);
+    ck_assert_double_eq_tol(ar->time_us, 8.4 + 14 * 3.4 + 1.75 * 25e6 / 240e3, 1e-6);
     ck_assert_double_eq_tol(dp->step_time_us - base->step_time_us,
                             ar->time_us + find_op(dp, "optimizer")->time_us - opt->time_us, 1e-3);
 
@@ -290,6 +325,7 @@ TCase *model_parallel_tcase(void)
 
     tcase_add_checked_fixture(tc, model_setup, model_teardown);
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_collective_nccl_model);
     tcase_add_test(tc, test_collective_reads_interconnect);
     tcase_add_test(tc, test_host_time_counts_module_calls);
     tcase_add_test(tc, test_memory_hand_computed);
