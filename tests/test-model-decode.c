@@ -128,6 +128,19 @@ END_TEST
  * unsplit paged decode runs that kernel's 64-row tiles where the
  * contiguous one runs 128. FA2 takes pages of a multiple of 256 keys, the
  * unfused bmms none, a backward no cache at all. */
+/* q over a contiguous cache into *flat and over pages of `page` keys into
+ * *paged, on the GPU named; q keeps the page size. */
+static void predict_flat_paged(const char *gpu_id, struct tc_attention_query *q, int64_t page,
+                               struct tc_attention_prediction *flat,
+                               struct tc_attention_prediction *paged)
+{
+    q->page_size = 0;
+    ck_assert_msg(tc_predict_attention(NULL, gpu(gpu_id), q, flat) == TC_OK, "%s", tc_last_error());
+    q->page_size = page;
+    ck_assert_msg(tc_predict_attention(NULL, gpu(gpu_id), q, paged) == TC_OK, "%s",
+                  tc_last_error());
+}
+
 START_TEST(test_paged_decode)
 {
     static const struct {
@@ -148,13 +161,8 @@ START_TEST(test_paged_decode)
     struct tc_attention_prediction flat, paged;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        const struct tc_gpu *g = gpu(cases[i].gpu);
-
         q.impl = cases[i].impl;
-        q.page_size = 0;
-        ck_assert_msg(tc_predict_attention(NULL, g, &q, &flat) == TC_OK, "%s", tc_last_error());
-        q.page_size = cases[i].page;
-        ck_assert_msg(tc_predict_attention(NULL, g, &q, &paged) == TC_OK, "%s", tc_last_error());
+        predict_flat_paged(cases[i].gpu, &q, cases[i].page, &flat, &paged);
         ck_assert_msg(paged.time_us >= flat.time_us && paged.time_us < 1.01 * flat.time_us,
                       "%s %s page %lld: %.3f us, contiguous %.3f", cases[i].gpu,
                       tc_attn_impl_name(q.impl), (long long)q.page_size, paged.time_us,
@@ -171,10 +179,7 @@ START_TEST(test_paged_decode)
     q.batch = 32;
     q.heads = 32;
     q.seq_kv = 4096;
-    q.page_size = 0;
-    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-sxm4-80gb"), &q, &flat), TC_OK);
-    q.page_size = 256;
-    ck_assert_int_eq(tc_predict_attention(NULL, gpu("a100-sxm4-80gb"), &q, &paged), TC_OK);
+    predict_flat_paged("a100-sxm4-80gb", &q, 256, &flat, &paged);
     ck_assert_int_eq(flat.kv_splits, 1);
     ck_assert_int_eq(paged.kv_splits, 1);
     ck_assert_int_eq(flat.block_m, 128);
@@ -190,10 +195,7 @@ START_TEST(test_paged_decode)
     q.impl = TC_ATTN_CUDNN;
     q.batch = 128;
     q.seq_kv = 131072;
-    q.page_size = 1;
-    ck_assert_int_eq(tc_predict_attention(NULL, gpu("h200-sxm-141gb"), &q, &paged), TC_OK);
-    q.page_size = 0;
-    ck_assert_int_eq(tc_predict_attention(NULL, gpu("h200-sxm-141gb"), &q, &flat), TC_OK);
+    predict_flat_paged("h200-sxm-141gb", &q, 1, &flat, &paged);
     ck_assert_msg(paged.time_us > flat.time_us, "page 1 %.1f us, contiguous %.1f", paged.time_us,
                   flat.time_us);
     q.batch = 8;
