@@ -882,6 +882,12 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
                         "%s: its spec gives no interconnect, which tensor parallelism (tp %lld) "
                         "needs (interconnect.bw_gbps, gpu_specs/README.md)",
                         gpu->id, (long long)c.tp);
+    if (c.training && c.dp > 1 && !(gpu->interconnect.bw_gbps > 0))
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s: its spec gives no interconnect, over which data parallelism (dp "
+                        "%lld) all-reduces the gradients (interconnect.bw_gbps, "
+                        "gpu_specs/README.md)",
+                        gpu->id, (long long)c.dp);
     if (gpu->peak_tflops[c.dtype] <= 0)
         return tc_error(TC_ERR_UNSUPPORTED,
                         "%s does not support %s (predict it in another dtype: --dtype)", gpu->id,

@@ -78,6 +78,13 @@ START_TEST(test_collective_reads_interconnect)
     c.tp = 1;
     ck_assert_int_eq(tc_predict_model(pred, &slow, &c, &slow_mp), TC_OK);
     tc_model_prediction_free(slow_mp);
+    /* data parallelism all-reduces the gradients over the same links */
+    c.training = true;
+    c.dp = 4;
+    slow_mp = NULL;
+    ck_assert_int_eq(tc_predict_model(pred, &slow, &c, &slow_mp), TC_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(slow_mp);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "data parallelism (dp 4)"));
 }
 END_TEST
 
