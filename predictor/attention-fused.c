@@ -511,18 +511,17 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
     /* FlashAttention-2's paged cache: flash_attn_with_kvcache's block_table
      * takes pages of a multiple of 256 keys (flash_attn_interface.py, 2.5
      * on); its split kernel's key tiles (64-256 keys) then never straddle a
-     * page */
-    if (q->page_size && q->page_size % 256 && k.fa2_split &&
-        (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH))
+     * page. The NVIDIA kernels read it with that split kernel only (below). */
+    paged_fa2 =
+        q->page_size && k.fa2_split && (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH);
+    if (paged_fa2 && q->page_size % 256)
         return tc_error(TC_ERR_UNSUPPORTED,
                         "attention: FlashAttention-2's paged KV cache takes pages of a multiple "
                         "of 256 keys (flash_attn_with_kvcache's block_table), not %lld",
                         (long long)q->page_size);
     dqk = k.dqk;
     dvo = k.dvo;
-    paged_fa2 = q->page_size && k.fa2_split &&
-                (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH) &&
-                gpu->arch != TC_ARCH_CDNA2 && gpu->arch != TC_ARCH_CDNA3;
+    paged_fa2 = paged_fa2 && gpu->arch != TC_ARCH_CDNA2 && gpu->arch != TC_ARCH_CDNA3;
     if (!k.window_skip)
         m.window = 0; /* the tiles left of the window are computed as under the causal mask */
 

@@ -120,14 +120,6 @@ START_TEST(test_cudnn_verify_unsplit)
 }
 END_TEST
 
-/* A paged KV cache (vLLM's PagedAttention; FlashAttention-2's block_table):
- * the same rows read through a block table. Where the same kernel runs, the
- * model adds the table's bytes only, so a paged call is never faster than
- * the contiguous one and hardly slower; its interval's upper end allows
- * vLLM's 26%. FA2 reads a paged cache with its split kernel only, so an
- * unsplit paged decode runs that kernel's 64-row tiles where the
- * contiguous one runs 128. FA2 takes pages of a multiple of 256 keys, the
- * unfused bmms none, a backward no cache at all. */
 /* q over a contiguous cache into *flat and over pages of `page` keys into
  * *paged, on the GPU named; q keeps the page size. */
 static void predict_flat_paged(const char *gpu_id, struct tc_attention_query *q, int64_t page,
@@ -141,6 +133,14 @@ static void predict_flat_paged(const char *gpu_id, struct tc_attention_query *q,
                   tc_last_error());
 }
 
+/* A paged KV cache (vLLM's PagedAttention; FlashAttention-2's block_table):
+ * the same rows read through a block table. Where the same kernel runs, the
+ * model adds the table's bytes only, so a paged call is never faster than
+ * the contiguous one and hardly slower; its interval's upper end allows
+ * vLLM's 26%. FA2 reads a paged cache with its split kernel only, so an
+ * unsplit paged decode runs that kernel's 64-row tiles where the
+ * contiguous one runs 128. FA2 takes pages of a multiple of 256 keys, the
+ * unfused bmms none, a backward no cache at all. */
 START_TEST(test_paged_decode)
 {
     static const struct {
