@@ -106,17 +106,17 @@ void tc_cublaslt_decode(const struct tc_lt_algo_ids *ids, struct tc_gemm_row *ro
 
 bool tc_cuda_arch_family(int major, int minor, enum tc_arch *arch)
 {
-    /* The CUDA C++ Programming Guide's table of compute capabilities: 7.0
-     * and 7.2 Volta (V100, Xavier), 7.5 Turing, 8.0/8.6/8.7 Ampere (A100,
-     * GA10x, Orin), 8.9 Ada, 9.0 Hopper, 10.x to 12.x Blackwell (B200/GB200,
-     * Thor, GB20x). Older parts have no family here. */
+    /* The CUDA C++ Programming Guide's table of compute capabilities: 6.0
+     * to 6.2 Pascal (P100, P4/P40, Jetson TX2), 7.0 and 7.2 Volta (V100, Xavier), 7.5
+     * Turing, 8.0/8.6/8.7 Ampere (A100, GA10x, Orin), 8.9 Ada, 9.0 Hopper, 10.x to 12.x Blackwell
+     * (B200/GB200, Thor, GB20x). Older parts have no family here. */
     static const struct {
         int major, minor_lo, minor_hi;
         enum tc_arch arch;
     } table[] = {
-        {7, 0, 2, TC_ARCH_VOLTA},      {7, 5, 5, TC_ARCH_TURING},     {8, 0, 7, TC_ARCH_AMPERE},
-        {8, 9, 9, TC_ARCH_ADA},        {9, 0, 0, TC_ARCH_HOPPER},     {10, 0, 9, TC_ARCH_BLACKWELL},
-        {11, 0, 9, TC_ARCH_BLACKWELL}, {12, 0, 9, TC_ARCH_BLACKWELL},
+        {6, 0, 2, TC_ARCH_PASCAL},     {7, 0, 2, TC_ARCH_VOLTA},      {7, 5, 5, TC_ARCH_TURING},
+        {8, 0, 7, TC_ARCH_AMPERE},     {8, 9, 9, TC_ARCH_ADA},        {9, 0, 0, TC_ARCH_HOPPER},
+        {10, 0, 9, TC_ARCH_BLACKWELL}, {11, 0, 9, TC_ARCH_BLACKWELL}, {12, 0, 9, TC_ARCH_BLACKWELL},
     };
 
     for (size_t i = 0; i < TC_ARRAY_SIZE(table); i++)
@@ -129,16 +129,15 @@ bool tc_cuda_arch_family(int major, int minor, enum tc_arch *arch)
 
 bool tc_hip_arch_family(const char *gfx, enum tc_arch *arch)
 {
-    /* AMD's LLVM AMDGPU processor table: gfx90a is CDNA2 (MI210, MI250,
-     * MI250X), gfx940-gfx942 CDNA3 (MI300A/X, MI325X). */
+    /* AMD's LLVM AMDGPU processor table: gfx908 is CDNA1 (MI100), gfx90a
+     * CDNA2 (MI210, MI250, MI250X), gfx940-gfx942 CDNA3 (MI300A/X,
+     * MI325X). */
     static const struct {
         const char *target;
         enum tc_arch arch;
     } table[] = {
-        {"gfx90a", TC_ARCH_CDNA2},
-        {"gfx940", TC_ARCH_CDNA3},
-        {"gfx941", TC_ARCH_CDNA3},
-        {"gfx942", TC_ARCH_CDNA3},
+        {"gfx908", TC_ARCH_CDNA1}, {"gfx90a", TC_ARCH_CDNA2}, {"gfx940", TC_ARCH_CDNA3},
+        {"gfx941", TC_ARCH_CDNA3}, {"gfx942", TC_ARCH_CDNA3},
     };
     size_t len = strcspn(gfx, ":");
 

@@ -224,7 +224,8 @@ TC_API const char *tc_source_name(enum tc_source source)
 TC_API const char *tc_arch_name(enum tc_arch arch)
 {
     static const char *const names[TC_ARCH_COUNT] = {
-        "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cpu",
+        "volta", "turing", "ampere", "ada",    "hopper", "blackwell",
+        "cdna2", "cdna3",  "cpu",    "pascal", "cdna1",
     };
     if ((unsigned)arch >= TC_ARCH_COUNT)
         return "?";

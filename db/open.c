@@ -572,7 +572,8 @@ static const struct {
      " length(CAST(id AS BLOB)) > 63 OR length(CAST(name AS BLOB)) > 127"
      " OR length(CAST(compute_capability AS BLOB)) > 15"
      " OR length(CAST(sources AS BLOB)) > 1023 OR length(CAST(flags AS BLOB)) > 2047"
-     " OR arch NOT IN ('volta','turing','ampere','ada','hopper','blackwell','cdna2','cdna3','cpu')"
+     " OR arch NOT IN ('pascal','volta','turing','ampere','ada','hopper','blackwell','cdna1',"
+     "'cdna2','cdna3','cpu')"
      /* 0 is a value the snapshot does not know (collected without --gpu) */
      " OR NOT (units BETWEEN 0 AND " TC_BOUND_SQL(TC_BOUND_UNITS_MAX) ")"
      " OR NOT " ZERO_OR_IN("clock_tensor_mhz", TC_BOUND_CLOCK_MHZ_MIN, TC_BOUND_CLOCK_MHZ_MAX)

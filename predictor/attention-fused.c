@@ -521,7 +521,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                         (long long)q->page_size);
     dqk = k.dqk;
     dvo = k.dvo;
-    paged_fa2 = paged_fa2 && gpu->arch != TC_ARCH_CDNA2 && gpu->arch != TC_ARCH_CDNA3;
+    paged_fa2 = paged_fa2 && gpu->vendor != TC_VENDOR_AMD;
     if (!k.window_skip)
         m.window = 0; /* the tiles left of the window are computed as under the causal mask */
 

@@ -275,6 +275,7 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     case TC_ARCH_BLACKWELL: /* mma.sync: no public Blackwell figure, Hopper's assumed */
         k->eff = q->backward ? FA2_HOPPER_BWD : FA2_HOPPER_FWD;
         break;
+    case TC_ARCH_PASCAL:
     case TC_ARCH_VOLTA:
     case TC_ARCH_TURING:
         k->eff = q->backward ? FA2_OLD_NVIDIA_BWD : FA2_OLD_NVIDIA_FWD;

@@ -144,8 +144,8 @@ static int get_int_list(const struct ctx *c, yaml_node_t *node, const char *fiel
 static int parse_arch(const char *s, enum tc_arch *out)
 {
     /* GPU families only: no kernel runs on the cpu "arch" */
-    for (int a = 0; a < TC_ARCH_CPU; a++)
-        if (strcmp(s, tc_arch_name((enum tc_arch)a)) == 0) {
+    for (int a = 0; a < TC_ARCH_COUNT; a++)
+        if (a != TC_ARCH_CPU && strcmp(s, tc_arch_name((enum tc_arch)a)) == 0) {
             *out = (enum tc_arch)a;
             return TC_OK;
         }
@@ -365,8 +365,9 @@ static int parse_document(struct tc_catalogue *cat, const struct ctx *c)
 
         if (!s || parse_arch(s, &arch) < 0)
             return tc_yaml_error(c->y, a, TC_ERR_PARSE,
-                                 "architectures: unknown family '%s' (expected volta, turing, "
-                                 "ampere, ada, hopper, blackwell, cdna2 or cdna3)",
+                                 "architectures: unknown family '%s' (expected pascal, volta, "
+                                 "turing, ampere, ada, hopper, blackwell, cdna1, cdna2 or "
+                                 "cdna3)",
                                  s ? s : "?");
         if ((cat->arch_seen | arch_mask) >> arch & 1u)
             return tc_yaml_error(c->y, a, TC_ERR_PARSE,

@@ -57,6 +57,7 @@ static const double tree_correction[PROTO_COUNT][23] = {
 static double ll_max_bw(const struct tc_gpu *gpu)
 {
     switch (gpu->arch) {
+    case TC_ARCH_PASCAL: /* tuning.cc's Volta column covers compute capability < 8.0 */
     case TC_ARCH_VOLTA:
     case TC_ARCH_TURING:
         return 39.0;

@@ -62,6 +62,13 @@ int64_t tc_kernel_smem_bytes(const struct tc_kernel *k, enum tc_dtype dtype);
 int tc_kernel_blocks_per_sm(const struct tc_gpu *gpu, const struct tc_kernel *k,
                             enum tc_dtype dtype, const char **limiter);
 
+/* Whether a GEMM of dtype runs on gpu's matrix units (tensor cores, MFMA)
+ * at the tensor clock, rather than on the FFMA/HFMA2 pipes at the vector
+ * clock: every dtype but fp32 on NVIDIA from Volta on (fp32 stays SIMT:
+ * TF32 is its own dtype), every dtype on AMD (Tensile's fp32 kernels are
+ * MFMA), none on Pascal (no tensor cores: P100's fp16 is HFMA2). */
+bool tc_gemm_on_matrix_units(const struct tc_gpu *gpu, enum tc_dtype dtype);
+
 /* Alignment class of the leading dimensions of q (lda, ldb, ldc, or the
  * packed ones implied by the layout). */
 enum tc_align tc_gemm_align_class(const struct tc_gemm_query *q);

@@ -145,7 +145,14 @@ struct arch_model {
 /* Columns: mma_eff, simt_eff, dram_eff, l2_bytes_per_clk, smem_bytes_per_clk,
  * schedulers, launch_us, fill_us, align_eff[128B, 16B, 4B, element].
  * Turing and Ada, with no timed data of their own, take their neighbours'
- * values, a little lower for their power-limited boards (T4, L40S). */
+ * values, a little lower for their power-limited boards (T4, L40S).
+ * Pascal takes Volta's: both run cuBLAS's SIMT sgemm with one tile menu
+ * (maxwell_sgemm_128x128 / 128x64 / 128x32 / 64x64 / 32x128 in NeuSight's
+ * P100 and P4 traces, volta_sgemm_* of the same tiles on V100 and T4).
+ * CDNA1 (gfx908) takes CDNA2's: the same Tensile kernels on the same MFMA
+ * instructions (32x32x8 fp16, 32x32x2 and 16x16x4 fp32) and 64 KiB of
+ * LDS, but half the L2 rate per channel (the CDNA2 whitepaper doubles it
+ * to 128 B/clk): 16 x 64 B/clk over 120 CUs. */
 static const struct arch_model arch_models[TC_ARCH_COUNT] = {
     [TC_ARCH_VOLTA] = {0.74, 0.85, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
     [TC_ARCH_TURING] = {0.70, 0.80, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
@@ -155,6 +162,8 @@ static const struct arch_model arch_models[TC_ARCH_COUNT] = {
     [TC_ARCH_BLACKWELL] = {0.76, 0.85, 0.88, 48, 256, 4, 2.5, 0.8, {1.0, 0.95, 0.60, 0.30}},
     [TC_ARCH_CDNA2] = {0.60, 0.70, 0.85, 18.6, 128, 4, 8.5, 1.0, {1.0, 1.0, 1.0, 1.0}},
     [TC_ARCH_CDNA3] = {0.55, 0.65, 0.85, 53.9, 128, 4, 4.0, 1.0, {1.0, 1.0, 1.0, 1.0}},
+    [TC_ARCH_PASCAL] = {0.74, 0.85, 0.85, 25.6, 128, 4, 3.0, 0.9, {1.0, 1.0, 0.90, 0.85}},
+    [TC_ARCH_CDNA1] = {0.60, 0.70, 0.85, 8.5, 128, 4, 8.5, 1.0, {1.0, 1.0, 1.0, 1.0}},
 };
 
 /* Split-K factors tried (the library's own menu is similar: 2..16 for
@@ -355,7 +364,7 @@ static void cand_init(const struct rates *r, const struct tc_gpu *gpu, const str
 {
     const struct arch_model *am = r->am;
     int e = tc_dtype_bytes(dtype);
-    double eff = r->tensor ? am->mma_eff * kr->mma_rate : am->simt_eff;
+    double eff = (r->tensor ? am->mma_eff : am->simt_eff) * kr->mma_rate;
 
     c->k = kr;
     c->bps = tc_kernel_blocks_per_sm(gpu, kr, dtype, NULL);
@@ -795,10 +804,17 @@ struct cand_table {
 static _Thread_local struct cand_table cand_cache[CACHE_ENTRIES];
 static _Thread_local unsigned cand_cache_next;
 
+bool tc_gemm_on_matrix_units(const struct tc_gpu *gpu, enum tc_dtype dtype)
+{
+    if (gpu->vendor == TC_VENDOR_AMD)
+        return true;
+    return dtype != TC_DTYPE_FP32 && gpu->arch != TC_ARCH_PASCAL;
+}
+
 static void rates_init(const struct tc_gpu *gpu, enum tc_dtype dtype, struct rates *r)
 {
     r->am = &arch_models[gpu->arch];
-    r->tensor = dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD;
+    r->tensor = tc_gemm_on_matrix_units(gpu, dtype);
     r->units = gpu->units;
     divisor_init(&r->units_div, gpu->units);
     r->sm_flops_per_us = gpu->peak_tflops[dtype] * 1e6 / gpu->units;
@@ -843,8 +859,9 @@ static void rates_init(const struct tc_gpu *gpu, enum tc_dtype dtype, struct rat
      * same ISA rule, but its stores land in the 256 MiB Infinity Cache in
      * front of HBM, whose bandwidth the spec does not carry, and no timed
      * MI300X GEMM is at hand: left as it was (at HBM rate the drain would
-     * take 8192 x 8192 x 256 from 562 to 378 TFLOP/s, unchecked). */
-    r->store_drain = gpu->arch == TC_ARCH_CDNA2;
+     * take 8192 x 8192 x 256 from 562 to 378 TFLOP/s, unchecked). CDNA1
+     * runs the same rule and stores to HBM as CDNA2 does. */
+    r->store_drain = gpu->arch == TC_ARCH_CDNA2 || gpu->arch == TC_ARCH_CDNA1;
 }
 
 /* The candidates of (gpu, dtype): from the cache, or built into `scratch`

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "gemm-internal.h"
 #include "predictor-internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -618,7 +619,7 @@ int pred_resolve(struct tc_predictor *p, const struct tc_gpu *gpu, enum tc_dtype
         e->same_family = src->arch == gpu->arch;
         tc_calib_transfer_params(tc_calib_params(src->calib), src->arch, gpu->arch,
                                  strcmp(src->gpu_id, gpu->id) == 0, src->dtype == dtype && timed,
-                                 dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD, &e->xfer);
+                                 tc_gemm_on_matrix_units(gpu, dtype), &e->xfer);
         /* Residuals that survive the fit come from the library's kernel
          * choices for that dtype; within a family (same kernels) they carry
          * over in part. Another dtype runs other kernels: none. */

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "gemm-internal.h"
 #include "predictor-internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -585,7 +586,7 @@ static int predict_gemm(struct tc_predictor *p, const struct tc_gpu *gpu,
              * left its fixed costs the model's (5.33 us at fp16 512^3
              * against the SXM4-80GB's 6.56 and the H100's 5.59, and so
              * faster than both, though below both on every resource). */
-            const bool tensor = q->dtype != TC_DTYPE_FP32 || gpu->vendor == TC_VENDOR_AMD;
+            const bool tensor = tc_gemm_on_matrix_units(gpu, q->dtype);
             const struct entry *f;
 
             if (!e->other_timing_ready) {

@@ -109,7 +109,8 @@ TC_API int tc_gpu_check(const struct tc_gpu *gpu)
         return tc_error(TC_ERR_INVALID,
                         "'%s' is a host CPU (measured by the cpu backend), not a GPU", id);
     {
-        bool amd_arch = gpu->arch == TC_ARCH_CDNA2 || gpu->arch == TC_ARCH_CDNA3;
+        bool amd_arch =
+            gpu->arch == TC_ARCH_CDNA1 || gpu->arch == TC_ARCH_CDNA2 || gpu->arch == TC_ARCH_CDNA3;
 
         if (amd_arch != (gpu->vendor == TC_VENDOR_AMD))
             return tc_error(TC_ERR_INVALID, "GPU '%s': arch %s does not belong to vendor %s", id,

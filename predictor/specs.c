@@ -274,14 +274,16 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
         return TC_OK;
     case KIND_ARCH:
         /* not cpu: a spec describes a GPU */
-        for (int a = 0; node->type == YAML_SCALAR_NODE && a < TC_ARCH_CPU; a++) {
-            if (strcmp(tc_yaml_scalar(node), tc_arch_name((enum tc_arch)a)) == 0) {
+        for (int a = 0; node->type == YAML_SCALAR_NODE && a < TC_ARCH_COUNT; a++) {
+            if (a != TC_ARCH_CPU &&
+                strcmp(tc_yaml_scalar(node), tc_arch_name((enum tc_arch)a)) == 0) {
                 *(enum tc_arch *)(void *)base = (enum tc_arch)a;
                 return TC_OK;
             }
         }
         return wrong_value(c, node, path,
-                           "one of volta, turing, ampere, ada, hopper, blackwell, cdna2, cdna3");
+                           "one of pascal, volta, turing, ampere, ada, hopper, blackwell, cdna1, "
+                           "cdna2, cdna3");
     case KIND_LINK:
         for (int l = TC_LINK_PCIE; node->type == YAML_SCALAR_NODE && l < TC_LINK_COUNT; l++) {
             if (strcmp(tc_yaml_scalar(node), tc_link_name((enum tc_link)l)) == 0) {

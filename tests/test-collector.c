@@ -781,12 +781,16 @@ START_TEST(test_arch_family)
     ck_assert(tc_cuda_arch_family(9, 0, &a) && a == TC_ARCH_HOPPER);
     ck_assert(tc_cuda_arch_family(10, 0, &a) && a == TC_ARCH_BLACKWELL);
     ck_assert(tc_cuda_arch_family(12, 0, &a) && a == TC_ARCH_BLACKWELL);
-    /* Pascal has no family (it was stored as Volta, the enum's zero) */
-    ck_assert(!tc_cuda_arch_family(6, 0, &a));
+    ck_assert(tc_cuda_arch_family(6, 0, &a) && a == TC_ARCH_PASCAL);
+    ck_assert(tc_cuda_arch_family(6, 1, &a) && a == TC_ARCH_PASCAL);
+    /* older parts have no family (Maxwell was once stored as Volta, the
+     * enum's zero) */
+    ck_assert(!tc_cuda_arch_family(5, 2, &a));
     ck_assert(!tc_cuda_arch_family(7, 7, &a));
     ck_assert(tc_hip_arch_family("gfx90a:sramecc+:xnack-", &a) && a == TC_ARCH_CDNA2);
     ck_assert(tc_hip_arch_family("gfx942", &a) && a == TC_ARCH_CDNA3);
-    ck_assert(!tc_hip_arch_family("gfx908", &a));
+    ck_assert(tc_hip_arch_family("gfx908:xnack-", &a) && a == TC_ARCH_CDNA1);
+    ck_assert(!tc_hip_arch_family("gfx906", &a));
     ck_assert(!tc_hip_arch_family("gfx90", &a));
 }
 END_TEST

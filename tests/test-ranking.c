@@ -222,7 +222,7 @@ START_TEST(test_never_faster_than_a_better_gpu)
             }
         }
     }
-    /* (pair, dtype) cases: 139 with the 15 shipped specs */
+    /* (pair, dtype) cases: 139 with the first 15 shipped specs, more since */
     ck_assert_uint_ge(pairs, 100);
     ck_assert_msg(bad == 0, "%zu predictions rank a lesser GPU faster (listed above)", bad);
     tc_predictor_free(p);

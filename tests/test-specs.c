@@ -13,9 +13,26 @@
 #include "tilecast/tilecast.h"
 
 static const char *const shipped_ids[] = {
-    "a100-pcie-40gb", "a100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "b200",
-    "h100-pcie-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "l40s",           "mi210",
-    "mi250",          "mi250x",         "mi300x",         "v100-pcie-32gb", "v100-sxm2-32gb",
+    "a100-pcie-40gb",
+    "a100-pcie-80gb",
+    "a100-sxm4-40gb",
+    "a100-sxm4-80gb",
+    "b200",
+    "h100-pcie-80gb",
+    "h100-sxm5-80gb",
+    "h200-sxm-141gb",
+    "l4",
+    "l40s",
+    "mi100",
+    "mi210",
+    "mi250",
+    "mi250x",
+    "mi300x",
+    "p100-pcie-16gb",
+    "p4",
+    "t4",
+    "v100-pcie-32gb",
+    "v100-sxm2-32gb",
 };
 #define N_SHIPPED (sizeof(shipped_ids) / sizeof(shipped_ids[0]))
 
@@ -124,6 +141,28 @@ START_TEST(shipped_spot_values)
     ck_assert_double_eq(mi250x->mem_bw_gbps, 1638.4);
     ck_assert_int_eq(mi250x->l2_bytes, 8L * 1024 * 1024);
     ck_assert_double_eq(mi250x->peak_tflops[TC_DTYPE_TF32], 0);
+
+    /* the families added after cpu: Pascal without tensor cores (the P4
+     * without fp16 at all), CDNA1 with bf16 at half the fp16 rate */
+    {
+        const struct tc_gpu *p100 = tc_specs_find(specs, "p100-pcie-16gb");
+        const struct tc_gpu *p4 = tc_specs_find(specs, "p4");
+        const struct tc_gpu *mi100 = tc_specs_find(specs, "mi100");
+
+        ck_assert_ptr_nonnull(p100);
+        ck_assert_int_eq(p100->arch, TC_ARCH_PASCAL);
+        ck_assert_double_eq(p100->peak_tflops[TC_DTYPE_FP16], 18.7);
+        ck_assert_ptr_nonnull(p4);
+        ck_assert_int_eq(p4->arch, TC_ARCH_PASCAL);
+        ck_assert_double_eq(p4->peak_tflops[TC_DTYPE_FP16], 0);
+        ck_assert_ptr_nonnull(mi100);
+        ck_assert_int_eq(mi100->arch, TC_ARCH_CDNA1);
+        ck_assert_int_eq(mi100->vendor, TC_VENDOR_AMD);
+        ck_assert_double_eq(mi100->peak_tflops[TC_DTYPE_BF16],
+                            mi100->peak_tflops[TC_DTYPE_FP16] / 2);
+        ck_assert_str_eq(tc_arch_name(TC_ARCH_PASCAL), "pascal");
+        ck_assert_str_eq(tc_arch_name(TC_ARCH_CDNA1), "cdna1");
+    }
 
     ck_assert_ptr_nonnull(mi300x);
     ck_assert_int_eq(mi300x->units, 304);

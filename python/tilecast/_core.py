@@ -174,7 +174,7 @@ def gpu_dict(g):
     """A struct tc_gpu as a plain dict (peaks keyed by dtype name, 0 = absent)."""
     d = _struct_dict(g, skip=("peak_tflops", "flops_per_clk_per_unit"))
     d["vendor"] = ("nvidia", "amd", "cpu")[g.vendor] if g.vendor in (0, 1, 2) else "?"
-    d["arch"] = _name("tc_arch_name", 9, g.arch)
+    d["arch"] = _name("tc_arch_name", 11, g.arch)
     names = _names("tc_dtype_name", TC_DTYPE_COUNT)
     d["peak_tflops"] = {names[i]: g.peak_tflops[i] for i in range(TC_DTYPE_COUNT)
                         if g.peak_tflops[i] > 0}

@@ -157,6 +157,9 @@ enum tc_arch {
     TC_ARCH_CDNA2,
     TC_ARCH_CDNA3,
     TC_ARCH_CPU,
+    /* Added after cpu, so that the values above keep their numbers: */
+    TC_ARCH_PASCAL, /* sm_60/sm_61 (P100, P4): FFMA and HFMA2, no tensor cores */
+    TC_ARCH_CDNA1,  /* gfx908 (MI100): MFMA, bf16 at half the fp16 rate */
     TC_ARCH_COUNT
 };
 
