@@ -101,6 +101,8 @@ START_TEST(shipped_spot_values)
     ck_assert_ptr_nonnull(a100p40);
     ck_assert_double_eq(a100p40->clock_vector_sustained_mhz, 1310);
     ck_assert_double_eq(tc_specs_find(specs, "a100-sxm4-80gb")->clock_vector_sustained_mhz, 0);
+    /* the 70 W T4 under a GEMM loop: about half its boost clock */
+    ck_assert_double_eq(tc_specs_find(specs, "t4")->clock_vector_sustained_mhz, 830);
 
     ck_assert_ptr_nonnull(a100);
     ck_assert_double_eq(a100->peak_tflops[TC_DTYPE_FP16], 312);
