@@ -146,9 +146,9 @@ struct arch_model {
  * schedulers, launch_us, fill_us, align_eff[128B, 16B, 4B, element].
  * Turing and Ada, with no timed data of their own, take their neighbours'
  * values, a little lower for their power-limited boards (T4, L40S).
- * Pascal takes Volta's: both run cuBLAS's SIMT sgemm with one tile menu
- * (maxwell_sgemm_128x128 / 128x64 / 128x32 / 64x64 / 32x128 in NeuSight's
- * P100 and P4 traces, volta_sgemm_* of the same tiles on V100 and T4).
+ * Pascal takes Volta's: both run cuBLAS's SIMT sgemm of one design
+ * (maxwell_sgemm_32x128 / 64x64 / 128x32 in NeuSight's P100 and P4 traces,
+ * volta_sgemm_* of those tiles and larger ones on V100 and T4).
  * CDNA1 (gfx908) takes CDNA2's: the same Tensile kernels on the same MFMA
  * instructions (32x32x8 fp16, 32x32x2 and 16x16x4 fp32) and 64 KiB of
  * LDS, but half the L2 rate per channel (the CDNA2 whitepaper doubles it
