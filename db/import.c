@@ -762,6 +762,16 @@ static bool has_hex_number(const char *seg)
     return false;
 }
 
+/* A shape's three dimensions, whichever line gives them: the summary lines
+ * too, whose shape becomes a row when the log has no per-shape lines. */
+static int mamf_dims(const long long d[3], const char *file, long line)
+{
+    for (int i = 0; i < 3; i++)
+        if (d[i] < 1 || d[i] > DIM_MAX)
+            return tc_error(TC_ERR_PARSE, "%s:%ld: dimension %lld out of range", file, line, d[i]);
+    return TC_OK;
+}
+
 static int mamf_segment(struct mamf_log *log, const char *seg, const char *file, long line)
 {
     struct mamf_row r = {0};
@@ -829,6 +839,8 @@ static int mamf_segment(struct mamf_log *log, const char *seg, const char *file,
         if (sum) {
             if (!good_tflops(median))
                 return tc_error(TC_ERR_PARSE, "%s:%ld: TFLOP/s out of range", file, line);
+            if (mamf_dims(d, file, line) < 0)
+                return TC_ERR_PARSE;
             *sum = (struct mamf_row){d[0],
                                      d[1],
                                      d[2],
@@ -843,13 +855,14 @@ static int mamf_segment(struct mamf_log *log, const char *seg, const char *file,
                    &d[2]) == 4) {
             if (!good_tflops(max))
                 return tc_error(TC_ERR_PARSE, "%s:%ld: TFLOP/s out of range", file, line);
+            if (mamf_dims(d, file, line) < 0)
+                return TC_ERR_PARSE;
             log->sum_v1 = (struct mamf_row){d[0], d[2], d[1], max, max, false, "event-min"};
         }
         return TC_OK;
     }
-    for (int i = 0; i < 3; i++)
-        if (d[i] < 1 || d[i] > DIM_MAX)
-            return tc_error(TC_ERR_PARSE, "%s:%ld: dimension %lld out of range", file, line, d[i]);
+    if (mamf_dims(d, file, line) < 0)
+        return TC_ERR_PARSE;
     return mamf_push(log, &r);
 }
 

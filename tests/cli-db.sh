@@ -61,6 +61,12 @@ run 0 "$TC" db import --format cookbook --gpu a100-sxm4-40gb "$DATA/cookbook-a10
 has out "imported 13 rows"
 run 0 "$TC" db import --format mamf --gpu h100-sxm5-80gb "$DATA/mamf-v2-summary.log" --into "$TMP/a.db"
 has out "imported 1 rows"
+# a summary line's shape is checked like a per-shape line's: a dimension
+# over 2^40 is refused by name and the database keeps what it held
+sed 's/2048x2048x13312/2048x2048x1331244444444/' "$DATA/mamf-v2-summary.log" >"$TMP/mamf-huge.log"
+run 2 "$TC" db import --format mamf --gpu h100-sxm5-80gb "$TMP/mamf-huge.log" --into "$TMP/a.db"
+has err "mamf-huge.log:8: dimension 1331244444444 out of range"
+run 0 "$TC" db check "$TMP/a.db"
 # mamf-finder's events bracket the kernel alone (a cache flush before each
 # call, one synchronize after all): its row is kernel time, and the shape it
 # measured answers with the measurement, not a faster fit through it
