@@ -232,6 +232,16 @@ TC_API const char *tc_arch_name(enum tc_arch arch)
     return names[arch];
 }
 
+bool tc_arch_parse_gpu(const char *s, enum tc_arch *out)
+{
+    for (int a = 0; s && a < TC_ARCH_COUNT; a++)
+        if (a != TC_ARCH_CPU && strcmp(s, tc_arch_name((enum tc_arch)a)) == 0) {
+            *out = (enum tc_arch)a;
+            return true;
+        }
+    return false;
+}
+
 TC_API const char *tc_link_name(enum tc_link link)
 {
     static const char *const names[TC_LINK_COUNT] = {"unknown", "pcie", "nvlink", "xgmi"};

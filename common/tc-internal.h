@@ -35,6 +35,14 @@ void tc_clear_error(void);
 #define tc_error_prefix(err, ...) (tc_error_prefix((err), __VA_ARGS__), (err))
 #endif
 
+/* The GPU families a spec or the kernel catalogue may name (not cpu), as
+ * tc_arch_name spells them; TC_ARCH_GPU_NAMES lists them for messages. */
+#define TC_ARCH_GPU_NAMES                                                                          \
+    "pascal, volta, turing, ampere, ada, hopper, blackwell, cdna1, cdna2 or cdna3"
+/* The GPU family named s: true and *out set, false for cpu or an unknown
+ * name. */
+bool tc_arch_parse_gpu(const char *s, enum tc_arch *out);
+
 /* Writes <data dir>/<rel> into buf. Returns TC_ERR_RANGE if it does not fit. */
 int tc_data_path(const char *rel, char *buf, size_t len);
 

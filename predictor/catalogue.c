@@ -141,17 +141,6 @@ static int get_int_list(const struct ctx *c, yaml_node_t *node, const char *fiel
     return TC_OK;
 }
 
-static int parse_arch(const char *s, enum tc_arch *out)
-{
-    /* GPU families only: no kernel runs on the cpu "arch" */
-    for (int a = 0; a < TC_ARCH_COUNT; a++)
-        if (a != TC_ARCH_CPU && strcmp(s, tc_arch_name((enum tc_arch)a)) == 0) {
-            *out = (enum tc_arch)a;
-            return TC_OK;
-        }
-    return TC_ERR_PARSE;
-}
-
 static bool power_of_two_or_zero(int v)
 {
     return v >= 0 && (v & (v - 1)) == 0;
@@ -363,12 +352,10 @@ static int parse_document(struct tc_catalogue *cat, const struct ctx *c)
         const char *s = tc_yaml_scalar(a);
         enum tc_arch arch;
 
-        if (!s || parse_arch(s, &arch) < 0)
-            return tc_yaml_error(c->y, a, TC_ERR_PARSE,
-                                 "architectures: unknown family '%s' (expected pascal, volta, "
-                                 "turing, ampere, ada, hopper, blackwell, cdna1, cdna2 or "
-                                 "cdna3)",
-                                 s ? s : "?");
+        if (!tc_arch_parse_gpu(s, &arch))
+            return tc_yaml_error(
+                c->y, a, TC_ERR_PARSE,
+                "architectures: unknown family '%s' (expected " TC_ARCH_GPU_NAMES ")", s ? s : "?");
         if ((cat->arch_seen | arch_mask) >> arch & 1u)
             return tc_yaml_error(c->y, a, TC_ERR_PARSE,
                                  "architectures: '%s' is already covered by another file", s);

@@ -274,16 +274,10 @@ static int parse_field(const struct parse_ctx *c, const struct field *f, const c
         return TC_OK;
     case KIND_ARCH:
         /* not cpu: a spec describes a GPU */
-        for (int a = 0; node->type == YAML_SCALAR_NODE && a < TC_ARCH_COUNT; a++) {
-            if (a != TC_ARCH_CPU &&
-                strcmp(tc_yaml_scalar(node), tc_arch_name((enum tc_arch)a)) == 0) {
-                *(enum tc_arch *)(void *)base = (enum tc_arch)a;
-                return TC_OK;
-            }
-        }
-        return wrong_value(c, node, path,
-                           "one of pascal, volta, turing, ampere, ada, hopper, blackwell, cdna1, "
-                           "cdna2, cdna3");
+        if (node->type == YAML_SCALAR_NODE &&
+            tc_arch_parse_gpu(tc_yaml_scalar(node), (enum tc_arch *)(void *)base))
+            return TC_OK;
+        return wrong_value(c, node, path, "one of " TC_ARCH_GPU_NAMES);
     case KIND_LINK:
         for (int l = TC_LINK_PCIE; node->type == YAML_SCALAR_NODE && l < TC_LINK_COUNT; l++) {
             if (strcmp(tc_yaml_scalar(node), tc_link_name((enum tc_link)l)) == 0) {

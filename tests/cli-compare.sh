@@ -25,11 +25,12 @@ expect() {
     fi
 }
 
-n_specs=$("$bin" specs list --csv | tail -n +2 | wc -l)
+"$bin" specs list --csv | tail -n +2 >"$tmp/specs.csv"
+n_specs=$(wc -l <"$tmp/specs.csv")
 # the GPUs with an fp16 and a bf16 peak (specs list --csv columns 7 and 8;
 # the others' rows say the dtype is not supported)
-n_fp16=$("$bin" specs list --csv | tail -n +2 | awk -F, '$7 != ""' | wc -l)
-n_bf16=$("$bin" specs list --csv | tail -n +2 | awk -F, '$8 != ""' | wc -l)
+n_fp16=$(awk -F, '$7 != ""' "$tmp/specs.csv" | wc -l)
+n_bf16=$(awk -F, '$8 != ""' "$tmp/specs.csv" | wc -l)
 [ "$n_fp16" -lt "$n_specs" ] && [ "$n_bf16" -lt "$n_fp16" ] ||
     fail "the shipped specs have GPUs without fp16 (P4) and without bf16 (V100, T4, P100)"
 
