@@ -86,6 +86,22 @@ static int push_shape(struct ctx *c, const yaml_node_t *where, const struct tc_s
     return TC_OK;
 }
 
+/* Room for cap shapes at once: a set's shapes are counted before they are
+ * expanded, and growing by doubling would copy millions of them again. */
+static int reserve_shapes(struct tc_sweep *sw, size_t cap)
+{
+    struct tc_shape *ns;
+
+    if (cap <= sw->cap)
+        return TC_OK;
+    ns = realloc(sw->shapes, cap * sizeof(*ns));
+    if (!ns)
+        return tc_error(TC_ERR_NOMEM, "out of memory");
+    sw->shapes = ns;
+    sw->cap = cap;
+    return TC_OK;
+}
+
 /* Refuses a set before expanding it when the product of its dimension sizes
  * (`factors`, named by `names` for the message) would take the sweep past
  * TC_SWEEP_MAX_SHAPES: expanding first would allocate gigabytes just to fail.
@@ -112,7 +128,7 @@ static int check_set_size(struct ctx *c, const yaml_node_t *set, const char *con
                                     factors[i], names[i]);
     }
     if (!saturated && count <= TC_SWEEP_MAX_SHAPES - c->sweep->n)
-        return TC_OK;
+        return reserve_shapes(c->sweep, c->sweep->n + (size_t)count);
     if (saturated)
         return tc_yaml_error(c->y, set, TC_ERR_PARSE,
                              "the set expands to more than %" PRIu64 " shapes (%s); a sweep may "
@@ -955,19 +971,27 @@ out:
     return err;
 }
 
+static int cmp_i64(int64_t x, int64_t y)
+{
+    return x < y ? -1 : x > y;
+}
+
+/* Field by field, stopping at the first that differs: dedup sorts millions
+ * of shapes with it (copying both keys into arrays first cost more than the
+ * comparisons). */
 int tc_shape_cmp(const struct tc_shape *a, const struct tc_shape *b)
 {
-    const int64_t ka[] = {a->kind,   a->dtype,    a->layout, a->m,        a->n,
-                          a->k,      a->batch,    a->heads,  a->kv_heads, a->seq_q,
-                          a->seq_kv, a->head_dim, a->causal, a->impl,     a->backward};
-    const int64_t kb[] = {b->kind,   b->dtype,    b->layout, b->m,        b->n,
-                          b->k,      b->batch,    b->heads,  b->kv_heads, b->seq_q,
-                          b->seq_kv, b->head_dim, b->causal, b->impl,     b->backward};
+    int r;
 
-    for (size_t i = 0; i < TC_ARRAY_SIZE(ka); i++)
-        if (ka[i] != kb[i])
-            return ka[i] < kb[i] ? -1 : 1;
-    return 0;
+    if ((r = cmp_i64(a->kind, b->kind)) || (r = cmp_i64(a->dtype, b->dtype)) ||
+        (r = cmp_i64(a->layout, b->layout)) || (r = cmp_i64(a->m, b->m)) ||
+        (r = cmp_i64(a->n, b->n)) || (r = cmp_i64(a->k, b->k)) ||
+        (r = cmp_i64(a->batch, b->batch)) || (r = cmp_i64(a->heads, b->heads)) ||
+        (r = cmp_i64(a->kv_heads, b->kv_heads)) || (r = cmp_i64(a->seq_q, b->seq_q)) ||
+        (r = cmp_i64(a->seq_kv, b->seq_kv)) || (r = cmp_i64(a->head_dim, b->head_dim)) ||
+        (r = cmp_i64(a->causal, b->causal)) || (r = cmp_i64(a->impl, b->impl)))
+        return r;
+    return cmp_i64(a->backward, b->backward);
 }
 
 static const struct tc_shape *sort_base;

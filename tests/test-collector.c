@@ -125,7 +125,7 @@ static const struct {
     {"bad-no-dtypes.yaml", "bad-no-dtypes.yaml:2:5: set has no 'dtypes'"},
     /* counted before expanding: 49 million shapes would take gigabytes */
     {"too-big.yaml", "too-big.yaml:4:5: the set expands to 49000000 shapes (7000 m x 7000 n x "
-                     "1 k x 1 batch x 1 dtypes x 1 layouts); a sweep may have at most 10000000"},
+                     "1 k x 1 batch x 1 dtypes x 1 layouts); a sweep may have at most 1000000"},
     /* 9e6^4 x 2 does not fit in 64 bits: the count saturates, it does not wrap */
     {"too-big-overflow.yaml", "too-big-overflow.yaml:4:5: the set expands to more than "
                               "18446744073709551615 shapes (9000000 batch x 9000000 heads"},
