@@ -243,7 +243,7 @@ static int evaluate(struct search *s, const struct tc_model_config *c)
             return err;
         return TC_OK;
     }
-    tps_gpu = mp->tokens_per_s / (double)c->tp;
+    tps_gpu = mp->tokens_per_s / (double)(c->tp * c->pp); /* resolved: pp >= 1 */
     /* Compare at the same parameter count: a token of a model with 3% fewer
      * parameters is 3% less work, not a speedup. */
     speedup = tps_gpu / s->base_tps_gpu * (params / s->base_params);
@@ -470,7 +470,7 @@ TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
     if (err < 0)
         goto cleanup;
     s.base_params = tc_model_params(&s.base);
-    s.base_tps_gpu = s.base_pred->tokens_per_s / (double)s.base.tp;
+    s.base_tps_gpu = s.base_pred->tokens_per_s / (double)(s.base.tp * s.base.pp);
     err = search_all(&s);
     if (err < 0)
         goto cleanup;

@@ -13,6 +13,7 @@
 
 enum key_type {
     KEY_INT,        /* an int64_t field within [min, max] */
+    KEY_INT32,      /* an int32_t field within [min, max] */
     KEY_BOOL,       /* a bool field: true/yes/on/1 or false/no/off/0 */
     KEY_NAME,       /* the name, truncated to TC_NAME_MAX - 1 bytes */
     KEY_ACTIVATION, /* gelu or swiglu, into swiglu */
@@ -62,6 +63,8 @@ static const struct model_key {
     {"recompute", KEY_BOOL, FIELD(recompute), 0, 0},
     {"rope", KEY_BOOL, FIELD(rope), 0, 0},
     {"attention_eager", KEY_BOOL, FIELD(attention_eager), 0, 0},
+    {"pp", KEY_INT32, FIELD(pp), 1, 1 << 16},
+    {"microbatches", KEY_INT32, FIELD(microbatches), 1, 1 << 20},
     /* The struct's own names for what activation, norm and mode say in
      * words: the Python binding returns a config as a dict of the struct's
      * fields (predict_model()["config"], advise's candidates), and such a
@@ -186,7 +189,8 @@ TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, con
         return unknown_key(key);
     field = (char *)cfg + k->offset;
     switch (k->type) {
-    case KEY_INT: {
+    case KEY_INT:
+    case KEY_INT32: {
         long long x;
 
         if (!*value)
@@ -196,7 +200,10 @@ TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, con
         if (x < k->min || x > k->max)
             return tc_error(TC_ERR_RANGE, "%s: %lld is out of range [%lld, %lld]", key, x, k->min,
                             k->max);
-        *(int64_t *)(void *)field = x;
+        if (k->type == KEY_INT32)
+            *(int32_t *)(void *)field = (int32_t)x;
+        else
+            *(int64_t *)(void *)field = x;
         return TC_OK;
     }
     case KEY_BOOL:

@@ -41,6 +41,13 @@ enum tc_collective { TC_COLL_ALLREDUCE, TC_COLL_ALLGATHER };
  * (collective.c). 0 for one rank. */
 double tc_collective_us(const struct tc_gpu *gpu, enum tc_collective coll, int64_t ranks,
                         double bytes);
+/* The same over ranks spread evenly over `nodes` nodes (1: the above), each
+ * GPU reaching the other nodes through a network adapter of nic_gbps. */
+double tc_collective_nodes_us(const struct tc_gpu *gpu, enum tc_collective coll, int64_t ranks,
+                              int64_t nodes, double nic_gbps, double bytes);
+/* One point-to-point send of `bytes` to a GPU of the same node or, when
+ * across_nodes, of another one. */
+double tc_p2p_us(const struct tc_gpu *gpu, bool across_nodes, double nic_gbps, double bytes);
 
 /* Time of a memory-bound kernel moving `bytes` through DRAM. */
 double tc_elementwise_time_us(const struct tc_gpu *gpu, double bytes);

@@ -36,6 +36,8 @@ TC_API void tc_model_config_defaults(struct tc_model_config *cfg)
     cfg->training = true;
     cfg->causal = true;
     cfg->dp = 1;
+    cfg->pp = 1;
+    cfg->microbatches = 1;
 }
 
 TC_API int tc_model_config_resolve(struct tc_model_config *c)
@@ -95,6 +97,21 @@ TC_API int tc_model_config_resolve(struct tc_model_config *c)
         return tc_error(TC_ERR_RANGE,
                         "model config: dp (%lld) must be positive and zero_stage (%lld) in [0, 3]",
                         (long long)c->dp, (long long)c->zero_stage);
+    /* the tail a caller zeroed: no pipeline, one micro-batch */
+    if (c->pp == 0)
+        c->pp = 1;
+    if (c->microbatches == 0)
+        c->microbatches = 1;
+    if (c->pp < 0 || c->microbatches < 0)
+        return tc_error(TC_ERR_RANGE,
+                        "model config: pp (%d) and microbatches (%d) must be positive", c->pp,
+                        c->microbatches);
+    /* Megatron-LM's stages hold equal shares of the layers */
+    if (c->layers % c->pp)
+        return tc_error(TC_ERR_INVALID,
+                        "model config: pp %d does not divide layers %lld (each pipeline stage "
+                        "holds layers / pp layers)",
+                        c->pp, (long long)c->layers);
     return TC_OK;
 }
 
@@ -124,7 +141,12 @@ TC_API double tc_model_params(const struct tc_model_config *c)
  *  - weights: the parameter count (tc_model_params) in the config's dtype,
  *    split over the tp GPUs (Megatron splits every layer's matrices and,
  *    with a vocabulary-parallel embedding, the embedding and logits too;
- *    the norms are replicated and negligible);
+ *    the norms are replicated and negligible); with a pipeline, the
+ *    busiest stage's parameters (stage_params), and its gradients and
+ *    optimizer state likewise;
+ *  - a pipeline's first stage keeps the activations of min(pp,
+ *    microbatches) micro-batches of its layers / pp layers under 1F1B;
+ *    each stage caches the keys and values of its own layers;
  *  - training with Adam in mixed precision: a gradient per weight in the
  *    same dtype and 12 bytes of optimizer state per parameter (fp32 master
  *    weight, momentum and variance): 16 bytes per parameter in all for
@@ -148,11 +170,25 @@ TC_API double tc_model_params(const struct tc_model_config *c)
  *  - capacity: the spec's memory in GB (10^9 bytes, below the GiB the cards
  *    carry), less 5 % for the CUDA context, the library's workspaces and
  *    fragmentation. */
+/* The parameters of the busiest pipeline stage (all of them when pp is 1):
+ * its layers / pp layers and one vocab x hidden matrix, the embedding on
+ * the first stage, the logits on the last (a tied embedding is kept on
+ * both, as Megatron-LM keeps it), and the final norm. */
+static double stage_params(const struct tc_model_config *c)
+{
+    double total = tc_model_params(c), h = (double)c->hidden, v = (double)c->vocab;
+    double head = v * h * (c->tied_embeddings ? 1.0 : 2.0), norm = (c->rmsnorm ? 1.0 : 2.0) * h;
+
+    if (c->pp <= 1)
+        return total;
+    return (total - head - norm) / (double)c->pp + v * h + norm;
+}
+
 TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_config *cfg,
                            int64_t decode_context, struct tc_model_memory *out)
 {
     struct tc_model_config c;
-    double e, t, s, b, h, tokens, per_layer;
+    double e, t, s, b, h, tokens, per_layer, stage_layers, in_flight;
     int err;
 
     if (!gpu || !cfg || !out)
@@ -168,9 +204,14 @@ TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_confi
     s = (double)c.seq;
     b = (double)c.micro_batch;
     h = (double)c.hidden;
-    out->weights_bytes = tc_model_params(&c) * e / t;
+    /* a pipeline stage's layers and, under 1F1B, the micro-batches its first
+     * stage keeps in flight, at most pp (Narayanan et al., SC 2021, section
+     * 2.2.1): as many layers' activations as without a pipeline */
+    stage_layers = (double)c.layers / (double)c.pp; /* pp divides layers */
+    in_flight = (double)(c.microbatches < c.pp ? c.microbatches : c.pp);
+    out->weights_bytes = stage_params(&c) * e / t;
     if (c.training && !decode_context) {
-        double params = tc_model_params(&c) / t, dp = (double)c.dp;
+        double params = stage_params(&c) / t, dp = (double)c.dp;
 
         if (c.zero_stage >= 3)
             out->weights_bytes /= dp;
@@ -182,15 +223,15 @@ TC_API int tc_model_memory(const struct tc_gpu *gpu, const struct tc_model_confi
             per_layer += s * b * h * 5.0 * (double)c.heads * s / (h * t);
         if (c.recompute)
             out->activations_bytes =
-                ((double)c.layers * 2.0 * s * b * h + per_layer) * (e > 2 ? e / 2 : 1);
+                (stage_layers * in_flight * 2.0 * s * b * h + per_layer) * (e > 2 ? e / 2 : 1);
         else
-            out->activations_bytes = (double)c.layers * per_layer * (e > 2 ? e / 2 : 1);
+            out->activations_bytes = stage_layers * in_flight * per_layer * (e > 2 ? e / 2 : 1);
     } else {
         double wide = 3.0 * h > 2.0 * (double)c.ffn ? 3.0 * h : 2.0 * (double)c.ffn;
 
         tokens = decode_context ? (double)decode_context + 1 : s;
         out->kv_cache_bytes =
-            2.0 * (double)c.layers * (double)c.kv_heads / t * (double)c.head_dim * tokens * b * e;
+            2.0 * stage_layers * (double)c.kv_heads / t * (double)c.head_dim * tokens * b * e;
         out->activations_bytes = 2.0 * b * (decode_context ? 1 : s) * wide / t * e;
     }
     out->total_bytes = out->weights_bytes + out->grads_bytes + out->optimizer_bytes +
@@ -411,7 +452,31 @@ struct decomp {
     int layer_fwd_ops;
     /* host dispatches per layer beyond the ops of the list (recomputation) */
     int layer_extra_ops;
+    /* the nodes the GPUs fill (struct tc_cluster, defaults applied) */
+    struct tc_cluster cluster;
+    /* the ops from here on run once per step, not per micro-batch (the
+     * optimizer, the gradient all-reduce); SIZE_MAX: none */
+    size_t step_ops;
+    /* the stage boundary's sends of one micro-batch (op "pp_send"), not a
+     * part of any stage's sum; SIZE_MAX: none */
+    size_t p2p_op;
 };
+
+/* The nodes a group of `ranks` GPUs, `stride` ranks apart in Megatron-LM's
+ * order, spans when each node holds gpus_per_node consecutive ranks. */
+static int64_t group_nodes(const struct tc_cluster *cl, int64_t ranks, int64_t stride)
+{
+    int64_t per_node;
+
+    if (ranks <= 1)
+        return 1;
+    if (stride >= cl->gpus_per_node)
+        return ranks;
+    per_node = cl->gpus_per_node / stride;
+    if (per_node >= ranks)
+        return 1;
+    return (ranks + per_node - 1) / per_node;
+}
 
 static int gemm_op(struct decomp *dc, const char *name, bool in_layer, int64_t m, int64_t n,
                    int64_t k, int64_t batch, enum tc_layout layout)
@@ -540,7 +605,9 @@ static int collective_op(struct decomp *dc, const char *name, enum tc_collective
                         "hidden, ffn, vocab) describe no model a device holds",
                         name, bytes);
     op->m = (int64_t)bytes;
-    op->time_us = passes * tc_collective_us(dc->gpu, coll, c->tp, bytes);
+    op->time_us =
+        passes * tc_collective_nodes_us(dc->gpu, coll, c->tp, group_nodes(&dc->cluster, c->tp, 1),
+                                        dc->cluster.nic_gbps, bytes);
     if (in_layer)
         dc->layer_fwd_us += op->time_us / passes, dc->layer_fwd_ops++;
     return TC_OK;
@@ -666,34 +733,41 @@ static int recompute_op(struct decomp *dc)
 }
 
 /* The once-per-step work of a training step beyond forward and backward.
- * - The optimizer step: Adam over this GPU's parameters (1/t of them, 1/dp
- *   of those under ZeRO 1-3), a memory-bound sweep (Apex's and PyTorch's
- *   fused multi-tensor Adam): it reads the fp32 master weight, momentum and
- *   variance (12 bytes) and the 16-bit gradient (2), writes the three back
- *   (12) and the 16-bit weight (2): 28 bytes per parameter; fp32 training
- *   reads the weight (its own master), gradient, m and v (16) and writes
- *   weight, m and v (12): 28 too.
+ * - The optimizer step: Adam over this GPU's parameters (its stage's, 1/t
+ *   of them, 1/dp of those under ZeRO 1-3), a memory-bound sweep (Apex's
+ *   and PyTorch's fused multi-tensor Adam): it reads the fp32 master
+ *   weight, momentum and variance (12 bytes) and the 16-bit gradient (2),
+ *   writes the three back (12) and the 16-bit weight (2): 28 bytes per
+ *   parameter; fp32 training reads the weight (its own master), gradient,
+ *   m and v (16) and writes weight, m and v (12): 28 too.
  * - With dp > 1 the gradients are reduced over the replicas: PyTorch DDP
  *   all-reduces them in 25 MB buckets while the backward runs (Li et al.,
  *   "PyTorch Distributed", VLDB 2020, sections 3.2.3 and 3.2.4; the default
  *   bucket_cap_mb); ZeRO 1 and 2 move the same volume as a reduce-scatter
  *   and an all-gather of the weights, ZeRO 3 1.5 times it (Rajbhandari et
  *   al., section 7; taken as an all-reduce of 1.5 times the bytes), each
- *   bucket timed as NCCL times it (collective.c). What the backward hides is lost:
- *   the exposed time is what exceeds the backward's, and at least the last
- *   bucket, which starts when the backward ends. The replicas are taken to
- *   share the node's interconnect (dp x tp within one node's GPUs); across
- *   nodes the network would bound it, which the model leaves out. */
+ *   bucket timed as NCCL times it (collective.c). What the backward hides
+ *   is lost: the exposed time is what exceeds the backward's, and at least
+ *   the last bucket, which starts when the backward ends. With
+ *   micro-batches the reduction waits for the last one (DDP's no_sync for
+ *   the others), so only the last micro-batch's backward on this stage
+ *   hides it. The replicas are tp ranks apart: a node of gpus_per_node GPUs
+ *   holds gpus_per_node / tp of them, and a larger group reduces across
+ *   nodes at the network's rate. */
 static int train_step_ops(struct decomp *dc)
 {
     const struct tc_model_config *c = dc->c;
     double e = tc_dtype_bytes(c->dtype), dp = (double)c->dp;
-    double params = tc_model_params(c) / (double)c->tp;
+    double params = stage_params(c) / (double)c->tp;
     double bucket = 25e6, grads = params * e, volume = c->zero_stage >= 3 ? 1.5 : 1.0;
     double buckets, rest, total_us, last_us, layer_us = 0, backward_us;
+    int64_t nodes = group_nodes(&dc->cluster, c->dp, c->tp);
+    double nic = dc->cluster.nic_gbps;
     struct tc_op_prediction *op;
-    int err = memory_op(dc, "optimizer", false, 28.0 * params / (c->zero_stage >= 1 ? dp : 1), 1);
+    int err;
 
+    dc->step_ops = dc->list.n;
+    err = memory_op(dc, "optimizer", false, 28.0 * params / (c->zero_stage >= 1 ? dp : 1), 1);
     if (err < 0 || c->dp <= 1)
         return err;
     op = op_new(&dc->list, "dp_allreduce", "allreduce", false);
@@ -702,16 +776,49 @@ static int train_step_ops(struct decomp *dc)
     for (size_t i = 0; i < dc->list.n; i++)
         if (dc->list.ops[i].in_layer)
             layer_us += dc->list.ops[i].time_us;
-    backward_us = (double)c->layers * (layer_us - dc->layer_fwd_us);
+    backward_us = (double)c->layers / (double)c->pp * (layer_us - dc->layer_fwd_us);
     buckets = floor(grads / bucket);
     rest = grads - buckets * bucket;
-    total_us = buckets * tc_collective_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, volume * bucket) +
-               tc_collective_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, volume * rest);
-    last_us = tc_collective_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, volume * fmin(grads, bucket));
+    total_us = buckets * tc_collective_nodes_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, nodes, nic,
+                                                volume * bucket) +
+               tc_collective_nodes_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, nodes, nic, volume * rest);
+    last_us = tc_collective_nodes_us(dc->gpu, TC_COLL_ALLREDUCE, c->dp, nodes, nic,
+                                     volume * fmin(grads, bucket));
     op->m = (int64_t)grads;
     op->time_us = fmax(total_us - backward_us, last_us);
     return TC_OK;
 }
+
+/* A micro-batch's passage from one pipeline stage to the next: its
+ * activations forward and, in training, their gradient backward, each a
+ * point-to-point send (collective.c). Under tensor parallelism every rank
+ * holds the whole activation; Megatron-LM's scatter/gather optimization
+ * (Narayanan et al., SC 2021, section 4.1) sends 1/t of it from each rank
+ * and all-gathers it over the receiving stage's tp GPUs. The stages are
+ * tp x dp ranks apart: a boundary crosses nodes once tp x dp x pp GPUs
+ * fill more than one node. */
+static int p2p_op(struct decomp *dc, double act_bytes)
+{
+    const struct tc_model_config *c = dc->c;
+    int passes = c->training ? 2 : 1;
+    bool across = c->tp * c->dp * (int64_t)c->pp > dc->cluster.gpus_per_node;
+    struct tc_op_prediction *op = op_new(&dc->list, "pp_send", "p2p", false);
+    double bytes = act_bytes / (double)c->tp, t;
+
+    if (!op)
+        return TC_ERR_NOMEM;
+    dc->p2p_op = dc->list.n - 1;
+    t = tc_p2p_us(dc->gpu, across, dc->cluster.nic_gbps, bytes);
+    if (c->tp > 1)
+        t += tc_collective_nodes_us(dc->gpu, TC_COLL_ALLGATHER, c->tp,
+                                    group_nodes(&dc->cluster, c->tp, 1), dc->cluster.nic_gbps,
+                                    act_bytes);
+    op->m = (int64_t)bytes;
+    op->time_us = passes * t;
+    return TC_OK;
+}
+
+static int head_ops(struct decomp *dc, int64_t tokens, double act_bytes, double norm_bytes);
 
 static int decompose(struct decomp *dc)
 {
@@ -723,7 +830,6 @@ static int decompose(struct decomp *dc)
     double act_bytes = (double)tokens * (double)h * e, norm_bytes;
     int64_t qkv_n = (c->heads + 2 * c->kv_heads) * d / t;
     int64_t ffn_t = c->ffn / t;
-    int64_t rows, vocab_t;
     int err;
 
     /* each factor is bounded by its key, their product is not */
@@ -790,24 +896,37 @@ static int decompose(struct decomp *dc)
         err = elementwise_op(dc, "residual2", true, 3 * act_bytes);
     if (err == TC_OK && c->training && c->recompute)
         err = recompute_op(dc);
+    if (err == TC_OK && c->vocab > 0)
+        err = head_ops(dc, tokens, act_bytes, norm_bytes);
+    if (err == TC_OK && c->pp > 1)
+        err = p2p_op(dc, act_bytes);
     if (err == TC_OK && c->training)
         err = train_step_ops(dc);
-    if (err < 0 || c->vocab == 0)
-        return err;
+    return err;
+}
 
-    /* Once per step: the embedding gather, the final norm, the logits GEMM
-     * and the loss over the logits. The logits are vocabulary-parallel as
-     * Megatron-LM computes them (Shoeybi et al. 2019, section 3; its
-     * VocabParallelEmbedding and ColumnParallelLinear output layer) and vLLM
-     * too (ParallelLMHead): each GPU multiplies by v/t columns of the output
-     * matrix (the vocabulary padded to a multiple of t, as Megatron pads
-     * it). Training takes the cross-entropy on the split logits
-     * (vocab_parallel_cross_entropy: all-reduces of b·s floats, left out);
-     * inference gathers the logits for the sampler, a ring all-gather of
-     * b·s×v. A serving engine's prefill needs the next token of each
-     * sequence only: vLLM's sampler keeps the last prompt position of each
-     * sequence (_prune_hidden_states) before the logits GEMM, so that GEMM
-     * has b rows, not b·s. */
+/* Once per micro-batch: the embedding gather, the final norm, the logits
+ * GEMM and the loss over the logits. The logits are vocabulary-parallel as
+ * Megatron-LM computes them (Shoeybi et al. 2019, section 3; its
+ * VocabParallelEmbedding and ColumnParallelLinear output layer) and vLLM
+ * too (ParallelLMHead): each GPU multiplies by v/t columns of the output
+ * matrix (the vocabulary padded to a multiple of t, as Megatron pads
+ * it). Training takes the cross-entropy on the split logits
+ * (vocab_parallel_cross_entropy: all-reduces of b·s floats, left out);
+ * inference gathers the logits for the sampler, a ring all-gather of
+ * b·s×v. A serving engine's prefill needs the next token of each
+ * sequence only: vLLM's sampler keeps the last prompt position of each
+ * sequence (_prune_hidden_states) before the logits GEMM, so that GEMM
+ * has b rows, not b·s. The embedding runs on a pipeline's first stage,
+ * the rest on its last. */
+static int head_ops(struct decomp *dc, int64_t tokens, double act_bytes, double norm_bytes)
+{
+    const struct tc_model_config *c = dc->c;
+    int64_t t = c->tp;
+    double e = tc_dtype_bytes(c->dtype);
+    int64_t rows, vocab_t;
+    int err;
+
     rows = c->serving && !c->training ? c->micro_batch : tokens;
     vocab_t = (c->vocab + t - 1) / t;
     err = elementwise_op(dc, "embedding", false, 2 * act_bytes);
@@ -815,7 +934,7 @@ static int decompose(struct decomp *dc)
         err =
             elementwise_op(dc, c->rmsnorm ? "rmsnorm_final" : "layernorm_final", false, norm_bytes);
     if (err == TC_OK)
-        err = linear_ops(dc, "logits", false, rows, vocab_t, h);
+        err = linear_ops(dc, "logits", false, rows, vocab_t, c->hidden);
     if (err == TC_OK && !c->training && t > 1)
         err = collective_op(dc, "logits_gather", TC_COLL_ALLGATHER, false,
                             (double)rows * (double)c->vocab * e);
@@ -857,14 +976,52 @@ static double serving_engine_us(const struct tc_model_config *c)
     return 1300.0 + 110.0 * b;
 }
 
+/* The nodes the config's GPUs fill and whether a group that crosses them
+ * has a network to cross with. */
+static int check_cluster(const struct tc_gpu *gpu, const struct tc_model_config *c,
+                         const struct tc_cluster *cl, int64_t *nodes)
+{
+    int64_t gpus = c->tp * c->dp * (int64_t)c->pp;
+    bool across = group_nodes(cl, c->tp, 1) > 1 ||
+                  (c->training && group_nodes(cl, c->dp, c->tp) > 1) ||
+                  (c->pp > 1 && gpus > cl->gpus_per_node);
+
+    *nodes = (gpus + cl->gpus_per_node - 1) / cl->gpus_per_node;
+    if (across && !(cl->nic_gbps > 0))
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s: tp %lld x pp %d x dp %lld = %lld GPUs fill %lld nodes of %lld, and "
+                        "no network joins them: its spec names no reference system (give the "
+                        "network adapter's rate per GPU, --nic-gbps, struct tc_cluster)",
+                        gpu->id, (long long)c->tp, c->pp, (long long)c->dp, (long long)gpus,
+                        (long long)*nodes, (long long)cl->gpus_per_node);
+    if ((c->pp > 1 || c->tp > 1 || (c->training && c->dp > 1)) &&
+        !(gpu->interconnect.bw_gbps > 0) && cl->gpus_per_node > 1)
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s: its spec gives no interconnect, over which tensor (tp %lld), "
+                        "pipeline (pp %d) and data parallelism (dp %lld) move their data "
+                        "(interconnect.bw_gbps, gpu_specs/README.md)",
+                        gpu->id, (long long)c->tp, c->pp, (long long)c->dp);
+    return TC_OK;
+}
+
 static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
                           struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
-                          int64_t decode_ctx, struct tc_model_prediction **out)
+                          const struct tc_cluster *cluster, int64_t decode_ctx,
+                          struct tc_model_prediction **out)
 {
     struct tc_model_config c;
-    struct decomp dc = {.p = p, .gpu = gpu, .memo = memo, .c = &c, .decode_ctx = decode_ctx};
+    struct decomp dc = {.p = p,
+                        .gpu = gpu,
+                        .memo = memo,
+                        .c = &c,
+                        .decode_ctx = decode_ctx,
+                        .step_ops = SIZE_MAX,
+                        .p2p_op = SIZE_MAX};
     struct tc_model_prediction *mp = NULL;
-    double layer_flops = 0, head_flops = 0;
+    double layer_flops = 0, head_flops = 0, first_us = 0, last_us = 0, step_us = 0, p2p_us = 0;
+    double layers, stage_layers, micro, t_max, t_sum;
+    size_t layer_ops = 0, first_ops = 0, last_ops = 0, step_ops = 0;
+    int64_t nodes;
     int err;
 
     if (!gpu || !cfg || !out)
@@ -876,18 +1033,13 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
         return err;
     if (decode_ctx)
         c.training = false;
+    if (cluster)
+        dc.cluster = *cluster;
+    tc_cluster_default(gpu, &dc.cluster);
     /* the collectives' bandwidth is the spec's (gpu_specs interconnect:) */
-    if (c.tp > 1 && !(gpu->interconnect.bw_gbps > 0))
-        return tc_error(TC_ERR_UNSUPPORTED,
-                        "%s: its spec gives no interconnect, which tensor parallelism (tp %lld) "
-                        "needs (interconnect.bw_gbps, gpu_specs/README.md)",
-                        gpu->id, (long long)c.tp);
-    if (c.training && c.dp > 1 && !(gpu->interconnect.bw_gbps > 0))
-        return tc_error(TC_ERR_UNSUPPORTED,
-                        "%s: its spec gives no interconnect, over which data parallelism (dp "
-                        "%lld) all-reduces the gradients (interconnect.bw_gbps, "
-                        "gpu_specs/README.md)",
-                        gpu->id, (long long)c.dp);
+    err = check_cluster(gpu, &c, &dc.cluster, &nodes);
+    if (err < 0)
+        return err;
     if (gpu->peak_tflops[c.dtype] <= 0)
         return tc_error(TC_ERR_UNSUPPORTED,
                         "%s does not support %s (predict it in another dtype: --dtype)", gpu->id,
@@ -901,6 +1053,9 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
         goto cleanup;
     }
     mp->source = TC_SOURCE_MEASURED;
+    /* Each op by where it runs: in every layer, on the first stage (the
+     * embedding) or the last (the rest of the head), once per step (the
+     * optimizer and the gradient all-reduce), or between the stages. */
     for (size_t i = 0; i < dc.list.n; i++) {
         struct tc_op_prediction *op = &dc.list.ops[i];
 
@@ -908,33 +1063,51 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
         if (op->in_layer) {
             mp->layer_time_us += op->time_us;
             layer_flops += op->flops;
+            layer_ops++;
+        } else if (i == dc.p2p_op) {
+            p2p_us = op->time_us;
         } else {
             mp->head_time_us += op->time_us;
             head_flops += op->flops;
+            if (i >= dc.step_ops)
+                step_us += op->time_us, step_ops++;
+            else if (strcmp(op->name, "embedding") == 0)
+                first_us += op->time_us, first_ops++;
+            else
+                last_us += op->time_us, last_ops++;
         }
         if (op->source > mp->source)
             mp->source = op->source;
     }
-    mp->gpu_time_us = (double)c.layers * mp->layer_time_us + mp->head_time_us;
+    /* Megatron-LM's 1F1B schedule (Narayanan et al., SC 2021, section
+     * 2.2.1): the first micro-batch passes every stage and boundary (the
+     * fill and the drain), and each further one adds the slowest stage's
+     * time, its sends blocking it (Megatron's send_forward_recv_backward).
+     * Without a pipeline the micro-batches run one after the other
+     * (gradient accumulation). The once-per-step ops come last. */
+    layers = (double)c.layers;
+    stage_layers = (double)c.layers / (double)c.pp; /* pp divides layers */
+    micro = (double)c.microbatches;
+    t_sum = layers * mp->layer_time_us + first_us + last_us;
+    t_max = c.pp > 1 ? stage_layers * mp->layer_time_us + fmax(first_us, last_us) : t_sum;
+    mp->stage_time_us = t_max + p2p_us;
+    mp->p2p_us = p2p_us;
+    mp->nodes = nodes;
+    mp->gpu_time_us =
+        (micro - 1) * mp->stage_time_us + t_sum + (double)(c.pp - 1) * p2p_us + step_us;
+    mp->bubble_us = mp->gpu_time_us - step_us - micro * mp->stage_time_us;
     /* Eager execution: the host dispatches each op of each layer through
      * PyTorch (and the serving engine's Python) while the GPU runs what it
      * was given; when the ops are short (decode, small prefill, high TP)
      * the GPU waits for the host. A PyTorch op's dispatch is the typical
      * host cost of an event-timed op call (28 us: the data's two hosts fit
      * 21.7 and 36.5 us for a plain GEMM call, calibrate-timing.c). With CUDA graphs the step is one
-     * launch. Splitwise's Llama-2-70B on A100 (e2e_serving) shows the floor:
+     * launch a micro-batch. Splitwise's Llama-2-70B on A100 (e2e_serving) shows the floor:
      * the time per token barely falls from TP 4 to TP 8 (45.0 and 44.9 ms
-     * at batch 1) while the GPU's share falls by half. */
+     * at batch 1) while the GPU's share falls by half. Each stage's host
+     * dispatches its own ops. */
     {
-        size_t layer_ops = 0, head_ops = 0;
         double per_op = tc_timing_default_host_us(TC_TIMING_EVENT);
-
-        for (size_t i = 0; i < dc.list.n; i++) {
-            if (dc.list.ops[i].in_layer)
-                layer_ops++;
-            else
-                head_ops++;
-        }
         /* A linear layer is a module (nn.Linear in Hugging Face models,
          * vLLM's Column/RowParallelLinear): its call runs the module's
          * __call__ and F.linear before the kernel, the longer host path the
@@ -943,13 +1116,15 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
          * call; the backward GEMMs are dispatched by autograd, not by a
          * module. */
         double linear_extra = tc_timing_op_extra_us(TC_TIMING_EVENT, TC_GEMM_OP_LINEAR);
+        double layer_host = (double)(layer_ops + (size_t)dc.layer_extra_ops) * per_op +
+                            (double)dc.layer_linears * linear_extra;
+        double first_host = (double)first_ops * per_op;
+        double last_host = (double)last_ops * per_op + (double)dc.head_linears * linear_extra;
+        double stage_host = c.pp > 1 ? stage_layers * layer_host + fmax(first_host, last_host)
+                                     : layers * layer_host + first_host + last_host;
 
         mp->host_time_us =
-            c.graphs ? per_op
-                     : ((double)c.layers * (double)(layer_ops + (size_t)dc.layer_extra_ops) +
-                        (double)head_ops) *
-                               per_op +
-                           ((double)c.layers * dc.layer_linears + dc.head_linears) * linear_extra;
+            c.graphs ? micro * per_op : micro * stage_host + (double)step_ops * per_op;
     }
     mp->step_time_us = mp->gpu_time_us > mp->host_time_us ? mp->gpu_time_us : mp->host_time_us;
     if (c.serving && !c.training) {
@@ -969,11 +1144,12 @@ static int predict_common(struct tc_predictor *p, const struct tc_gpu *gpu,
         double whole = op->in_layer ? mp->layer_time_us : mp->step_time_us;
         op->share = whole > 0 ? op->time_us / whole : 0;
     }
-    /* Each of the t GPUs does 1/t of a layer and of the (padded) logits. */
-    mp->step_flops = (double)c.tp * ((double)c.layers * layer_flops + head_flops);
+    /* Each of the t GPUs does 1/t of a layer and of the (padded) logits,
+     * once per micro-batch; the pp stages share the layers. */
+    mp->step_flops = (double)c.tp * micro * (layers * layer_flops + head_flops);
     mp->tokens_per_s =
-        (double)(c.micro_batch * (decode_ctx ? 1 : c.seq)) / (mp->step_time_us * 1e-6);
-    mp->model_tflops = mp->step_flops / (double)c.tp / mp->step_time_us / 1e6;
+        micro * (double)(c.micro_batch * (decode_ctx ? 1 : c.seq)) / (mp->step_time_us * 1e-6);
+    mp->model_tflops = mp->step_flops / (double)(c.tp * c.pp) / mp->step_time_us / 1e6;
     mp->mfu = mp->model_tflops / gpu->peak_tflops[c.dtype];
     mp->params = tc_model_params(&c);
     mp->ops = dc.list.ops;
@@ -991,21 +1167,37 @@ int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
                           struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
                           struct tc_model_prediction **out)
 {
-    return predict_common(p, gpu, memo, cfg, 0, out);
+    return predict_common(p, gpu, memo, cfg, NULL, 0, out);
+}
+
+TC_API int tc_predict_model_on(struct tc_predictor *p, const struct tc_gpu *gpu,
+                               const struct tc_model_config *cfg, const struct tc_cluster *cluster,
+                               int64_t decode_context, struct tc_model_prediction **out)
+{
+    if (decode_context < 0 || decode_context > (1 << 24))
+        return tc_error(TC_ERR_RANGE, "decode: context %lld is outside [1, 16777216] tokens",
+                        (long long)decode_context);
+    if (cluster && (cluster->gpus_per_node < 0 || cluster->gpus_per_node > (1 << 20) ||
+                    !(cluster->nic_gbps >= 0 && cluster->nic_gbps <= 1e6)))
+        return tc_error(TC_ERR_RANGE,
+                        "cluster: gpus_per_node %lld must be in [1, 1048576] and nic_gbps %g in "
+                        "(0, 1e6] GB/s (0: the defaults)",
+                        (long long)cluster->gpus_per_node, cluster->nic_gbps);
+    return predict_common(p, gpu, NULL, cfg, cluster, decode_context, out);
 }
 
 TC_API int tc_predict_decode(struct tc_predictor *p, const struct tc_gpu *gpu,
                              const struct tc_model_config *cfg, int64_t context,
                              struct tc_model_prediction **out)
 {
-    if (context <= 0 || context > (1 << 24))
+    if (context <= 0)
         return tc_error(TC_ERR_RANGE, "decode: context %lld is outside [1, 16777216] tokens",
                         (long long)context);
-    return predict_common(p, gpu, NULL, cfg, context, out);
+    return tc_predict_model_on(p, gpu, cfg, NULL, context, out);
 }
 
 TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                             const struct tc_model_config *cfg, struct tc_model_prediction **out)
 {
-    return tc_model_predict_memo(p, gpu, NULL, cfg, out);
+    return tc_predict_model_on(p, gpu, cfg, NULL, 0, out);
 }

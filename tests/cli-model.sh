@@ -474,6 +474,41 @@ expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --dp 0
 expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --train
 grep -q "does not fit" "$tmp/err" || fail "llama-2-7b training on one GPU: no memory error"
 
+# Pipelines and nodes: --pp and --microbatches set the config's keys, the
+# schedule's figures come out, the nodes follow --gpus-per-node; a PCIe card
+# that spans nodes needs --nic-gbps; impossible values are refused
+"$bin" predict model --gpu a100-sxm4-80gb --config llama-2-70b --train --tp 8 --pp 4 \
+    --microbatches 8 --dp 2 --micro-batch 1 --seq 4096 --recompute --json >"$tmp/pp.json" \
+    2>"$tmp/err" || fail "--pp 4 --microbatches 8: $(cat "$tmp/err")"
+python3 - "$tmp/pp.json" <<'EOF' || fail "--pp/--microbatches: config, schedule or nodes wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["pp"], d["microbatches"], d["nodes"], d["gpus_per_node"]) == (4, 8, 8, 8), d
+assert d["nic_gbps"] == 25 and d["memory"]["fits"], (d["nic_gbps"], d["memory"])
+ops = {o["name"]: o for o in d["ops"]}
+assert ops["pp_send"]["kind"] == "p2p" and abs(d["p2p_us"] - ops["pp_send"]["time_us"]) < 1e-9
+steps = [o["time_us"] for o in d["ops"] if o["name"] in ("optimizer", "dp_allreduce")]
+assert ops["pp_send"]["bytes"] == 4096 * 8192 * 2 // 8, ops["pp_send"]
+assert abs(d["gpu_time_us"] / (8 * d["stage_time_us"] + d["bubble_us"] + sum(steps)) - 1) < 1e-6
+assert d["bubble_us"] > 2.5 * d["stage_time_us"], d
+EOF
+"$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --inference --pp 4 \
+    --gpus-per-node 2 >"$tmp/out" 2>"$tmp/err" || fail "--gpus-per-node 2: $(cat "$tmp/err")"
+grep -q "^nodes           2 (2 GPUs each), 25 GB/s" "$tmp/out" || fail "--gpus-per-node: no nodes line"
+grep -q "^pipeline        pp 4 x 1 micro-batch:" "$tmp/out" || fail "--pp: no pipeline line"
+expect 2 "$bin" predict model --gpu a100-pcie-80gb --config llama-2-7b --inference --pp 4 \
+    --gpus-per-node 2
+grep -q -- "--nic-gbps" "$tmp/err" || fail "a PCIe card across nodes: no hint to --nic-gbps"
+expect 0 "$bin" predict model --gpu a100-pcie-80gb --config llama-2-7b --inference --pp 4 \
+    --gpus-per-node 2 --nic-gbps 12.5
+expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --pp 3
+grep -q "pp 3 does not divide layers 32" "$tmp/err" || fail "--pp 3: no divisibility error"
+expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --microbatches 0
+expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --nic-gbps -1
+expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --gpus-per-node x
+"$bin" predict model --gpu all --config llama-2-7b --inference --pp 2 --json >"$tmp/all.json" \
+    2>"$tmp/err" || fail "--gpu all --pp 2: $(cat "$tmp/err")"
+
 # tools/e2e-eval.py scores every group of the end-to-end files
 if python3 "$root/tools/e2e-eval.py" --json >"$tmp/e2e.json" 2>"$tmp/err"; then
     python3 - "$tmp/e2e.json" <<'EOF' || fail "e2e-eval: groups or figures wrong"

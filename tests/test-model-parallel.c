@@ -326,6 +326,182 @@ START_TEST(test_decode_tp_trend)
 }
 END_TEST
 
+/* Across nodes, NCCL's multi-node terms, hand-computed: 16 A100s over two
+ * DGX nodes reduce 1 GB on the ring's Simple protocol at the eight
+ * network adapters of a node (8 x 25 GB/s, below NVLink's 240), 16/30 of
+ * it, each of the 4 network crossings at 14 us and the other 26 steps at
+ * NVLink's 3.4, the base 8.4 us, all 1.4 times (NCCL's ring plateau); one
+ * GPU a node (tp 8 fills it) has its own adapter only, every step crosses
+ * the network and LL128 is discounted to 0.7 (the ring's Simple still
+ * wins). One node is the one-node model exactly. */
+START_TEST(test_collective_across_nodes)
+{
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+
+    ck_assert_double_eq_tol(tc_collective_nodes_us(a100, TC_COLL_ALLREDUCE, 16, 2, 25, 1e9),
+                            (8.4 + 26 * 3.4 + 4 * 14.0) * 1.4 + 1e9 / (200e3 * 16 / 30), 1e-6);
+    ck_assert_double_eq_tol(tc_collective_nodes_us(a100, TC_COLL_ALLREDUCE, 8, 8, 25, 1e9),
+                            (8.4 + 14 * 14.0) * 1.4 + 1e9 / (25e3 * 8 / 14), 1e-6);
+    for (int i = 0; i < 8; i++) {
+        double bytes = 1024.0 * (double)(1L << (3 * i)); /* 1 KiB to 2 GiB */
+
+        ck_assert_double_eq(tc_collective_nodes_us(a100, TC_COLL_ALLREDUCE, 8, 1, 25, bytes),
+                            tc_collective_us(a100, TC_COLL_ALLREDUCE, 8, bytes));
+    }
+    /* a pipeline's send: one ring step of Simple and the link it crosses */
+    ck_assert_double_eq_tol(tc_p2p_us(a100, false, 25, 8e6), 8.4 + 3.4 + 8e6 / 240e3, 1e-9);
+    ck_assert_double_eq_tol(tc_p2p_us(a100, true, 25, 8e6), 8.4 + 14.0 + 8e6 / 25e3, 1e-9);
+}
+END_TEST
+
+/* The 1F1B schedule, from the ops of the same prediction: a pipeline of 4
+ * stages and 8 micro-batches takes 7 times its slowest stage (8 of the 32
+ * layers and the head ops of its end, and its sends) plus one micro-batch
+ * through all four stages and three boundaries; without a pipeline, 8
+ * micro-batches take 8 times one. Tokens/s counts every micro-batch, MFU
+ * every GPU of the pipeline. */
+START_TEST(test_pipeline_schedule)
+{
+    struct tc_model_config c;
+    struct tc_model_prediction *one, *accum, *pipe;
+    const struct tc_op_prediction *send;
+    double first, last, stage;
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-7b", &c), TC_OK);
+    c.training = false;
+    c.seq = 1024;
+    one = predict("a100-sxm4-80gb", &c);
+    c.microbatches = 8;
+    accum = predict("a100-sxm4-80gb", &c);
+    ck_assert_double_eq_tol(accum->gpu_time_us, 8 * one->gpu_time_us, 1e-6 * one->gpu_time_us);
+    ck_assert_double_eq_tol(accum->tokens_per_s, one->tokens_per_s, 1e-6 * one->tokens_per_s);
+    ck_assert_double_eq(accum->bubble_us, 0);
+    c.pp = 4;
+    pipe = predict("a100-sxm4-80gb", &c);
+    ck_assert_double_eq_tol(pipe->layer_time_us, one->layer_time_us, 1e-9);
+    send = find_op(pipe, "pp_send");
+    /* 1024 tokens x 4096 x 2 bytes to a GPU of the same node (4 GPUs) */
+    ck_assert_double_eq((double)send->m, 1024.0 * 4096 * 2);
+    ck_assert_double_eq_tol(send->time_us, tc_p2p_us(gpu("a100-sxm4-80gb"), false, 25, send->m),
+                            1e-9);
+    ck_assert_double_eq(pipe->p2p_us, send->time_us);
+    first = find_op(pipe, "embedding")->time_us;
+    last = one->gpu_time_us - 32 * one->layer_time_us - first;
+    stage = 8 * one->layer_time_us + fmax(first, last) + send->time_us;
+    ck_assert_double_eq_tol(pipe->stage_time_us, stage, 1e-6);
+    ck_assert_double_eq_tol(pipe->gpu_time_us, 7 * stage + one->gpu_time_us + 3 * send->time_us,
+                            1e-6);
+    ck_assert_double_eq_tol(pipe->bubble_us, pipe->gpu_time_us - 8 * stage, 1e-6);
+    ck_assert_int_eq(pipe->nodes, 1);
+    ck_assert_double_eq_tol(pipe->tokens_per_s, 8 * 1024 / (pipe->step_time_us * 1e-6), 1e-6);
+    ck_assert_double_eq_tol(pipe->mfu * 4, accum->mfu * accum->step_time_us / pipe->step_time_us,
+                            1e-9);
+    tc_model_prediction_free(one);
+    tc_model_prediction_free(accum);
+    tc_model_prediction_free(pipe);
+}
+END_TEST
+
+/* The nodes: two GPUs a node puts the 4 stages on two nodes and the send
+ * on the network (25 GB/s, DGX A100's adapters); a PCIe card names no
+ * system and is refused until the adapter is given; pp must divide the
+ * layers; a cluster's values are range-checked. */
+START_TEST(test_pipeline_nodes)
+{
+    struct tc_model_config c;
+    struct tc_cluster two = {.gpus_per_node = 2}, dflt = {0};
+    struct tc_model_prediction *mp = NULL;
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-7b", &c), TC_OK);
+    c.training = false;
+    c.seq = 1024;
+    c.pp = 4;
+    ck_assert_int_eq(tc_predict_model_on(pred, gpu("a100-sxm4-80gb"), &c, &two, 0, &mp), TC_OK);
+    ck_assert_int_eq(mp->nodes, 2);
+    ck_assert_double_eq_tol(find_op(mp, "pp_send")->time_us,
+                            tc_p2p_us(gpu("a100-sxm4-80gb"), true, 25, 1024.0 * 4096 * 2), 1e-9);
+    tc_model_prediction_free(mp);
+    mp = NULL;
+    tc_cluster_default(gpu("a100-pcie-80gb"), &dflt);
+    ck_assert_int_eq(dflt.gpus_per_node, 8);
+    ck_assert_double_eq(dflt.nic_gbps, 0);
+    ck_assert_int_eq(tc_predict_model_on(pred, gpu("a100-pcie-80gb"), &c, &two, 0, &mp),
+                     TC_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(mp);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "--nic-gbps"));
+    two.nic_gbps = 12.5;
+    ck_assert_int_eq(tc_predict_model_on(pred, gpu("a100-pcie-80gb"), &c, &two, 0, &mp), TC_OK);
+    tc_model_prediction_free(mp);
+    mp = NULL;
+    two.nic_gbps = -1;
+    ck_assert_int_eq(tc_predict_model_on(pred, gpu("a100-sxm4-80gb"), &c, &two, 0, &mp),
+                     TC_ERR_RANGE);
+    c.pp = 3;
+    ck_assert_int_eq(tc_predict_model(pred, gpu("a100-sxm4-80gb"), &c, &mp), TC_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "does not divide layers"));
+    ck_assert_int_eq(tc_model_config_set(&c, "pp", "0"), TC_ERR_RANGE);
+    ck_assert_int_eq(tc_model_config_set(&c, "microbatches", "4"), TC_OK);
+    ck_assert_int_eq(c.microbatches, 4);
+}
+END_TEST
+
+/* Memory of a pipeline stage, by hand: Llama-2-7B's layers (its 6.74e9
+ * parameters less the two 32000 x 4096 matrices and the final norm) over 4
+ * stages, one of the vocabulary matrices and the norm; under 1F1B the
+ * first stage keeps min(pp, microbatches) micro-batches of its 8 layers,
+ * as many layer activations as without a pipeline when 4 are in flight
+ * and half of them with 2. */
+START_TEST(test_pipeline_memory)
+{
+    struct tc_model_config c;
+    struct tc_model_memory flat, pipe4, pipe2;
+    const double p7 = 6738415616.0, head = 32000.0 * 4096,
+                 stage = (p7 - 2 * head - 4096) / 4 + head + 4096;
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-7b", &c), TC_OK);
+    c.seq = 2048;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &flat), TC_OK);
+    c.pp = 4;
+    c.microbatches = 8;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &pipe4), TC_OK);
+    ck_assert_double_eq_tol(pipe4.weights_bytes, 2 * stage, 1);
+    ck_assert_double_eq_tol(pipe4.optimizer_bytes, 12 * stage, 1);
+    ck_assert_double_eq_tol(pipe4.activations_bytes, flat.activations_bytes, 1);
+    c.microbatches = 2;
+    ck_assert_int_eq(tc_model_memory(a100, &c, 0, &pipe2), TC_OK);
+    ck_assert_double_eq_tol(pipe2.activations_bytes, flat.activations_bytes / 2, 1);
+}
+END_TEST
+
+/* Data parallelism over 16 GPUs spans two nodes of 8: the last gradient
+ * bucket's all-reduce runs at the network's rate, slower than in one node
+ * of 16 (the same NVLink between all). */
+START_TEST(test_dp_across_nodes)
+{
+    struct tc_model_config c;
+    struct tc_cluster one_node = {.gpus_per_node = 16};
+    struct tc_model_prediction *two = NULL, *one = NULL;
+    const struct tc_gpu *a100 = gpu("a100-sxm4-80gb");
+
+    ck_assert_int_eq(tc_model_config_load("llama-2-7b", &c), TC_OK);
+    c.seq = 2048;
+    c.dp = 16;
+    ck_assert_int_eq(tc_predict_model_on(pred, a100, &c, NULL, 0, &two), TC_OK);
+    ck_assert_int_eq(tc_predict_model_on(pred, a100, &c, &one_node, 0, &one), TC_OK);
+    ck_assert_int_eq(two->nodes, 2);
+    ck_assert_int_eq(one->nodes, 1);
+    ck_assert_double_eq_tol(find_op(two, "dp_allreduce")->time_us,
+                            tc_collective_nodes_us(a100, TC_COLL_ALLREDUCE, 16, 2, 25, 25e6), 1e-6);
+    ck_assert_double_eq_tol(find_op(one, "dp_allreduce")->time_us,
+                            tc_collective_us(a100, TC_COLL_ALLREDUCE, 16, 25e6), 1e-6);
+    ck_assert_double_gt(find_op(two, "dp_allreduce")->time_us,
+                        find_op(one, "dp_allreduce")->time_us);
+    tc_model_prediction_free(two);
+    tc_model_prediction_free(one);
+}
+END_TEST
+
 TCase *model_parallel_tcase(void)
 {
     TCase *tc = tcase_create("parallel");
@@ -339,5 +515,10 @@ TCase *model_parallel_tcase(void)
     tcase_add_test(tc, test_train_step_pieces);
     tcase_add_test(tc, test_rope_op);
     tcase_add_test(tc, test_decode_tp_trend);
+    tcase_add_test(tc, test_collective_across_nodes);
+    tcase_add_test(tc, test_pipeline_schedule);
+    tcase_add_test(tc, test_pipeline_nodes);
+    tcase_add_test(tc, test_pipeline_memory);
+    tcase_add_test(tc, test_dp_across_nodes);
     return tc;
 }

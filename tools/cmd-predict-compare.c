@@ -12,8 +12,9 @@
 #include "model-cli.h"
 
 int mcli_compare_model(const char *cmd, const char *gpus, bool analytical, const char *db,
-                       const struct tc_model_config *cfg, bool whole, long long decode,
-                       bool ignore_memory, enum cli_format fmt)
+                       const struct tc_model_config *cfg, bool whole,
+                       const struct tc_cluster *cluster, long long decode, bool ignore_memory,
+                       enum cli_format fmt)
 {
     static const char *const whole_cols[] = {"step_time_ms", "tokens_per_s", "mfu_pct",
                                              "memory_gb"};
@@ -53,8 +54,7 @@ int mcli_compare_model(const char *cmd, const char *gpus, bool analytical, const
             continue;
         }
         if (err == TC_OK)
-            err = decode ? tc_predict_decode(p, row->gpu, &c, decode, &mp)
-                         : tc_predict_model(p, row->gpu, &c, &mp);
+            err = tc_predict_model_on(p, row->gpu, &c, cluster, decode, &mp);
         if (err < 0 || !mp) {
             snprintf(row->note, sizeof(row->note), "%s", tc_last_error());
             continue;

@@ -68,14 +68,16 @@ static int set_key(const char *cmd, const char *flag, const char *key, const cha
     return cli_value_status(value) == CLI_EXIT_USAGE ? -1 : -2;
 }
 
-/* The overrides of a config file's values: --tp, --micro-batch, --seq.
+/* The overrides of a config file's values: --tp, --micro-batch, --seq, --dp,
+ * --pp, --microbatches.
  * Returns true if argv[*i] was one; a missing or impossible value sets
  * *code to the exit status (1 or 2). */
 static bool override_flag(const char *cmd, int argc, char **argv, int *i,
                           struct tc_model_config *over, int *code)
 {
-    static const char *const flags[][2] = {
-        {"--tp", "tp"}, {"--micro-batch", "micro_batch"}, {"--seq", "seq"}, {"--dp", "dp"}};
+    static const char *const flags[][2] = {{"--tp", "tp"},   {"--micro-batch", "micro_batch"},
+                                           {"--seq", "seq"}, {"--dp", "dp"},
+                                           {"--pp", "pp"},   {"--microbatches", "microbatches"}};
 
     for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
         const char *v = NULL;
@@ -169,6 +171,10 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
         c->seq = o->over.seq;
     if (o->over.dp)
         c->dp = o->over.dp;
+    if (o->over.pp)
+        c->pp = o->over.pp;
+    if (o->over.microbatches)
+        c->microbatches = o->over.microbatches;
     if (o->zero_set)
         c->zero_stage = o->zero_stage;
     if (o->recompute)
@@ -269,14 +275,24 @@ input_error:
     return gpu_id && *gpu_id ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
 }
 
+/* An op whose size is the bytes it moves (in m), not a GEMM's shape. */
+static bool op_moves_bytes(const struct tc_op_prediction *op)
+{
+    static const char *const kinds[] = {"elementwise", "allreduce", "allgather", "p2p"};
+
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(op->kind, kinds[i]) == 0)
+            return true;
+    return false;
+}
+
 json_t *mcli_ops_json(const struct tc_model_prediction *mp)
 {
     json_t *arr = json_array();
 
     for (size_t i = 0; i < mp->n_ops; i++) {
         const struct tc_op_prediction *op = &mp->ops[i];
-        bool elem = strcmp(op->kind, "elementwise") == 0 || strcmp(op->kind, "allreduce") == 0 ||
-                    strcmp(op->kind, "allgather") == 0;
+        bool elem = op_moves_bytes(op);
         json_t *o = json_object();
 
         json_object_set_new(o, "name", json_string(op->name));
@@ -315,8 +331,7 @@ struct cli_table *mcli_ops_table(const struct tc_model_prediction *mp)
     for (size_t i = 0; i < mp->n_ops; i++) {
         const struct tc_op_prediction *op = &mp->ops[i];
         bool matmul = strcmp(op->kind, "gemm") == 0 || strcmp(op->kind, "bmm") == 0;
-        bool elem = strcmp(op->kind, "elementwise") == 0 || strcmp(op->kind, "allreduce") == 0 ||
-                    strcmp(op->kind, "allgather") == 0;
+        bool elem = op_moves_bytes(op);
 
         cli_table_addf(t, 0, "%s", op->name);
         cli_table_addf(t, 1, "%s", op->kind);
@@ -465,6 +480,8 @@ static void config_json(json_t *o, const struct tc_model_config *c)
     json_object_set_new(o, "attention", json_string(attention_word(c)));
     json_object_set_new(o, "dtype", json_string(tc_dtype_name(c->dtype)));
     json_object_set_new(o, "mode", json_string(c->training ? "training" : "inference"));
+    json_object_set_new(o, "pp", json_integer(c->pp ? c->pp : 1));
+    json_object_set_new(o, "microbatches", json_integer(c->microbatches ? c->microbatches : 1));
     if (c->training) {
         json_object_set_new(o, "dp", json_integer(c->dp ? c->dp : 1));
         json_object_set_new(o, "zero_stage", json_integer(c->zero_stage));
@@ -543,12 +560,13 @@ static void memory_line(FILE *f, const char *prefix, const struct tc_model_memor
 
 static int print_summary_text(FILE *out, const struct tc_model_config *c,
                               const struct tc_model_prediction *mp, bool whole, long long decode,
-                              const struct tc_model_memory *mem);
+                              const struct tc_model_memory *mem, const struct tc_cluster *cluster);
 
 /* The summary under the ops as a two-column markdown table: the text
  * summary's lines ("name  value (note)"), so the two cannot drift. */
 static int print_summary_md(const struct tc_model_config *c, const struct tc_model_prediction *mp,
-                            bool whole, long long decode, const struct tc_model_memory *mem)
+                            bool whole, long long decode, const struct tc_model_memory *mem,
+                            const struct tc_cluster *cluster)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -557,7 +575,7 @@ static int print_summary_md(const struct tc_model_config *c, const struct tc_mod
 
     if (!mem_out)
         return cli_fail("predict", TC_ERR_NOMEM);
-    code = print_summary_text(mem_out, c, mp, whole, decode, mem);
+    code = print_summary_text(mem_out, c, mp, whole, decode, mem, cluster);
     if (fclose(mem_out) != 0 || !buf) {
         free(buf);
         return cli_fail("predict", TC_ERR_NOMEM);
@@ -578,11 +596,13 @@ static int print_summary_md(const struct tc_model_config *c, const struct tc_mod
     return code;
 }
 
-/* Prints a layer or model prediction. whole: model summary too; mem (whole
- * models only, else NULL): the memory per GPU. */
+/* Prints a layer or model prediction. whole: model summary too; mem and
+ * cluster (whole models only, else NULL): the memory per GPU and the nodes
+ * the GPUs fill, defaults applied. */
 static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_config *c,
                             const struct tc_model_prediction *mp, bool whole, long long decode,
-                            enum cli_format fmt, const struct tc_model_memory *mem)
+                            enum cli_format fmt, const struct tc_model_memory *mem,
+                            const struct tc_cluster *cluster)
 {
     struct cli_table *t;
 
@@ -607,6 +627,14 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
             json_object_set_new(o, "graphs", json_boolean(c->graphs));
             json_object_set_new(o, "engine_time_us", json_real(mp->engine_time_us));
             json_object_set_new(o, "serving", json_boolean(c->serving));
+            json_object_set_new(o, "stage_time_us", json_real(mp->stage_time_us));
+            json_object_set_new(o, "bubble_us", json_real(mp->bubble_us));
+            json_object_set_new(o, "p2p_us", json_real(mp->p2p_us));
+            json_object_set_new(o, "nodes", json_integer(mp->nodes));
+            if (cluster) {
+                json_object_set_new(o, "gpus_per_node", json_integer(cluster->gpus_per_node));
+                json_object_set_new(o, "nic_gbps", json_real(cluster->nic_gbps));
+            }
             if (mem)
                 json_object_set_new(o, "memory", memory_json(mem));
             json_object_set_new(o, "tokens_per_s", json_real(mp->tokens_per_s));
@@ -676,16 +704,16 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
     cli_table_print(t, stdout, fmt);
     cli_table_free(t);
     if (fmt == CLI_FORMAT_MD)
-        return print_summary_md(c, mp, whole, decode, mem);
+        return print_summary_md(c, mp, whole, decode, mem, cluster);
     putchar('\n');
-    print_summary_text(stdout, c, mp, whole, decode, mem);
+    print_summary_text(stdout, c, mp, whole, decode, mem, cluster);
     return CLI_EXIT_OK;
 }
 
 /* The summary under the ops, "name  value (note)" a line. */
 static int print_summary_text(FILE *out, const struct tc_model_config *c,
                               const struct tc_model_prediction *mp, bool whole, long long decode,
-                              const struct tc_model_memory *mem)
+                              const struct tc_model_memory *mem, const struct tc_cluster *cluster)
 {
     fprintf(out, "layer_time_us   %.1f\n", mp->layer_time_us);
     if (whole) {
@@ -697,7 +725,9 @@ static int print_summary_text(FILE *out, const struct tc_model_config *c,
                              : ", loss, optimizer step");
         fprintf(out, "step_time_ms    %.2f%s\n", mp->step_time_us / 1e3,
                 decode ? " (per generated token)" : "");
-        fprintf(out, "gpu_time_ms     %.2f (the ops' sum)\n", mp->gpu_time_us / 1e3);
+        fprintf(out, "gpu_time_ms     %.2f (%s)\n", mp->gpu_time_us / 1e3,
+                c->pp > 1 || c->microbatches > 1 ? "the ops of every micro-batch, as scheduled"
+                                                 : "the ops' sum");
         fprintf(out, "host_time_ms    %.2f (%s)%s\n", mp->host_time_us / 1e3,
                 c->graphs ? "one CUDA graph launch per step"
                           : "eager: every op dispatched by the host, 28 us each, 23 us more "
@@ -708,8 +738,21 @@ static int print_summary_text(FILE *out, const struct tc_model_config *c,
                     "engine_time_ms  %.2f (the serving engine's per-step work, serial "
                     "with the forward)\n",
                     mp->engine_time_us / 1e3);
+        if (c->pp > 1 || c->microbatches > 1)
+            fprintf(out,
+                    "pipeline        pp %d x %d micro-batch%s: %.2f ms a micro-batch on the "
+                    "slowest stage%s, %.2f ms of fill and drain (bubble)%s\n",
+                    c->pp, c->microbatches, c->microbatches > 1 ? "es" : "",
+                    mp->stage_time_us / 1e3, c->pp > 1 ? " with its sends" : "",
+                    mp->bubble_us / 1e3, c->pp > 1 ? "" : ": none without a pipeline");
+        if (c->pp > 1)
+            fprintf(out, "p2p_us          %.1f (a micro-batch across one stage boundary%s)\n",
+                    mp->p2p_us, c->training ? ", forward and backward" : "");
+        if (cluster && mp->nodes > 1)
+            fprintf(out, "nodes           %lld (%lld GPUs each), %.3g GB/s network per GPU\n",
+                    (long long)mp->nodes, (long long)cluster->gpus_per_node, cluster->nic_gbps);
         fprintf(out, "tokens_per_s    %.0f (one replica on %lld GPU%s)\n", mp->tokens_per_s,
-                (long long)c->tp, c->tp > 1 ? "s" : "");
+                (long long)c->tp * c->pp, c->tp * c->pp > 1 ? "s" : "");
         fprintf(out, "model_tflops    %.1f per GPU\n", mp->model_tflops);
         fprintf(out, "mfu_pct         %.1f\n", 100 * mp->mfu);
         fprintf(out, "params          %.3g\n", mp->params);
@@ -783,7 +826,7 @@ int cmd_predict_layer(int argc, char **argv)
     }
     c.layers = 1;
     if (cli_gpu_list_given(gpu_id))
-        return mcli_compare_model(cmd, gpu_id, analytical, db, &c, false, 0, false, fmt);
+        return mcli_compare_model(cmd, gpu_id, analytical, db, &c, false, NULL, 0, false, fmt);
     code = mcli_setup(cmd, gpu_id, analytical, db, &specs, &p, &gpu);
     if (code)
         return code;
@@ -793,7 +836,7 @@ int cmd_predict_layer(int argc, char **argv)
     if (err < 0)
         code = cli_fail(cmd, err);
     else
-        code = print_prediction(gpu, &c, mp, false, 0, fmt, NULL);
+        code = print_prediction(gpu, &c, mp, false, 0, fmt, NULL, NULL);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);
@@ -817,6 +860,7 @@ int cmd_predict_model(int argc, char **argv)
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
     struct tc_model_memory mem;
+    struct tc_cluster cluster = {0};
     const struct tc_gpu *gpu;
     int code = 0, err;
 
@@ -828,6 +872,15 @@ int cmd_predict_model(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (strcmp(arg, "--ignore-memory") == 0) {
             ignore_memory = true;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--gpus-per-node", &v, &bad)) {
+            long long n;
+
+            if (bad || !cli_parse_int(cmd, "--gpus-per-node", v, 1, 1 << 20, &n))
+                return cli_value_status(v);
+            cluster.gpus_per_node = n;
+        } else if (mcli_opt(cmd, argc, argv, &i, "--nic-gbps", &v, &bad)) {
+            if (bad || !cli_parse_double(cmd, "--nic-gbps", v, 1e-3, 1e6, &cluster.nic_gbps))
+                return cli_value_status(v);
         } else if (cli_parse_format(arg, &fmt)) {
         } else if ((code = mcli_model_opt(cmd, argc, argv, &i, &o)) != 0) {
             if (code < 0)
@@ -870,7 +923,7 @@ int cmd_predict_model(int argc, char **argv)
         c.attention_eager = false;
     }
     if (cli_gpu_list_given(o.gpu_id))
-        return mcli_compare_model(cmd, o.gpu_id, o.analytical, o.db, &c, true, decode,
+        return mcli_compare_model(cmd, o.gpu_id, o.analytical, o.db, &c, true, &cluster, decode,
                                   ignore_memory, fmt);
     code = mcli_setup(cmd, o.gpu_id, o.analytical, o.db, &specs, &p, &gpu);
     if (code)
@@ -885,18 +938,18 @@ int cmd_predict_model(int argc, char **argv)
         fprintf(stderr, "tilecast %s: error: %s on %s does not fit: ", cmd,
                 c.name[0] ? c.name : "the model", gpu->id);
         memory_line(stderr, "", &mem);
-        fprintf(stderr, "; more --tp, a smaller --micro-batch or --seq, or --ignore-memory to "
-                        "predict anyway\n");
+        fprintf(stderr, "; more --tp or --pp, a smaller --micro-batch or --seq, or "
+                        "--ignore-memory to predict anyway\n");
         code = CLI_EXIT_INPUT;
     } else if (err == TC_OK) {
-        err =
-            decode ? tc_predict_decode(p, gpu, &c, decode, &mp) : tc_predict_model(p, gpu, &c, &mp);
+        tc_cluster_default(gpu, &cluster);
+        err = tc_predict_model_on(p, gpu, &c, &cluster, decode, &mp);
     }
     if (code) {
     } else if (err < 0)
         code = cli_fail(cmd, err);
     else
-        code = print_prediction(gpu, &c, mp, true, decode, fmt, &mem);
+        code = print_prediction(gpu, &c, mp, true, decode, fmt, &mem, &cluster);
     tc_model_prediction_free(mp);
     tc_predictor_free(p);
     tc_specs_free(specs);

@@ -108,13 +108,16 @@
     "                              [--attention IMPL] [--graphs|--eager] [--dtype DT]\n"           \
     "                              [--serving] [--ignore-memory] [--analytical]\n"                 \
     "                              [--dp N] [--zero 0-3] [--recompute]\n"                          \
+    "                              [--pp N] [--microbatches M] [--gpus-per-node N]\n"              \
+    "                              [--nic-gbps X]\n"                                               \
     "                              [--db FILE] [--json|--csv|--md]\n"                              \
     "  A whole model from a YAML config (keys: name, hidden, heads, kv_heads, head_dim,\n"         \
     "  ffn, activation gelu|swiglu, norm layernorm|rmsnorm, layers, vocab, seq,\n"                 \
     "  micro_batch, tp, dtype, attention IMPL (flash, flash2, flash3, flash4, cudnn or\n"          \
     "  unfused, as in predict attention; or eager: unfused with Hugging Face's scale and\n"        \
     "  mask kernels), mode training|inference, causal,\n"                                          \
-    "  tied_embeddings, graphs, serving, dp, zero_stage, recompute, rope), or a\n"                 \
+    "  tied_embeddings, graphs, serving, dp, zero_stage, recompute, rope, pp,\n"                   \
+    "  microbatches), or a\n"                                                                      \
     "  shipped config by name: gpt-neox-20b,\n"                                                    \
     "  llama-2-7b, llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"           \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"                       \
@@ -139,6 +142,15 @@
     "  weights too), --recompute (full activation recomputation: each layer\n"                     \
     "  keeps its input, its forward runs again in the backward). A training step\n"                \
     "  holds the optimizer step (Adam, 28 bytes per parameter moved).\n"                           \
+    "  Pipelines: --pp N stages of layers/N layers each (Megatron-LM's 1F1B),\n"                   \
+    "  --microbatches M per step (gradient accumulation without a pipeline): the\n"                \
+    "  step is (M - 1) x the slowest stage plus one micro-batch through all of\n"                  \
+    "  them (the bubble), each boundary's sends included. The tp x pp x dp GPUs\n"                 \
+    "  fill nodes in Megatron's rank order: --gpus-per-node N (default 8) and\n"                   \
+    "  --nic-gbps X, each GPU's network adapter in GB/s (default: the GPU's\n"                     \
+    "  reference system, e.g. 25 for DGX A100, 50 for DGX H100; PCIe cards have\n"                 \
+    "  none and need it once the GPUs span nodes); a group that spans nodes\n"                     \
+    "  communicates at that rate.\n"                                                               \
     "  --gpu A,B,... or --gpu all: the configuration on each GPU, one table with one\n"            \
     "  row per GPU (step_time_ms, tokens_per_s, mfu_pct, memory_gb, source, note),\n"              \
     "  fastest first; a GPU that cannot run it (a dtype it lacks, too little memory,\n"            \
@@ -197,10 +209,12 @@ int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc
 /* predict model (whole) or layer on each GPU of gpus ("a,b,c" or "all",
  * cli-gpus.h): one table, one row per GPU, fastest first; a GPU that
  * cannot run the configuration (a dtype it lacks, memory it does not have
- * unless ignore_memory) is a row saying why. Returns an exit status. */
+ * unless ignore_memory) is a row saying why. cluster (may be NULL): the
+ * nodes, its zeroed fields each GPU's defaults. Returns an exit status. */
 int mcli_compare_model(const char *cmd, const char *gpus, bool analytical, const char *db,
-                       const struct tc_model_config *cfg, bool whole, long long decode,
-                       bool ignore_memory, enum cli_format fmt);
+                       const struct tc_model_config *cfg, bool whole,
+                       const struct tc_cluster *cluster, long long decode, bool ignore_memory,
+                       enum cli_format fmt);
 
 /* predict attention of q on each GPU of gpus: one row per GPU (time_us,
  * tflops), fastest first. Returns an exit status. */

@@ -51,8 +51,9 @@ def _kind(base, pointer, array):
         return "int"
     if base.startswith("struct "):
         return base.split()[1]
-    return {"int64_t": "int64", "double": "double", "bool": "bool", "size_t": "size_t",
-            "char": "char", "unsigned char": "uchar"}.get(base, base)
+    # int32_t is ctypes' c_int32, which ctypes makes c_int where int has 32 bits
+    return {"int64_t": "int64", "int32_t": "int", "double": "double", "bool": "bool",
+            "size_t": "size_t", "char": "char", "unsigned char": "uchar"}.get(base, base)
 
 
 def _ctype_kind(t):

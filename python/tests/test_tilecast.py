@@ -385,6 +385,29 @@ class TestModel(unittest.TestCase):
         self.assertEqual(tp2["config"]["tp"], 2)
         self.assertLess(tp2["layer_time_us"], tp1["layer_time_us"])
 
+    def test_pipeline_and_nodes(self):
+        p = analytical()
+        one = p.predict_model(MODEL, GPU)
+        pipe = p.predict_model(dict(MODEL, pp=4, microbatches=8, dp=2), GPU)
+        self.assertEqual((pipe["config"]["pp"], pipe["config"]["microbatches"]), (4, 8))
+        self.assertEqual(pipe["nodes"], 1)
+        self.assertGreater(pipe["bubble_us"], 0)
+        self.assertIn("pp_send", [op["name"] for op in pipe["ops"]])
+        self.assertAlmostEqual(pipe["tokens_per_s"], 8 * 4 * 2048 / (pipe["step_time_us"] * 1e-6),
+                               delta=pipe["tokens_per_s"] * 1e-6)
+        self.assertEqual(one["bubble_us"], 0)
+        # two GPUs a node: the 8 GPUs take 4 nodes, the sends cross the network
+        apart = p.predict_model(dict(MODEL, pp=4, microbatches=8, dp=2), GPU, gpus_per_node=2)
+        self.assertEqual(apart["nodes"], 4)
+        self.assertGreater(apart["p2p_us"], pipe["p2p_us"])
+        # a PCIe card names no network: refused until one is given
+        with self.assertRaises(tilecast.UnsupportedError):
+            p.predict_model(dict(MODEL, pp=4), "a100-pcie-80gb", gpus_per_node=2)
+        r = p.predict_model(dict(MODEL, pp=4), "a100-pcie-80gb", gpus_per_node=2, nic_gbps=12.5)
+        self.assertEqual(r["nodes"], 2)
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_model(dict(MODEL, pp=5), GPU)  # 24 layers
+
     def test_shipped_configs(self):
         d = os.path.join(SOURCE_ROOT, "predictor", "models")
         files = sorted(f for f in os.listdir(d) if f.endswith(".yaml"))

@@ -8,7 +8,7 @@ from ctypes import byref, c_int, POINTER, sizeof
 from itertools import chain
 
 from . import _lib
-from ._lib import (AttentionPrediction, AttentionQuery, GemmPrediction, GemmQuery,
+from ._lib import (AttentionPrediction, AttentionQuery, Cluster, GemmPrediction, GemmQuery,
                    ModelConfig, ModelPrediction, Advice, TC_ATTN_IMPL_COUNT, TC_DTYPE_COUNT)
 from .errors import InvalidError, NotFoundError, ParseError, error_class
 
@@ -565,10 +565,12 @@ class Predictor:
         return d
 
     def predict_model(self, config, gpu, *, tp=None, micro_batch=None, seq=None,
-                      training=None):
+                      training=None, gpus_per_node=None, nic_gbps=None):
         """Predicts a whole model from a config dict or YAML path. Returns the
         per-operation list (ops), layer and step times, tokens/s, model TFLOP/s,
-        MFU and the least certain source of any op."""
+        MFU and the least certain source of any op. gpus_per_node and nic_gbps
+        describe the nodes the config's tp x pp x dp GPUs fill (struct
+        tc_cluster; None: the GPU's reference system)."""
         cfg = model_config(config)
         for name, value in (("tp", tp), ("micro_batch", micro_batch), ("seq", seq)):
             if value is not None:
@@ -578,9 +580,15 @@ class Predictor:
         if tp is not None or micro_batch is not None or seq is not None:
             cfg = model_config(cfg)
         g = self._specs.find(gpu)
+        cluster = Cluster()
+        if gpus_per_node is not None:
+            cluster.gpus_per_node = _int(gpus_per_node, "gpus_per_node")
+        if nic_gbps is not None:
+            cluster.nic_gbps = float(nic_gbps)
         mp = POINTER(ModelPrediction)()
         with self._lock:
-            rc = _lib.function("tc_predict_model")(self._h, g, byref(cfg), byref(mp))
+            rc = _lib.function("tc_predict_model_on")(self._h, g, byref(cfg), byref(cluster), 0,
+                                                      byref(mp))
             if rc < 0:
                 _raise(rc, "model on %s" % gpu)
         try:

@@ -15,8 +15,8 @@ import sys
 import sysconfig
 import threading
 
-from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_int, c_int64,
-                    c_size_t, c_ubyte, c_void_p)
+from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_int, c_int32,
+                    c_int64, c_size_t, c_ubyte, c_void_p)
 
 TC_ID_MAX = 64
 TC_NAME_MAX = 128
@@ -228,7 +228,8 @@ class ModelConfig(Structure):
         ("recompute", c_bool),
         ("rope", c_bool),
         ("attention_eager", c_bool),
-        ("reserved", c_double * 1),
+        ("pp", c_int32),
+        ("microbatches", c_int32),
     ]
 
 
@@ -265,6 +266,18 @@ class ModelPrediction(Structure):
         ("gpu_time_us", c_double),
         ("host_time_us", c_double),
         ("engine_time_us", c_double),
+        ("stage_time_us", c_double),
+        ("bubble_us", c_double),
+        ("p2p_us", c_double),
+        ("nodes", c_int64),
+    ]
+
+
+class Cluster(Structure):
+    _fields_ = [
+        ("gpus_per_node", c_int64),
+        ("nic_gbps", c_double),
+        ("reserved", c_double * 4),
     ]
 
 
@@ -362,6 +375,7 @@ STRUCTS = {
     "tc_model_config": ModelConfig,
     "tc_op_prediction": OpPrediction,
     "tc_model_prediction": ModelPrediction,
+    "tc_cluster": Cluster,
     "tc_advice_candidate": AdviceCandidate,
     "tc_advice": Advice,
     "tc_calib_summary": CalibSummary,
@@ -439,6 +453,8 @@ _PROTOTYPES = {
     "tc_predict_model": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig),
                                  POINTER(POINTER(ModelPrediction))]),
     "tc_model_prediction_free": (None, [POINTER(ModelPrediction)]),
+    "tc_predict_model_on": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig), POINTER(Cluster),
+                                    c_int64, POINTER(POINTER(ModelPrediction))]),
     "tc_advise": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig), c_double, c_size_t,
                           POINTER(POINTER(Advice))]),
     "tc_advice_free": (None, [POINTER(Advice)]),

@@ -817,7 +817,13 @@ struct tc_model_config {
                            * over the scores before the softmax (config word
                            * attention: eager; false: Megatron's fused
                            * scale-mask-softmax, one kernel) */
-    double reserved[1];   /* zeroed (see the top of this header) */
+    /* Pipeline parallelism (the last double of the reserved tail, as two
+     * 32-bit fields; 0 reads as 1): */
+    int32_t pp;           /* pipeline stages, each holding layers / pp layers
+                           * (Megatron-LM's 1F1B schedule; pp must divide layers) */
+    int32_t microbatches; /* micro-batches of micro_batch sequences per step:
+                           * what a pipeline fills itself with, and gradient
+                           * accumulation without one */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
@@ -854,8 +860,10 @@ TC_API double tc_model_params(const struct tc_model_config *cfg);
 
 struct tc_op_prediction {
     char name[TC_OP_NAME_MAX]; /* "qkv", "scores", "mlp_up.wgrad", ... */
-    char kind[16]; /* "gemm", "bmm", "attention", "elementwise", "allreduce", "allgather" */
-    int64_t m, n, k, batch; /* GEMM shape, or bytes moved in m (elementwise, allreduce) */
+    char kind[16];          /* "gemm", "bmm", "attention", "elementwise", "allreduce", "allgather",
+                             * "p2p" (a pipeline's send), "recompute" */
+    int64_t m, n, k, batch; /* GEMM shape, or bytes moved in m (elementwise, allreduce,
+                             * allgather, p2p) */
     enum tc_layout layout;
     double time_us, tflops, flops;
     enum tc_source source;
@@ -891,6 +899,18 @@ struct tc_model_prediction {
      * workers' RPC), serial with it: step = engine + max(gpu, host); 0
      * otherwise */
     double engine_time_us;
+    /* Pipeline parallelism (the struct is the library's: it grows at the
+     * end). The step is (microbatches - 1) x the slowest stage's
+     * micro-batch plus one micro-batch through every stage (the fill and
+     * drain of 1F1B), each stage boundary's sends included: */
+    double stage_time_us; /* one micro-batch through the slowest stage, forward
+                           * and backward, its sends included (the whole model
+                           * when pp is 1) */
+    double bubble_us;     /* what the fill and drain add over microbatches x
+                           * stage_time_us (0 without a pipeline) */
+    double p2p_us;        /* one micro-batch's sends across one stage boundary,
+                           * activations forward and their gradients backward */
+    int64_t nodes;        /* nodes the tp x pp x dp GPUs take (struct tc_cluster) */
 };
 
 /* Predicts a whole model (cfg is resolved on a copy; p may be NULL for the
@@ -898,6 +918,37 @@ struct tc_model_prediction {
 TC_API int tc_predict_model(struct tc_predictor *p, const struct tc_gpu *gpu,
                             const struct tc_model_config *cfg, struct tc_model_prediction **out);
 TC_API void tc_model_prediction_free(struct tc_model_prediction *mp);
+
+/* The machine beyond one GPU: the nodes a model's tp x pp x dp GPUs fill in
+ * order, Megatron-LM's rank order (tensor-parallel ranks innermost, then
+ * data-parallel, then pipeline stages), and each GPU's network link to the
+ * other nodes. Zeroed fields take the defaults that tc_cluster_default()
+ * documents. */
+struct tc_cluster {
+    int64_t gpus_per_node; /* GPUs joined by the spec's interconnect (0: 8) */
+    double nic_gbps;       /* each GPU's network adapter, per direction,
+                            * 1e9 bytes/s (0: the default of the GPU's
+                            * system, tc_cluster_default) */
+    double reserved[4];    /* zeroed (see the top of this header) */
+};
+
+/* Fills out's zeroed fields with gpu's defaults: 8 GPUs per node (the
+ * HGX/DGX boards, MI300X platforms and four-MI250X nodes alike) and the
+ * network adapter the reference system of the spec's interconnect gives
+ * each GPU (predictor/collective.c has the table and its sources); a GPU
+ * whose spec names no such system (PCIe cards) keeps nic_gbps 0, and a
+ * prediction that crosses nodes then fails with TC_ERR_UNSUPPORTED until
+ * the caller gives it. */
+TC_API void tc_cluster_default(const struct tc_gpu *gpu, struct tc_cluster *out);
+
+/* tc_predict_model (decode_context 0) or tc_predict_decode (its context)
+ * on the nodes of cluster (NULL: tc_cluster_default's): the collectives of
+ * a group that spans nodes run at the network's rate, NCCL's multi-node
+ * cost model; the pipeline's sends cross a node where its stages do. */
+TC_API int tc_predict_model_on(struct tc_predictor *p, const struct tc_gpu *gpu,
+                               const struct tc_model_config *cfg, const struct tc_cluster *cluster,
+                               int64_t decode_context, struct tc_model_prediction **out);
+
 /* Memory one GPU of a model replica needs (bytes), and whether it fits. */
 struct tc_model_memory {
     double weights_bytes;     /* the layers and the (vocab-parallel) embedding and
