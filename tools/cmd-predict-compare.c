@@ -77,18 +77,22 @@ int mcli_compare_model(const char *cmd, const char *gpus, bool analytical, const
         tc_model_prediction_free(mp);
     }
     if (code == CLI_EXIT_OK) {
+        char pipeline[64];
+
+        mcli_pipeline_words(cfg, pipeline, sizeof(pipeline));
         if (decode)
             snprintf(title, sizeof(title),
-                     "Decode step of %s (%s, b=%lld t=%lld, %lld tokens cached) by GPU",
+                     "Decode step of %s (%s, b=%lld t=%lld%s, %lld tokens cached) by GPU",
                      cfg->name[0] ? cfg->name : "the model", tc_dtype_name(cfg->dtype),
-                     (long long)cfg->micro_batch, (long long)cfg->tp, decode);
+                     (long long)cfg->micro_batch, (long long)cfg->tp, pipeline, decode);
         else
-            snprintf(title, sizeof(title), "%s of %s (%s, s=%lld b=%lld t=%lld) by GPU",
+            snprintf(title, sizeof(title), "%s of %s (%s, s=%lld b=%lld t=%lld%s) by GPU",
                      !whole          ? "One layer"
                      : cfg->training ? "Training step (forward + backward)"
                                      : "Inference (forward)",
                      cfg->name[0] ? cfg->name : "the model", tc_dtype_name(cfg->dtype),
-                     (long long)cfg->seq, (long long)cfg->micro_batch, (long long)cfg->tp);
+                     (long long)cfg->seq, (long long)cfg->micro_batch, (long long)cfg->tp,
+                     pipeline);
         code =
             whole
                 ? cli_compare_print(cmd, title, whole_cols, whole_fmts, 4, 0, false, rows, n, fmt)

@@ -275,6 +275,15 @@ input_error:
     return gpu_id && *gpu_id ? CLI_EXIT_INPUT : CLI_EXIT_USAGE;
 }
 
+void mcli_pipeline_words(const struct tc_model_config *c, char *buf, size_t len)
+{
+    if (c->pp > 1 || c->microbatches > 1)
+        snprintf(buf, len, " pp=%d x%d", c->pp > 1 ? c->pp : 1,
+                 c->microbatches > 1 ? c->microbatches : 1);
+    else if (len)
+        buf[0] = '\0';
+}
+
 /* An op whose size is the bytes it moves (in m), not a GEMM's shape. */
 static bool op_moves_bytes(const struct tc_op_prediction *op)
 {
@@ -605,6 +614,7 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
                             const struct tc_cluster *cluster)
 {
     struct cli_table *t;
+    char pipeline[64];
 
     if (!mp)
         return cli_fail("predict", TC_ERR_INVALID);
@@ -684,21 +694,22 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
     }
     if (fmt == CLI_FORMAT_MD)
         printf("### ");
+    mcli_pipeline_words(c, pipeline, sizeof(pipeline));
     if (decode)
         printf("Predicted decode step (one new token per sequence, %lld tokens cached) on %s "
-               "(%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s b=%lld t=%lld, %s attention\n",
+               "(%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s b=%lld t=%lld%s, %s attention\n",
                decode, gpu->name, gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden,
                (long long)c->heads, (long long)c->kv_heads, (long long)c->head_dim,
                (long long)c->ffn, c->swiglu ? " (swiglu)" : "", (long long)c->micro_batch,
-               (long long)c->tp, attention_word(c));
+               (long long)c->tp, pipeline, attention_word(c));
     else
         printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
-               "t=%lld, %s attention\n",
+               "t=%lld%s, %s attention\n",
                c->training ? "training (forward + backward)" : "inference (forward)", gpu->name,
                gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden, (long long)c->heads,
                (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
                c->swiglu ? " (swiglu)" : "", (long long)c->seq, (long long)c->micro_batch,
-               (long long)c->tp, attention_word(c));
+               (long long)c->tp, pipeline, attention_word(c));
     if (fmt == CLI_FORMAT_MD)
         putchar('\n');
     cli_table_print(t, stdout, fmt);

@@ -206,6 +206,10 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
  * error. */
 int mcli_load_config(const char *cmd, const struct mcli_model_opts *o, struct tc_model_config *c);
 
+/* " pp=P xM" for a config with a pipeline or micro-batches (P stages, M
+ * micro-batches a step), "" otherwise: the words a title adds after t=. */
+void mcli_pipeline_words(const struct tc_model_config *c, char *buf, size_t len);
+
 /* predict model (whole) or layer on each GPU of gpus ("a,b,c" or "all",
  * cli-gpus.h): one table, one row per GPU, fastest first; a GPU that
  * cannot run the configuration (a dtype it lacks, memory it does not have
