@@ -408,6 +408,30 @@ class TestModel(unittest.TestCase):
         with self.assertRaises(tilecast.InvalidError):
             p.predict_model(dict(MODEL, pp=5), GPU)  # 24 layers
 
+    def test_decode(self):
+        # one new token per sequence over a 1024-token cache: 4 tokens a step,
+        # the logits of 4 rows, the same prediction the command's --decode gives
+        p = analytical()
+        d = p.predict_model(dict(MODEL, mode="inference"), GPU, decode_context=1024)
+        self.assertAlmostEqual(d["tokens_per_s"], 4 / (d["step_time_us"] * 1e-6),
+                               delta=d["tokens_per_s"] * 1e-6)
+        logits = [op for op in d["ops"] if op["name"] == "logits"][0]
+        self.assertEqual(logits["m"], 4)
+        with self.assertRaises(tilecast.RangeError):
+            p.predict_model(MODEL, GPU, decode_context=-1)
+        if not TILECAST_BIN:
+            self.skipTest("TILECAST_BIN not set")
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("".join("%s: %s\n" % kv for kv in MODEL.items()))
+        try:
+            code, out, err = run_cli("predict", "model", "--gpu", GPU, "--config", f.name,
+                                     "--analytical", "--decode", "1024", "--json")
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(code, 0, err)
+        self.assertAlmostEqual(json.loads(out)["step_time_us"], d["step_time_us"],
+                               delta=d["step_time_us"] * 1e-6)
+
     def test_shipped_configs(self):
         d = os.path.join(SOURCE_ROOT, "predictor", "models")
         files = sorted(f for f in os.listdir(d) if f.endswith(".yaml"))

@@ -565,12 +565,15 @@ class Predictor:
         return d
 
     def predict_model(self, config, gpu, *, tp=None, micro_batch=None, seq=None,
-                      training=None, gpus_per_node=None, nic_gbps=None):
+                      training=None, decode_context=0, gpus_per_node=None, nic_gbps=None):
         """Predicts a whole model from a config dict or YAML path. Returns the
         per-operation list (ops), layer and step times, tokens/s, model TFLOP/s,
-        MFU and the least certain source of any op. gpus_per_node and nic_gbps
-        describe the nodes the config's tp x pp x dp GPUs fill (struct
-        tc_cluster; None: the GPU's reference system)."""
+        MFU and the least certain source of any op. decode_context > 0: one
+        decode step instead, each of the micro_batch sequences adding a token
+        to a KV cache of that many (the step time is the time per output
+        token; tc_predict_decode). gpus_per_node and nic_gbps describe the
+        nodes the config's tp x pp x dp GPUs fill (struct tc_cluster; None:
+        the GPU's reference system)."""
         cfg = model_config(config)
         for name, value in (("tp", tp), ("micro_batch", micro_batch), ("seq", seq)):
             if value is not None:
@@ -587,7 +590,8 @@ class Predictor:
             cluster.nic_gbps = float(nic_gbps)
         mp = POINTER(ModelPrediction)()
         with self._lock:
-            rc = _lib.function("tc_predict_model_on")(self._h, g, byref(cfg), byref(cluster), 0,
+            rc = _lib.function("tc_predict_model_on")(self._h, g, byref(cfg), byref(cluster),
+                                                      _int(decode_context, "decode_context"),
                                                       byref(mp))
             if rc < 0:
                 _raise(rc, "model on %s" % gpu)
