@@ -537,22 +537,31 @@ static int linear_ops(struct decomp *dc, const char *name, bool in_layer, int64_
     return gemm_op(dc, sub, in_layer, n, k, m, 1, TC_LAYOUT_TN);
 }
 
-/* A memory-bound op of `kernels` kernels moving `bytes` in all. */
-static int memory_op(struct decomp *dc, const char *name, bool in_layer, double bytes, int kernels)
+/* Stores the bytes an op moves in its m (an int64_t). A tensor of 2^62
+ * bytes is a config no device holds: the sizes bound the factors, not
+ * their product. */
+static int set_op_bytes(struct tc_op_prediction *op, double bytes)
 {
-    struct tc_op_prediction *op = op_new(&dc->list, name, "elementwise", in_layer);
-
-    if (!op)
-        return TC_ERR_NOMEM;
-    /* the bytes are stored in an int64_t: a tensor of 2^62 bytes is a
-     * config no device holds (the sizes bound the factors, not their
-     * product) */
     if (!(bytes >= 0 && bytes <= 0x1p62))
         return tc_error(TC_ERR_RANGE,
                         "%s moves %.3g bytes, more than 2^62: the sizes (micro_batch, seq, "
                         "hidden, ffn, vocab) describe no model a device holds",
-                        name, bytes);
+                        op->name, bytes);
     op->m = (int64_t)bytes;
+    return TC_OK;
+}
+
+/* A memory-bound op of `kernels` kernels moving `bytes` in all. */
+static int memory_op(struct decomp *dc, const char *name, bool in_layer, double bytes, int kernels)
+{
+    struct tc_op_prediction *op = op_new(&dc->list, name, "elementwise", in_layer);
+    int err;
+
+    if (!op)
+        return TC_ERR_NOMEM;
+    err = set_op_bytes(op, bytes);
+    if (err < 0)
+        return err;
     op->n = op->k = 0;
     op->time_us = tc_elementwise_time_us(dc->gpu, bytes) + (kernels - 1) * TC_KERNEL_FLOOR_US;
     return TC_OK;
@@ -592,19 +601,14 @@ static int collective_op(struct decomp *dc, const char *name, enum tc_collective
     const struct tc_model_config *c = dc->c;
     int passes = c->training ? 2 : 1;
     struct tc_op_prediction *op;
+    int err;
 
     op = op_new(&dc->list, name, coll == TC_COLL_ALLREDUCE ? "allreduce" : "allgather", in_layer);
     if (!op)
         return TC_ERR_NOMEM;
-    /* the bytes are stored in an int64_t: a tensor of 2^62 bytes is a
-     * config no device holds (the sizes bound the factors, not their
-     * product) */
-    if (!(bytes >= 0 && bytes <= 0x1p62))
-        return tc_error(TC_ERR_RANGE,
-                        "%s moves %.3g bytes, more than 2^62: the sizes (micro_batch, seq, "
-                        "hidden, ffn, vocab) describe no model a device holds",
-                        name, bytes);
-    op->m = (int64_t)bytes;
+    err = set_op_bytes(op, bytes);
+    if (err < 0)
+        return err;
     op->time_us =
         passes * tc_collective_nodes_us(dc->gpu, coll, c->tp, group_nodes(&dc->cluster, c->tp, 1),
                                         dc->cluster.nic_gbps, bytes);
@@ -804,16 +808,19 @@ static int p2p_op(struct decomp *dc, double act_bytes)
     bool across = c->tp * c->dp * (int64_t)c->pp > dc->cluster.gpus_per_node;
     struct tc_op_prediction *op = op_new(&dc->list, "pp_send", "p2p", false);
     double bytes = act_bytes / (double)c->tp, t;
+    int err;
 
     if (!op)
         return TC_ERR_NOMEM;
+    err = set_op_bytes(op, bytes);
+    if (err < 0)
+        return err;
     dc->p2p_op = dc->list.n - 1;
     t = tc_p2p_us(dc->gpu, across, dc->cluster.nic_gbps, bytes);
     if (c->tp > 1)
         t += tc_collective_nodes_us(dc->gpu, TC_COLL_ALLGATHER, c->tp,
                                     group_nodes(&dc->cluster, c->tp, 1), dc->cluster.nic_gbps,
                                     act_bytes);
-    op->m = (int64_t)bytes;
     op->time_us = passes * t;
     return TC_OK;
 }
