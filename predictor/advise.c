@@ -49,6 +49,7 @@ struct search {
     struct tc_predictor *p;
     const struct tc_gpu *gpu;
     struct tc_gemm_memo *memo;
+    const struct tc_cluster *cluster; /* NULL: the GPU's default nodes */
     struct tc_model_config base;
     struct tc_model_prediction *base_pred;
     double base_params, base_tps_gpu, tol;
@@ -236,7 +237,7 @@ static int evaluate(struct search *s, const struct tc_model_config *c)
     if (fabs(params / s->base_params - 1) > s->tol || same_shape(c, &s->base))
         return TC_OK;
     s->n_evaluated++;
-    err = tc_model_predict_memo(s->p, s->gpu, s->memo, c, &mp);
+    err = tc_model_predict_memo(s->p, s->gpu, s->memo, c, s->cluster, &mp);
     if (err < 0) {
         /* A shape this GPU or the model cannot run is no candidate. */
         if (err == TC_ERR_NOMEM)
@@ -445,17 +446,20 @@ TC_API void tc_advice_free(struct tc_advice *a)
     free(a);
 }
 
-TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
-                     const struct tc_model_config *cfg, double params_tolerance,
-                     size_t max_candidates, struct tc_advice **out)
+TC_API int tc_advise_on(struct tc_predictor *p, const struct tc_gpu *gpu,
+                        const struct tc_model_config *cfg, const struct tc_cluster *cluster,
+                        double params_tolerance, size_t max_candidates, struct tc_advice **out)
 {
-    struct search s = {.p = p, .gpu = gpu, .tol = params_tolerance};
+    struct search s = {.p = p, .gpu = gpu, .cluster = cluster, .tol = params_tolerance};
     struct tc_advice *a = NULL;
     int err;
 
     if (!gpu || !cfg || !out)
         return tc_error(TC_ERR_INVALID, "tc_advise: no GPU, config or output");
     *out = NULL;
+    err = tc_cluster_check(cluster);
+    if (err < 0)
+        return err;
     if (!(params_tolerance >= 0 && params_tolerance <= 0.5))
         return tc_error(TC_ERR_RANGE, "advise: parameter tolerance %g is outside [0, 0.5]",
                         params_tolerance);
@@ -466,7 +470,7 @@ TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
     s.memo = tc_gemm_memo_new();
     if (!s.memo)
         return TC_ERR_NOMEM;
-    err = tc_model_predict_memo(p, gpu, s.memo, &s.base, &s.base_pred);
+    err = tc_model_predict_memo(p, gpu, s.memo, &s.base, cluster, &s.base_pred);
     if (err < 0)
         goto cleanup;
     s.base_params = tc_model_params(&s.base);
@@ -505,4 +509,11 @@ cleanup:
     tc_model_prediction_free(s.base_pred);
     tc_gemm_memo_free(s.memo);
     return err;
+}
+
+TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
+                     const struct tc_model_config *cfg, double params_tolerance,
+                     size_t max_candidates, struct tc_advice **out)
+{
+    return tc_advise_on(p, gpu, cfg, NULL, params_tolerance, max_candidates, out);
 }

@@ -90,9 +90,14 @@ int tc_attention_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
                               struct tc_gemm_memo *memo, const struct tc_attention_query *q,
                               struct tc_attention_prediction *out);
 
-/* tc_predict_model with a memo (advisor). */
+/* tc_predict_model_on (decode context 0) with a memo (advisor); cluster
+ * NULL: the GPU's default nodes. */
 int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
                           struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
-                          struct tc_model_prediction **out);
+                          const struct tc_cluster *cluster, struct tc_model_prediction **out);
+
+/* TC_OK if cluster (may be NULL) is in range, else an error naming the
+ * field. */
+int tc_cluster_check(const struct tc_cluster *cluster);
 
 #endif

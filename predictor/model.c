@@ -1172,24 +1172,34 @@ cleanup:
 
 int tc_model_predict_memo(struct tc_predictor *p, const struct tc_gpu *gpu,
                           struct tc_gemm_memo *memo, const struct tc_model_config *cfg,
-                          struct tc_model_prediction **out)
+                          const struct tc_cluster *cluster, struct tc_model_prediction **out)
 {
-    return predict_common(p, gpu, memo, cfg, NULL, 0, out);
+    return predict_common(p, gpu, memo, cfg, cluster, 0, out);
 }
 
-TC_API int tc_predict_model_on(struct tc_predictor *p, const struct tc_gpu *gpu,
-                               const struct tc_model_config *cfg, const struct tc_cluster *cluster,
-                               int64_t decode_context, struct tc_model_prediction **out)
+int tc_cluster_check(const struct tc_cluster *cluster)
 {
-    if (decode_context < 0 || decode_context > (1 << 24))
-        return tc_error(TC_ERR_RANGE, "decode: context %lld is outside [1, 16777216] tokens",
-                        (long long)decode_context);
     if (cluster && (cluster->gpus_per_node < 0 || cluster->gpus_per_node > (1 << 20) ||
                     !(cluster->nic_gbps >= 0 && cluster->nic_gbps <= 1e6)))
         return tc_error(TC_ERR_RANGE,
                         "cluster: gpus_per_node %lld must be in [1, 1048576] and nic_gbps %g in "
                         "(0, 1e6] GB/s (0: the defaults)",
                         (long long)cluster->gpus_per_node, cluster->nic_gbps);
+    return TC_OK;
+}
+
+TC_API int tc_predict_model_on(struct tc_predictor *p, const struct tc_gpu *gpu,
+                               const struct tc_model_config *cfg, const struct tc_cluster *cluster,
+                               int64_t decode_context, struct tc_model_prediction **out)
+{
+    int err;
+
+    if (decode_context < 0 || decode_context > (1 << 24))
+        return tc_error(TC_ERR_RANGE, "decode: context %lld is outside [1, 16777216] tokens",
+                        (long long)decode_context);
+    err = tc_cluster_check(cluster);
+    if (err < 0)
+        return err;
     return predict_common(p, gpu, NULL, cfg, cluster, decode_context, out);
 }
 

@@ -508,6 +508,23 @@ expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --nic-gbp
 expect 2 "$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --gpus-per-node x
 "$bin" predict model --gpu all --config llama-2-7b --inference --pp 2 --json >"$tmp/all.json" \
     2>"$tmp/err" || fail "--gpu all --pp 2: $(cat "$tmp/err")"
+# advise places every candidate on the same nodes: the baseline's step is
+# predict model's on them, and the PCIe card across nodes is refused alike
+"$bin" advise --gpu a100-sxm4-80gb --config llama-2-7b --train --tp 8 --dp 4 --top 1 \
+    --gpus-per-node 1 --nic-gbps 2 --json >"$tmp/adv.json" 2>"$tmp/err" ||
+    fail "advise --gpus-per-node 1: $(cat "$tmp/err")"
+"$bin" predict model --gpu a100-sxm4-80gb --config llama-2-7b --train --tp 8 --dp 4 \
+    --gpus-per-node 1 --nic-gbps 2 --ignore-memory --json >"$tmp/pm.json" 2>"$tmp/err" ||
+    fail "predict model --gpus-per-node 1: $(cat "$tmp/err")"
+python3 - "$tmp/adv.json" "$tmp/pm.json" <<'EOF' || fail "advise: not on the nodes given"
+import json, sys
+a, m = (json.load(open(f)) for f in sys.argv[1:])
+assert m["nodes"] == 32, m["nodes"]
+assert abs(a["baseline"]["step_time_us"] / m["step_time_us"] - 1) < 1e-9, (a["baseline"], m["step_time_us"])
+EOF
+expect 2 "$bin" advise --gpu a100-pcie-80gb --config llama-2-7b --tp 8 --dp 4 --gpus-per-node 1
+grep -q -- "--nic-gbps" "$tmp/err" || fail "advise: a PCIe card across nodes: no hint to --nic-gbps"
+expect 2 "$bin" advise --gpu a100-sxm4-80gb --config llama-2-7b --nic-gbps 0
 
 # tools/e2e-eval.py scores every group of the end-to-end files
 if python3 "$root/tools/e2e-eval.py" --json >"$tmp/e2e.json" 2>"$tmp/err"; then

@@ -15,6 +15,7 @@ const char cmd_advise_help[] =
     "Usage: tilecast advise --gpu ID --config FILE [--params-tolerance 5%] [--top N]\n"
     "                       [--tp T] [--micro-batch B] [--seq S] [--train|--inference]\n"
     "                       [--dtype DT] [--graphs|--eager] [--serving]\n"
+    "                       [--gpus-per-node N] [--nic-gbps X]\n"
     "                       [--analytical] [--db FILE] [--verbose] [--json|--csv]\n"
     "\n"
     "Searches shapes near the model of FILE (hidden size in steps of 8, head count\n"
@@ -47,6 +48,10 @@ const char cmd_advise_help[] =
     "  --tp T, --micro-batch B, --seq S, --train, --inference, --dp N, --zero 0-3,\n"
     "  --recompute, --pp N, --microbatches M\n"
     "                          override the config (see predict model --help)\n"
+    "  --gpus-per-node N, --nic-gbps X\n"
+    "                          the nodes every candidate's GPUs fill, as predict\n"
+    "                          model places them (default: 8 GPUs a node and the\n"
+    "                          GPU's reference system's network adapter)\n"
     "  --analytical            ignore measured databases: the analytical model only\n"
     "  --db FILE               calibrate from this database\n"
     "  --verbose               print the number of candidates evaluated and the time taken\n"
@@ -74,7 +79,7 @@ static int advise_compare(const char *cmd, const struct mcli_model_opts *opt,
         p = cli_compare_predictor(cmd, specs, opt->analytical, opt->db, &code);
     for (size_t i = 0; code == CLI_EXIT_OK && rows && i < n; i++) {
         struct tc_advice *adv = NULL;
-        int err = tc_advise(p, list[i], c, tol, 1, &adv);
+        int err = tc_advise_on(p, list[i], c, &opt->cluster, tol, 1, &adv);
 
         rows[i].gpu = list[i];
         if (err < 0 || !adv) {
@@ -203,7 +208,7 @@ int cmd_advise(int argc, char **argv)
         return code;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    err = tc_advise(p, gpu, &c, tol, (size_t)top, &adv);
+    err = tc_advise_on(p, gpu, &c, &opt.cluster, tol, (size_t)top, &adv);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (err < 0) {
         code = cli_fail(cmd, err);

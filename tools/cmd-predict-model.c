@@ -140,7 +140,20 @@ int mcli_model_opt(const char *cmd, int argc, char **argv, int *i, struct mcli_m
         o->db = v;
     else if (mcli_opt(cmd, argc, argv, i, "--config", &v, &bad))
         o->config = v;
-    else if (override_flag(cmd, argc, argv, i, &o->over, &code))
+    else if (mcli_opt(cmd, argc, argv, i, "--gpus-per-node", &v, &bad)) {
+        long long n;
+
+        if (bad)
+            return -CLI_EXIT_USAGE;
+        if (!cli_parse_int(cmd, "--gpus-per-node", v, 1, 1 << 20, &n))
+            return -cli_value_status(v);
+        o->cluster.gpus_per_node = n;
+    } else if (mcli_opt(cmd, argc, argv, i, "--nic-gbps", &v, &bad)) {
+        if (bad)
+            return -CLI_EXIT_USAGE;
+        if (!cli_parse_double(cmd, "--nic-gbps", v, 1e-3, 1e6, &o->cluster.nic_gbps))
+            return -cli_value_status(v);
+    } else if (override_flag(cmd, argc, argv, i, &o->over, &code))
         return code ? -code : 1;
     else
         return 0;
@@ -871,7 +884,7 @@ int cmd_predict_model(int argc, char **argv)
     struct tc_predictor *p = NULL;
     struct tc_model_prediction *mp = NULL;
     struct tc_model_memory mem;
-    struct tc_cluster cluster = {0};
+    struct tc_cluster cluster;
     const struct tc_gpu *gpu;
     int code = 0, err;
 
@@ -883,15 +896,6 @@ int cmd_predict_model(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (strcmp(arg, "--ignore-memory") == 0) {
             ignore_memory = true;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--gpus-per-node", &v, &bad)) {
-            long long n;
-
-            if (bad || !cli_parse_int(cmd, "--gpus-per-node", v, 1, 1 << 20, &n))
-                return cli_value_status(v);
-            cluster.gpus_per_node = n;
-        } else if (mcli_opt(cmd, argc, argv, &i, "--nic-gbps", &v, &bad)) {
-            if (bad || !cli_parse_double(cmd, "--nic-gbps", v, 1e-3, 1e6, &cluster.nic_gbps))
-                return cli_value_status(v);
         } else if (cli_parse_format(arg, &fmt)) {
         } else if ((code = mcli_model_opt(cmd, argc, argv, &i, &o)) != 0) {
             if (code < 0)
@@ -929,6 +933,7 @@ int cmd_predict_model(int argc, char **argv)
     code = mcli_load_config(cmd, &o, &c);
     if (code)
         return code;
+    cluster = o.cluster;
     if (attention >= 0) {
         c.attention = (enum tc_attn_impl)attention;
         c.attention_eager = false;

@@ -191,11 +191,13 @@ struct mcli_model_opts {
     bool recompute;              /* --recompute: the file's otherwise */
     bool zero_set;               /* --zero STAGE given: zero_stage */
     int zero_stage;
+    struct tc_cluster cluster; /* --gpus-per-node, --nic-gbps (0: the GPU's defaults) */
 };
 
 /* Parses --gpu, --db, --config, --analytical, --train, --inference,
  * --graphs, --eager, --serving, --dtype, --tp, --micro-batch, --seq, --dp,
- * --zero and --recompute at argv[*i]
+ * --pp, --microbatches, --zero, --recompute, --gpus-per-node and --nic-gbps
+ * at argv[*i]
  * into o (set o->train, o->graphs and o->dtype to -1 first).
  * Returns 1 if argv[*i] was one, 0 if not, or minus the exit status after
  * printing the error (1 for a missing value, 2 for an impossible one). */

@@ -504,6 +504,21 @@ class TestAdvise(unittest.TestCase):
         with self.assertRaises(tilecast.InvalidError):
             analytical().advise(MODEL, GPU, params_tolerance=-1)
 
+    def test_nodes(self):
+        # 8 x 4 data-parallel GPUs: one GPU a node puts the gradient
+        # all-reduce on the network, which a slow one makes the step's cost
+        cfg = dict(MODEL, tp=8, dp=4)
+        p = analytical()
+        near = p.advise(cfg, GPU, max_candidates=1)
+        far = p.advise(cfg, GPU, max_candidates=1, gpus_per_node=1, nic_gbps=1)
+        self.assertGreater(far["baseline_step_us"], near["baseline_step_us"])
+        self.assertEqual(near["baseline_step_us"],
+                         p.predict_model(cfg, GPU)["step_time_us"])
+        self.assertEqual(far["baseline_step_us"],
+                         p.predict_model(cfg, GPU, gpus_per_node=1, nic_gbps=1)["step_time_us"])
+        with self.assertRaises(tilecast.RangeError):
+            p.advise(cfg, GPU, gpus_per_node=-1)
+
 
 class TestDatabase(unittest.TestCase):
     @classmethod

@@ -583,11 +583,7 @@ class Predictor:
         if tp is not None or micro_batch is not None or seq is not None:
             cfg = model_config(cfg)
         g = self._specs.find(gpu)
-        cluster = Cluster()
-        if gpus_per_node is not None:
-            cluster.gpus_per_node = _int(gpus_per_node, "gpus_per_node")
-        if nic_gbps is not None:
-            cluster.nic_gbps = float(nic_gbps)
+        cluster = _cluster(gpus_per_node, nic_gbps)
         mp = POINTER(ModelPrediction)()
         with self._lock:
             rc = _lib.function("tc_predict_model_on")(self._h, g, byref(cfg), byref(cluster),
@@ -615,11 +611,15 @@ class Predictor:
         d["config"] = _config_dict(cfg)
         return d
 
-    def advise(self, config, gpu, *, params_tolerance=0.05, max_candidates=10):
+    def advise(self, config, gpu, *, params_tolerance=0.05, max_candidates=10,
+               gpus_per_node=None, nic_gbps=None):
         """Searches nearby shapes within params_tolerance (relative) that run
-        faster; candidates best first, each with the mechanism in 'reason'."""
+        faster; candidates best first, each with the mechanism in 'reason'.
+        gpus_per_node and nic_gbps: the nodes every candidate's GPUs fill, as
+        for predict_model."""
         cfg = model_config(config)
         g = self._specs.find(gpu)
+        cluster = _cluster(gpus_per_node, nic_gbps)
         try:
             tol = float(params_tolerance)
         except (TypeError, ValueError):
@@ -633,7 +633,8 @@ class Predictor:
             raise InvalidError("max_candidates: %d is negative" % n_max, TC_ERR_INVALID)
         ap = POINTER(Advice)()
         with self._lock:
-            rc = _lib.function("tc_advise")(self._h, g, byref(cfg), tol, n_max, byref(ap))
+            rc = _lib.function("tc_advise_on")(self._h, g, byref(cfg), byref(cluster), tol, n_max,
+                                               byref(ap))
             if rc < 0:
                 _raise(rc, "advice on %s" % gpu)
         try:
@@ -652,6 +653,16 @@ class Predictor:
         d["gpu"] = gpu
         d["kind"] = "prediction"
         return d
+
+
+def _cluster(gpus_per_node, nic_gbps):
+    """A struct tc_cluster; None leaves a field to the GPU's default."""
+    cluster = Cluster()
+    if gpus_per_node is not None:
+        cluster.gpus_per_node = _int(gpus_per_node, "gpus_per_node")
+    if nic_gbps is not None:
+        cluster.nic_gbps = float(nic_gbps)
+    return cluster
 
 
 def _shape_columns(shapes):

@@ -457,6 +457,8 @@ _PROTOTYPES = {
                                     c_int64, POINTER(POINTER(ModelPrediction))]),
     "tc_advise": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig), c_double, c_size_t,
                           POINTER(POINTER(Advice))]),
+    "tc_advise_on": (c_int, [_P, POINTER(Gpu), POINTER(ModelConfig), POINTER(Cluster), c_double,
+                             c_size_t, POINTER(POINTER(Advice))]),
     "tc_advice_free": (None, [POINTER(Advice)]),
     "tc_db_calibrate": (c_int, [_P, _P, c_char_p, c_int, c_bool, POINTER(_P)]),
     "tc_calib_report_count": (c_size_t, [_P]),

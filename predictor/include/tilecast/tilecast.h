@@ -1010,6 +1010,11 @@ struct tc_advice {
 TC_API int tc_advise(struct tc_predictor *p, const struct tc_gpu *gpu,
                      const struct tc_model_config *cfg, double params_tolerance,
                      size_t max_candidates, struct tc_advice **out);
+/* tc_advise with every candidate on the nodes of cluster (NULL: the
+ * defaults of tc_cluster_default), as tc_predict_model_on places it. */
+TC_API int tc_advise_on(struct tc_predictor *p, const struct tc_gpu *gpu,
+                        const struct tc_model_config *cfg, const struct tc_cluster *cluster,
+                        double params_tolerance, size_t max_candidates, struct tc_advice **out);
 TC_API void tc_advice_free(struct tc_advice *a);
 
 /* ------------------------------------------------------------------------ */
