@@ -317,6 +317,53 @@ static int64_t fa4_split_heuristic(int64_t ctas, int64_t slots, int64_t key_tile
     return s < key_tiles ? s : key_tiles;
 }
 
+/* The cuDNN frontend's open sm100 engines' split-KV choice (python/cudnn/
+ * sdpa/fwd/heuristics.py, choose_split_kv and split_kv_candidates): splits
+ * s of 1 and powers of two up to the SM count rounded up to a power of two,
+ * each split keeping at least FROST_SPLIT_MIN_TILES key tiles, scored as two
+ * kernels' latencies,
+ *   waves(s) x (ceil(key_tiles / s) + FROST_SPLIT_CTA_COST)
+ *     + combine_waves x s x FROST_SPLIT_COMBINE_COST,
+ * in units of one key tile of the main loop: waves(s) = ceil(ctas x s /
+ * SMs), the combine's one block per output row (seq_q x query heads x
+ * batch, at least one wave). The cheapest wins, the smaller split on a tie.
+ * The three constants are that file's (a CTA's prologue and epilogue, 21
+ * tiles; a split's partials, 0.1 tile a combine wave). */
+#define FROST_SPLIT_MIN_TILES 2
+#define FROST_SPLIT_CTA_COST 21.0
+#define FROST_SPLIT_COMBINE_COST 0.1
+static int64_t frost_split_heuristic(int64_t ctas, int64_t sms, int64_t key_tiles,
+                                     int64_t combine_rows)
+{
+    int64_t hi = 1, best = 1, combine_waves;
+    double best_cost = 0;
+
+    if (ctas <= 0 || sms <= 0 || key_tiles <= 1)
+        return 1;
+    while (hi < sms)
+        hi <<= 1;
+    if (hi > key_tiles / FROST_SPLIT_MIN_TILES)
+        hi = key_tiles / FROST_SPLIT_MIN_TILES > 1 ? key_tiles / FROST_SPLIT_MIN_TILES : 1;
+    combine_waves = (combine_rows + sms - 1) / sms;
+    if (combine_waves < 1)
+        combine_waves = 1;
+    for (int64_t split = 1; split <= hi; split <<= 1) {
+        /* whole waves and whole key tiles a split: integer quotients */
+        int64_t waves = (ctas * split + sms - 1) / sms, tiles = (key_tiles + split - 1) / split;
+        double cost;
+
+        if (split > 1 && key_tiles / split < FROST_SPLIT_MIN_TILES)
+            continue;
+        cost = (double)waves * ((double)tiles + FROST_SPLIT_CTA_COST) +
+               (double)combine_waves * (double)split * FROST_SPLIT_COMBINE_COST;
+        if (split == 1 || cost < best_cost) {
+            best = split;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The model                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -566,6 +613,10 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                                              (loaded + bn - 1) / bn, m_blocks,
                                              (double)seq_kv * (double)(dqk + dvo) * e,
                                              (q->causal && q->seq_q > 1) || q->window);
+            } else if (k.frost_split) {
+                /* 128 packed query rows a CTA, 128 keys a tile */
+                splits =
+                    frost_split_heuristic(ctas_1, units, key_tiles, q->seq_q * q->heads * q->batch);
             } else if (k.impl == TC_ATTN_FLASH4 && !k.fa2_split) {
                 /* _flash_attn_fwd: the keys a local query loads at most
                  * (its window plus 128), the query rows of a KV head

@@ -35,7 +35,7 @@ struct fused_kernel {
     int threads;            /* per CTA */
     struct fused_eff eff;
     double exp_mult;      /* exp throughput relative to the SFUs' */
-    double slow;          /* time multiplier (cuDNN on Blackwell, the open sm80 prefill at d 128) */
+    double slow;          /* time multiplier (the open sm80 prefill at d 128) */
     int order;            /* CTA issue order: ORDER_GRID, ORDER_LPT (longest first) or
                              ORDER_SPT (shortest first) */
     int relay;            /* deterministic backward: dQ added in key-block order through a
@@ -53,6 +53,8 @@ struct fused_kernel {
                              query (cuDNN, below); --kv-splits N still forces N */
     bool plain_grid;      /* forward: one CTA per (query tile, head, batch), never split
                              and no query heads packed, whatever the shape */
+    bool frost_split;     /* forward: the cuDNN frontend's open sm100 engines' split-KV cost
+                             model (attention-fused.c, frost_split_heuristic) */
     bool window_skip;     /* a sliding window's left edge ends the key loop (else the loop runs
                              to key 0, as under the causal mask alone) */
     double iter_l2_bytes; /* backward: L2 traffic of one (query tile, key tile) step that

@@ -100,9 +100,14 @@ static const struct fused_eff FA4_BLACKWELL_BWD = {0.85, 0.73};
  * 370 at 128, where this model without the factor gives the same for
  * both. eta is scaled by 0.875, the ratio of the two. */
 #define FA2_WIDE_HEAD 0.875
-/* FlashAttention-4 is "up to 1.3x faster than cuDNN 9.13" on B200 (its
- * paper's abstract): cuDNN on Blackwell as FA4's tiles at 1/1.3 the rate. */
-#define CUDNN_BLACKWELL_SLOW 1.3
+/* cuDNN on Blackwell runs at FlashAttention-4's rate. FA4's paper measured
+ * itself "up to 1.3x faster than cuDNN 9.13" on B200; cuDNN 9.27 (backend
+ * 92700, the version of the development file) caught up: the cuDNN
+ * frontend's attention_training results on GB200 time both on the same
+ * shapes (results/llama3.1/gb200, 2026-09-28, Llama-3.1 64/8 heads, d 128,
+ * batch 2, seq 8k-32k), cuDNN / FA4 TFLOP/s forward 0.99 / 0.97 / 1.03 /
+ * 1.02 (causal 32k, 16k, 8k and no mask 32k) and backward 0.99 / 1.01. So
+ * cuDNN takes FA4's tiles and efficiencies with no factor of its own. */
 /* GPUs no FlashAttention release targets (Volta, Turing) and AMD's CDNA
  * ports (CK and Triton): the previous tile model's efficiency relative to
  * Ampere (0.60 and 0.55 against 0.80) applied to eta. */
@@ -380,7 +385,7 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
 /* FlashAttention-4 on Blackwell (flash_attn/cute, flash_fwd_sm100.py): a
  * CTA ping-pongs two 128-row query tiles (256 rows) over 128-key tiles;
  * the backward uses 128 x 128 tiles in 2-CTA MMA mode. cuDNN's Blackwell
- * engines take the same tiles at CUDNN_BLACKWELL_SLOW. */
+ * engines take the same tiles at the same rate (above). */
 static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_impl impl,
                              struct fused_kernel *k)
 {
@@ -392,7 +397,7 @@ static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_im
     k->threads = q->backward ? 384 : 512;
     k->eff = q->backward ? FA4_BLACKWELL_BWD : FA4_BLACKWELL_FWD;
     k->exp_mult = q->backward ? 1 : FA4_EXP_MULT;
-    k->slow = impl == TC_ATTN_CUDNN ? CUDNN_BLACKWELL_SLOW : 1;
+    k->slow = 1;
     k->order = ORDER_LPT;
     k->prefetch = true;
     k->pack_gqa = impl != TC_ATTN_CUDNN;
@@ -515,6 +520,26 @@ static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
     return TC_OK;
 }
 
+/* The cuDNN frontend's open-source sm100 forward (python/cudnn/sdpa/fwd/
+ * kernels/sm100/prefill_*_f16.py, config_sm100.py, heuristics.py): a
+ * Blackwell kernel of FA4's kind (tcgen05 MMAs into tensor memory, 128 x 128
+ * tiles, one or two CTAs a cluster), so FA4's tiles and efficiencies are
+ * taken. Unlike cuDNN's closed engines it packs the query heads of a KV head
+ * into its tiles at every query length and splits the keys by its own cost
+ * model, whatever the query length: the plans the frontend's published
+ * attention_inference results name on B200 are all sdpa_fwd_prefill_sm100
+ * [PACK_GQA=1; SPLIT_KV=1..128; TILE_M=128; TILE_N=128] (decode_sweep and
+ * prefill_sweep, 2026-09-18). */
+static void frost_sm100_fwd_kernel(const struct tc_attention_query *q, struct fused_kernel *k)
+{
+    blackwell_kernel(q, TC_ATTN_CUDNN_OSS, k);
+    k->pack_gqa = true;
+    k->pack_gqa_always = true;
+    k->pack_decode = false;
+    k->split_one_query = false;
+    k->frost_split = true;
+}
+
 /* cuDNN's own (closed) sm80 forward engines, as their generated kernels
  * name their tiles in public profiler traces (cudnn_generated_fort_native_
  * sdpa_sm80_flash_fprop_wmma_f16_knob_<n>_<rows>x<keys>x<head dim>_<warps
@@ -579,13 +604,18 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
             return TC_OK;
         }
     }
-    /* the cuDNN frontend's open-source engines: their sm80 kernels are
-     * modelled from their source; elsewhere they are modelled as cuDNN's
-     * engines; their measured rows calibrate them apart from cuDNN's
+    /* the cuDNN frontend's open-source engines: their sm80 kernels and
+     * their sm100 forward are modelled from their source; elsewhere they are
+     * modelled as cuDNN's engines; their measured rows calibrate them apart from cuDNN's
      * (attention.c) */
     if (impl == TC_ATTN_CUDNN_OSS && half_dtype(q->dtype) &&
         (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA))
         return q->backward ? frost_sm80_bwd_kernel(gpu, q, k) : frost_sm80_fwd_kernel(gpu, q, k);
+    if (impl == TC_ATTN_CUDNN_OSS && half_dtype(q->dtype) && gpu->arch == TC_ARCH_BLACKWELL &&
+        !q->backward) {
+        frost_sm100_fwd_kernel(q, k);
+        return TC_OK;
+    }
     if (impl == TC_ATTN_CUDNN_OSS)
         impl = TC_ATTN_CUDNN;
     switch (impl) {

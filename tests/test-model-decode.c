@@ -345,6 +345,56 @@ START_TEST(test_fa4_split_heuristic)
 }
 END_TEST
 
+/* The cuDNN frontend's open sm100 forward packs a KV head's query heads
+ * and splits by its cost model (heuristics.py, choose_split_kv), worked by
+ * hand for 64 query heads on 8 KV heads, one query, 2048 keys (16 tiles of
+ * 128) on 148 SMs: 8 packed CTAs; splits 1, 2, 4, 8 cost (a wave each)
+ * 16 + 21 = 37, 8 + 21 + 0.2 = 29.2, 4 + 21 + 0.4 = 25.4 and 2 + 21 + 0.8 =
+ * 23.8 key tiles, and 16 would leave one tile a split (at least two): 8.
+ * At batch 32, 256 CTAs take two waves unsplit (74) and four split in two
+ * (4 x 29 + 0.2 x 14 combine waves): 1. The published B200 plans read
+ * SPLIT_KV=8 and 1 for these shapes (attention_inference decode_sweep). */
+START_TEST(test_frost_sm100_split_heuristic)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN_OSS,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 1,
+                                   .seq_kv = 2048,
+                                   .head_dim = 128};
+    struct tc_attention_prediction p, cudnn;
+    const struct tc_gpu *b200 = gpu("b200");
+
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 8);
+    ck_assert_int_eq(p.blocks, 64);
+    q.batch = 32;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 1);
+    /* eight queries a sequence pack too (64 rows a tile): the closed engines
+     * leave them unsplit and unpacked, 64 x 32 CTAs against 256 */
+    q.seq_q = 8;
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &p), TC_OK);
+    ck_assert_int_eq(p.blocks, 256);
+    q.impl = TC_ATTN_CUDNN;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &cudnn), TC_OK);
+    ck_assert_int_eq(cudnn.blocks, 2048); /* 64 heads x 32 */
+    ck_assert(cudnn.time_us > 2 * p.time_us);
+    /* a long prefill: cuDNN 9.27 runs at FlashAttention-4's rate on
+     * Blackwell (attention-kernels.c), the open engine with the same tiles */
+    q.batch = 2;
+    q.seq_q = q.seq_kv = 16384;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &cudnn), TC_OK);
+    q.impl = TC_ATTN_FLASH4;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &p), TC_OK);
+    ck_assert_msg(fabs(cudnn.time_us / p.time_us - 1) < 1e-9, "cudnn %g us, flash4 %g us",
+                  cudnn.time_us, p.time_us);
+}
+END_TEST
+
 /* FA3 drops the causal mask of a single query (hopper/flash_api.cpp:
  * "causal=true is the same as causal=false in this case"), and so takes
  * the unmasked 176-key tiles at head dim 128; over a paged cache it keeps
@@ -392,6 +442,7 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_kv_cache_dtype);
     tcase_add_test(tc, test_fa3_split_heuristic);
     tcase_add_test(tc, test_fa4_split_heuristic);
+    tcase_add_test(tc, test_frost_sm100_split_heuristic);
     tcase_add_test(tc, test_fa3_decode_drops_causal);
     return tc;
 }

@@ -23,10 +23,11 @@
     "                        FlashAttention-2 on Ampere/Ada, -3 on Hopper, -4 on\n"                \
     "                        Blackwell), flash2, flash3, flash4, cudnn (each that\n"               \
     "                        library's kernels, where it runs), cudnn_oss (the cuDNN\n"            \
-    "                        frontend's open-source engines: their sm80 kernels from\n"            \
-    "                        their source, elsewhere modelled as cudnn; calibrated\n"              \
-    "                        by their own rows), or unfused (scores\n"                             \
-    "                        bmm + softmax + values bmm through the GEMM predictor)\n"             \
+    "                        frontend's open-source engines: their sm80 kernels and\n"             \
+    "                        sm100 forward from their source, elsewhere modelled\n"                \
+    "                        as cudnn; calibrated by their own rows), or unfused\n"                \
+    "                        (scores bmm + softmax + values bmm through the GEMM\n"                \
+    "                        predictor)\n"                                                         \
     "  --batch, --heads, --seq, --head-dim   the shape (seq is the query length,\n"                \
     "                        head dim that of Q and K)\n"                                          \
     "  --head-dim-vo D       V and O head dim (default: --head-dim), e.g. 128 for\n"               \
