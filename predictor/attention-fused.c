@@ -342,20 +342,16 @@ static int64_t frost_split_heuristic(int64_t ctas, int64_t sms, int64_t key_tile
         return 1;
     while (hi < sms)
         hi <<= 1;
-    if (hi > key_tiles / FROST_SPLIT_MIN_TILES)
-        hi = key_tiles / FROST_SPLIT_MIN_TILES > 1 ? key_tiles / FROST_SPLIT_MIN_TILES : 1;
-    combine_waves = (combine_rows + sms - 1) / sms;
-    if (combine_waves < 1)
-        combine_waves = 1;
+    /* a split of s keeps floor(key_tiles / s) tiles at least */
+    while (hi > 1 && key_tiles / hi < FROST_SPLIT_MIN_TILES)
+        hi >>= 1;
+    combine_waves = combine_rows > sms ? (combine_rows + sms - 1) / sms : 1;
     for (int64_t split = 1; split <= hi; split <<= 1) {
         /* whole waves and whole key tiles a split: integer quotients */
         int64_t waves = (ctas * split + sms - 1) / sms, tiles = (key_tiles + split - 1) / split;
-        double cost;
+        double cost = (double)waves * ((double)tiles + FROST_SPLIT_CTA_COST) +
+                      (double)combine_waves * (double)split * FROST_SPLIT_COMBINE_COST;
 
-        if (split > 1 && key_tiles / split < FROST_SPLIT_MIN_TILES)
-            continue;
-        cost = (double)waves * ((double)tiles + FROST_SPLIT_CTA_COST) +
-               (double)combine_waves * (double)split * FROST_SPLIT_COMBINE_COST;
         if (split == 1 || cost < best_cost) {
             best = split;
             best_cost = cost;

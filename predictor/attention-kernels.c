@@ -532,11 +532,8 @@ static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
  * prefill_sweep, 2026-09-18). */
 static void frost_sm100_fwd_kernel(const struct tc_attention_query *q, struct fused_kernel *k)
 {
-    blackwell_kernel(q, TC_ATTN_CUDNN_OSS, k);
-    k->pack_gqa = true;
+    blackwell_kernel(q, TC_ATTN_CUDNN_OSS, k); /* packs, splits as FA's kernels do */
     k->pack_gqa_always = true;
-    k->pack_decode = false;
-    k->split_one_query = false;
     k->frost_split = true;
 }
 
