@@ -385,7 +385,20 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
 /* FlashAttention-4 on Blackwell (flash_attn/cute, flash_fwd_sm100.py): a
  * CTA ping-pongs two 128-row query tiles (256 rows) over 128-key tiles;
  * the backward uses 128 x 128 tiles in 2-CTA MMA mode. cuDNN's Blackwell
- * engines take the same tiles at the same rate (above). */
+ * engines take the same tiles at the same rate (above).
+ *
+ * A forward CTA whose rows fill one 128-row stage: FA4 launches one stage
+ * (interface.py, _flash_attn_fwd: "q_stage = 2 if seqlen_q_packgqa >
+ * tile_m else 1"). cuDNN's prefill kernel always runs both: the frontend's
+ * port of it (kernels/sm100/prefill_d128_f16.py, "the C++ SM100 reference
+ * layout") gives each sub-tile its own softmax warpgroup over the whole key
+ * loop, and its split-KV notes count the waste ("cga1 halves ... the wasted
+ * MMA work at small S_q (a tile covers 256 Q rows, not 512)"). Its
+ * published 8- and 16-query decodes on B200 take the same time at either
+ * length, 1.7 us a 128-key tile of one (batch, head) CTA: the time of 256
+ * rows, not 128. A single query is cuDNN's decode kernel, one 128-row tile
+ * of packed heads (the time its published B200 decodes follow; the frontend
+ * added its like, sm100/decode_d128_f16.py, TILES_Q = 1). */
 static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_impl impl,
                              struct fused_kernel *k)
 {
@@ -393,7 +406,9 @@ static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_im
     kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
     k->br = q->backward ? 128 : 256;
     k->bc = 128;
-    k->stage_rows = q->backward ? 0 : 128;
+    k->stage_rows = q->backward || impl != TC_ATTN_FLASH4 ? 0 : 128;
+    if (impl == TC_ATTN_CUDNN && !q->backward && q->seq_q == 1)
+        k->br = 128;
     k->threads = q->backward ? 384 : 512;
     k->eff = q->backward ? FA4_BLACKWELL_BWD : FA4_BLACKWELL_FWD;
     k->exp_mult = q->backward ? 1 : FA4_EXP_MULT;
@@ -528,8 +543,10 @@ static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
  * into its tiles at every query length and splits the keys by its own cost
  * model, whatever the query length: the plans the frontend's published
  * attention_inference results name on B200 are all sdpa_fwd_prefill_sm100
- * [PACK_GQA=1; SPLIT_KV=1..128; TILE_M=128; TILE_N=128] (decode_sweep and
- * prefill_sweep, 2026-09-18). */
+ * [PACK_GQA=1; SPLIT_KV=1..128; TILE_CGA_M=1; TILE_M=128; TILE_N=128]
+ * (decode_sweep and prefill_sweep, 2026-09-18): one CTA a 256-row tile,
+ * both 128-row sub-tiles computed at every query length, a single query
+ * included (blackwell_kernel). */
 static void frost_sm100_fwd_kernel(const struct tc_attention_query *q, struct fused_kernel *k)
 {
     blackwell_kernel(q, TC_ATTN_CUDNN_OSS, k); /* packs, splits as FA's kernels do */

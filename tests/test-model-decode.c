@@ -395,6 +395,41 @@ START_TEST(test_frost_sm100_split_heuristic)
 }
 END_TEST
 
+/* A Blackwell forward whose rows fill one 128-row stage: cuDNN's prefill
+ * kernel computes both stages of its 256-row tile (attention-kernels.c,
+ * blackwell_kernel). 32 x 64 heads on 8 KV heads, unpacked: 2048 CTAs
+ * over 8192 keys, compute-bound, take the same time at 128 queries as at
+ * 256. Its single-query decode is a one-tile kernel (128 rows); the open
+ * engine runs its 256-row prefill tile there too. */
+START_TEST(test_sm100_query_stages)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 32,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 256,
+                                   .seq_kv = 8192,
+                                   .head_dim = 128};
+    struct tc_attention_prediction one, two;
+    const struct tc_gpu *b200 = gpu("b200");
+
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &two), TC_OK);
+    q.seq_q = 128;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &one), TC_OK);
+    ck_assert_int_eq(one.blocks, 2048);
+    ck_assert_int_eq(two.blocks, 2048);
+    ck_assert_int_eq(one.bound, TC_BOUND_COMPUTE);
+    ck_assert_double_eq_tol(one.time_us, two.time_us, 1e-9);
+    q.seq_q = 1;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &one), TC_OK);
+    ck_assert_int_eq(one.block_m, 128);
+    q.impl = TC_ATTN_CUDNN_OSS;
+    ck_assert_int_eq(tc_predict_attention(NULL, b200, &q, &one), TC_OK);
+    ck_assert_int_eq(one.block_m, 256);
+}
+END_TEST
+
 /* FA3 drops the causal mask of a single query (hopper/flash_api.cpp:
  * "causal=true is the same as causal=false in this case"), and so takes
  * the unmasked 176-key tiles at head dim 128; over a paged cache it keeps
@@ -443,6 +478,7 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_fa3_split_heuristic);
     tcase_add_test(tc, test_fa4_split_heuristic);
     tcase_add_test(tc, test_frost_sm100_split_heuristic);
+    tcase_add_test(tc, test_sm100_query_stages);
     tcase_add_test(tc, test_fa3_decode_drops_causal);
     return tc;
 }
