@@ -35,6 +35,12 @@
  * (arXiv 2606.22588). Handing a dQ semaphore over costs two: the releasing
  * CTA's fence waits for its adds, the next one's acquiring poll. */
 #define L2_HIT_CLK 250.0
+/* An L1 hit's round trip in clocks: 39 on B200 (Chips and Cheese, "Nvidia's
+ * B200: Keeping the CUDA Juggernaut Rolling", 19.6 ns). */
+#define L1_HIT_CLK 39.0
+/* The threads of a block of the cuDNN frontend's sm100 split combine
+ * (kernels/sm100/split_combine.py: THREADS). */
+#define FROST_COMBINE_THREADS 128
 /* Below this many CTAs the schedule is simulated exactly; above, the
  * tail is estimated (many waves: a few percent at most). */
 #define SIM_MAX_UNITS (1 << 18)
@@ -363,6 +369,30 @@ static int64_t frost_split_heuristic(int64_t ctas, int64_t sms, int64_t key_tile
 /* ------------------------------------------------------------------------ */
 /* The model                                                                 */
 /* ------------------------------------------------------------------------ */
+
+/* The cuDNN frontend's sm100 split combine (kernels/sm100/split_combine.py)
+ * runs one 128-thread block per output row, and each thread walks the split
+ * axis one split at a time (loops of unroll=1): the partial LSE from L2 for
+ * the maximum, again from L1 for the denominator, then from L1 for the
+ * branch that guards the partial O's load from L2. Each step waits for its
+ * load, so a block takes two L2 and two L1 round trips a split; its blocks
+ * share the SMs in waves. */
+static double frost_combine_us(const struct tc_gpu *gpu, double rows, int64_t splits)
+{
+    int units = gpu->units > 0 ? gpu->units : 1;
+    int per_sm = gpu->max_threads_per_sm > 0 ? gpu->max_threads_per_sm / FROST_COMBINE_THREADS : 16;
+    double clk = gpu->clock_vector_mhz > 0   ? gpu->clock_vector_mhz
+                 : gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz
+                                             : 1000;
+    double waves;
+
+    if (gpu->max_blocks_per_sm > 0 && gpu->max_blocks_per_sm < per_sm)
+        per_sm = gpu->max_blocks_per_sm;
+    if (per_sm < 1)
+        per_sm = 1;
+    waves = ceil(rows / ((double)units * per_sm));
+    return waves * (double)splits * 2.0 * (L2_HIT_CLK + L1_HIT_CLK) / clk;
+}
 
 /* Blocks per SM by shared memory, registers and threads, for the report:
  * Q and two K/V stages (forward), or the K/V block and two query stages
@@ -695,6 +725,8 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
         if (!q->backward && splits > 1)
             /* the combine kernel: partial O and LSE of every split in, O out */
             extra_us = tc_elementwise_time_us(gpu, qrows * (splits * (dvo + 1) * 4.0 + dvo * e));
+        if (!q->backward && splits > 1 && k.frost_split)
+            extra_us = fmax(extra_us, frost_combine_us(gpu, qrows, splits));
         if (q->backward) {
             /* preprocess: D = rowsum(dO * O), dQ accumulator zeroed;
              * postprocess: the fp32 dQ accumulator(s) to dQ */

@@ -54,7 +54,7 @@ struct fused_kernel {
     bool plain_grid;      /* forward: one CTA per (query tile, head, batch), never split
                              and no query heads packed, whatever the shape */
     bool frost_split;     /* forward: the cuDNN frontend's open sm100 engines' split-KV cost
-                             model (attention-fused.c, frost_split_heuristic) */
+                             model and combine pass (attention-fused.c) */
     bool window_skip;     /* a sliding window's left edge ends the key loop (else the loop runs
                              to key 0, as under the causal mask alone) */
     double iter_l2_bytes; /* backward: L2 traffic of one (query tile, key tile) step that

@@ -430,6 +430,29 @@ START_TEST(test_sm100_query_stages)
 }
 END_TEST
 
+/* The open sm100 engine's split combine walks the splits one at a time, two
+ * L2 and two L1 round trips a split (attention-fused.c, frost_combine_us):
+ * one query of 16 heads over 32768 keys in 64 splits takes at least 64 x 2
+ * x (250 + 39) clocks at B200's 2111 MHz, 17.5 us, for its combine alone. */
+START_TEST(test_frost_sm100_combine)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN_OSS,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 16,
+                                   .kv_heads = 2,
+                                   .seq_q = 1,
+                                   .seq_kv = 32768,
+                                   .head_dim = 128,
+                                   .kv_splits = 64};
+    struct tc_attention_prediction p;
+
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("b200"), &q, &p), TC_OK);
+    ck_assert_int_eq(p.kv_splits, 64);
+    ck_assert_msg(p.time_us > 64 * 2 * (250 + 39) / 2111.0, "%g us", p.time_us);
+}
+END_TEST
+
 /* FA3 drops the causal mask of a single query (hopper/flash_api.cpp:
  * "causal=true is the same as causal=false in this case"), and so takes
  * the unmasked 176-key tiles at head dim 128; over a paged cache it keeps
@@ -479,6 +502,7 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_fa4_split_heuristic);
     tcase_add_test(tc, test_frost_sm100_split_heuristic);
     tcase_add_test(tc, test_sm100_query_stages);
+    tcase_add_test(tc, test_frost_sm100_combine);
     tcase_add_test(tc, test_fa3_decode_drops_causal);
     return tc;
 }
