@@ -18,6 +18,7 @@ static const char *const shipped_ids[] = {
     "a100-sxm4-40gb",
     "a100-sxm4-80gb",
     "b200",
+    "gb200",
     "h100-pcie-80gb",
     "h100-sxm5-80gb",
     "h200-sxm-141gb",
