@@ -381,9 +381,6 @@ static double frost_combine_us(const struct tc_gpu *gpu, double rows, int64_t sp
 {
     int units = gpu->units > 0 ? gpu->units : 1;
     int per_sm = gpu->max_threads_per_sm > 0 ? gpu->max_threads_per_sm / FROST_COMBINE_THREADS : 16;
-    double clk = gpu->clock_vector_mhz > 0   ? gpu->clock_vector_mhz
-                 : gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz
-                                             : 1000;
     double waves;
 
     if (gpu->max_blocks_per_sm > 0 && gpu->max_blocks_per_sm < per_sm)
@@ -391,7 +388,8 @@ static double frost_combine_us(const struct tc_gpu *gpu, double rows, int64_t sp
     if (per_sm < 1)
         per_sm = 1;
     waves = ceil(rows / ((double)units * per_sm));
-    return waves * (double)splits * 2.0 * (L2_HIT_CLK + L1_HIT_CLK) / clk;
+    return waves * (double)splits * 2.0 * (L2_HIT_CLK + L1_HIT_CLK) /
+           tc_fused_vector_clock_mhz(gpu);
 }
 
 /* Blocks per SM by shared memory, registers and threads, for the report:
@@ -640,7 +638,7 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
                                              (double)seq_kv * (double)(dqk + dvo) * e,
                                              (q->causal && q->seq_q > 1) || q->window);
             } else if (k.frost_split) {
-                /* 128 packed query rows a CTA, 128 keys a tile */
+                /* its 256-row tiles of packed query rows, 128 keys a tile */
                 splits =
                     frost_split_heuristic(ctas_1, units, key_tiles, q->seq_q * q->heads * q->batch);
             } else if (k.impl == TC_ATTN_FLASH4 && !k.fa2_split) {
@@ -722,11 +720,12 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
     {
         double qrows = (double)q->batch * q->heads * q->seq_q;
 
-        if (!q->backward && splits > 1)
+        if (!q->backward && splits > 1) {
             /* the combine kernel: partial O and LSE of every split in, O out */
             extra_us = tc_elementwise_time_us(gpu, qrows * (splits * (dvo + 1) * 4.0 + dvo * e));
-        if (!q->backward && splits > 1 && k.frost_split)
-            extra_us = fmax(extra_us, frost_combine_us(gpu, qrows, splits));
+            if (k.frost_split)
+                extra_us = fmax(extra_us, frost_combine_us(gpu, qrows, splits));
+        }
         if (q->backward) {
             /* preprocess: D = rowsum(dO * O), dQ accumulator zeroed;
              * postprocess: the fp32 dQ accumulator(s) to dQ */

@@ -102,5 +102,7 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
 /* What one score element of a full and of a masked tile costs on an SM. */
 struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtype,
                                     const struct fused_kernel *k, bool bwd);
+/* The clock of the SM's SFUs and FP32 lanes, in MHz. */
+double tc_fused_vector_clock_mhz(const struct tc_gpu *gpu);
 
 #endif

@@ -703,6 +703,15 @@ static double power_limited_clock(const struct tc_gpu *gpu, enum tc_dtype dtype)
     return fmin(1.0, GA100_PCIE_TENSOR_SHARE * cbrt(gpu->tdp_w / GA100_PCIE_TDP_W));
 }
 
+/* The clock of the SM's SFUs and FP32 lanes (the tensor clock, else 1 GHz,
+ * for a hand-made spec without one). */
+double tc_fused_vector_clock_mhz(const struct tc_gpu *gpu)
+{
+    return gpu->clock_vector_mhz > 0   ? gpu->clock_vector_mhz
+           : gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz
+                                       : 1000;
+}
+
 /* Per-element time of a tile on one SM, in us: the MMAs of the pass (two
  * GEMMs forward, five backward) at eta of the SM's tensor peak, the exp
  * and the softmax's FP32 work (plus the mask's in a masked tile) on the
@@ -715,9 +724,7 @@ struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtyp
     double flops = bwd ? 2.0 * (3.0 * (double)k->dqk + 2.0 * (double)k->dvo)
                        : 2.0 * ((double)k->dqk + (double)k->dvo);
     double sm_flops_per_us = gpu->peak_tflops[dtype] * 1e6 / units;
-    double vclk = gpu->clock_vector_mhz > 0   ? gpu->clock_vector_mhz
-                  : gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz
-                                              : 1000;
+    double vclk = tc_fused_vector_clock_mhz(gpu);
     /* FP32 lanes of an SM: FFMA counts two FLOPs */
     double lanes = gpu->flops_per_clk_per_unit[TC_DTYPE_FP32] > 0
                        ? gpu->flops_per_clk_per_unit[TC_DTYPE_FP32] / 2
