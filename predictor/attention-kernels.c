@@ -66,13 +66,28 @@ static const struct fused_eff FA2_HOPPER_BWD = {0.38, 1.10};
  * 1171. */
 static const struct fused_eff FA3_HOPPER_FWD = {0.91, 0.50};
 static const struct fused_eff FA3_HOPPER_BWD = {0.74, 1.15};
-/* cuDNN on Hopper (the cuDNN bars of the same figures): forward 413 / 595
- * / 581 at head dim 64 / 128 / 256 (least squares: 426 / 532 / 616; the
- * d = 64 point, where exp and MMA take about as long, is what fixes x).
- * The same figure's fp8 cuDNN bars at head dim 256, 1001 and 1139 TFLOP/s
- * at 2k and 16k, which no constant was solved for, come out at 1007 and
- * 1073. Backward 433 / 516 (434 / 518). */
-static const struct fused_eff CUDNN_HOPPER_FWD = {0.76, 0.66};
+/* cuDNN on Hopper (the cuDNN bars of the same figures). 16-bit forward:
+ * 413 / 595 / 581 TFLOP/s at head dim 64 / 128 / 256. No (eta, x) of this
+ * model meets both 64 and 128 (at eta = 1 it still gives 429 / 593), and
+ * none gives 256 below 128. So eta is FA3's (the same wgmma from shared
+ * memory), and x is solved at head dim 128, the head dim of most models:
+ * 595. Head dims 64 and 256 then come out at 445 (+8 %) and 708 (+22 %).
+ * That 256 bar is a mid-2024 cuDNN; 9.27 runs head dim 256 within 7 % of
+ * the model (the development file's H200 rows). A least-squares pair over
+ * all three bars, {0.76, 0.66}, is 11 % slow at head dim 128. On the cuDNN
+ * frontend's H200 attention_inference sweeps (not shipped), that pair ran
+ * +8 to +31 % slow (median per group) on the prefill and 8-16-query rows.
+ *
+ * fp8 forward: its own bars, 1005 at head dim 128 and 1139 / 1001 at 256
+ * (16k / 2k), solve to {0.68, 0.30} (999 / 1134 / 1062). That pair is not
+ * taken. cuDNN 9.27's fp8 forward runs 192/128 heads no faster than bf16
+ * (H200 development rows, 0.95-1.11x bf16's time), and that pair would
+ * predict those rows 33-42 % too fast. The fp8 forward keeps the
+ * least-squares pair: 836 at 128 (-17 %), 1073 / 1007 at 256.
+ *
+ * Backward 433 / 516 at 64 / 128 (model 434 / 518). */
+static const struct fused_eff CUDNN_HOPPER_FWD = {0.91, 0.70};
+static const struct fused_eff CUDNN_HOPPER_FWD_FP8 = {0.76, 0.66};
 static const struct fused_eff CUDNN_HOPPER_BWD = {0.69, 1.30};
 /* FlashAttention-4 on Blackwell (FlashAttention-4 blog and paper, B200
  * BF16): up to 1605 TFLOP/s, 71% of the peak, with half of the exps
@@ -340,7 +355,9 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
             k->threads = (k->br / 64 + 1) * 128;
     }
     if (impl == TC_ATTN_CUDNN)
-        k->eff = q->backward ? CUDNN_HOPPER_BWD : CUDNN_HOPPER_FWD;
+        k->eff = q->backward                ? CUDNN_HOPPER_BWD
+                 : q->dtype == TC_DTYPE_FP8 ? CUDNN_HOPPER_FWD_FP8
+                                            : CUDNN_HOPPER_FWD;
     else
         k->eff = q->backward ? FA3_HOPPER_BWD : FA3_HOPPER_FWD;
     k->exp_mult = 1;
