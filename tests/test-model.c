@@ -479,6 +479,13 @@ START_TEST(test_fused_published_figures)
                       (long long)cases[i].d, cases[i].causal ? " causal" : "",
                       cases[i].bwd ? " bwd" : "", t, cases[i].published);
     }
+    /* FA3's fp8 bars (head dims 128 and 256), its fp8 pair's source */
+    ck_assert_double_eq_tol(
+        fa_tflops("h100-sxm5-80gb", TC_ATTN_FLASH3, 16384, 128, false, false, TC_DTYPE_FP8) / 1008,
+        1, 0.03);
+    ck_assert_double_eq_tol(
+        fa_tflops("h100-sxm5-80gb", TC_ATTN_FLASH3, 16384, 256, false, false, TC_DTYPE_FP8) / 1171,
+        1, 0.03);
     /* cuDNN's fp8 bars (head dim 256), which no constant was solved for:
      * the fp8 forward keeps its own pair, not the 16-bit one */
     ck_assert_double_eq_tol(
