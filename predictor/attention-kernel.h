@@ -34,7 +34,8 @@ struct fused_kernel {
     int br, bc;             /* forward: query rows x keys; backward: query rows x keys */
     int threads;            /* per CTA */
     struct fused_eff eff;
-    double exp_mult;      /* exp throughput relative to the SFUs' */
+    double exp_emulated;  /* share of the exps a polynomial computes on the FP32 lanes instead
+                             of the SFUs (FlashAttention-4's forward on sm100, below) */
     double slow;          /* time multiplier (the open sm80 prefill at d 128) */
     int order;            /* CTA issue order: ORDER_GRID, ORDER_LPT (longest first) or
                              ORDER_SPT (shortest first) */

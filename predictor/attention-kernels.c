@@ -17,8 +17,19 @@
  * 5.x-9.0 (CUDA C++ Programming Guide, arithmetic instruction throughput
  * table); Blackwell kept the SFU count (FlashAttention-4 blog: "the SFU
  * count ... remains unchanged"). CDNA's transcendentals run at a quarter
- * of its 64 lanes per CU, the same 16. */
+ * of its 64 lanes per CU, the same 16. Blackwell Ultra (sm_103: B300,
+ * GB300) doubles it: 10.7 against 5 TeraExponentials/s for the same SM
+ * clocks (Verda's GB300 NVL72 page, "Attention acceleration (SFU EX2)"),
+ * which FlashAttention-4 takes as "fast native exp2" (below). */
 #define MUFU_PER_CLK 16.0
+#define MUFU_PER_CLK_SM103 32.0
+/* FP32-lane operations of one exp2 that FlashAttention-4 emulates
+ * (flash_attn/cute/utils.py, ex2_emulation_2): 2^x = 2^floor(x) 2^frac(x),
+ * the floor by an add of 2^23 + 2^22 in round-down mode and a subtract
+ * (2), a clamp at -127 (1), the cubic of 2^frac in Horner form (3 FMAs),
+ * and the shift and integer add that put floor(x) into the exponent (2).
+ * Blackwell's FP32 and INT32 work share the SM's 128 lanes. */
+#define EXP_EMU_OPS 8.0
 /* FP32 instructions per score element besides the exp: the running max,
  * the scaled subtraction (one FFMA), the row sum and the conversion of P
  * to 16 bits (the online softmax of FlashAttention-2, section 3.1). */
@@ -94,14 +105,19 @@ static const struct fused_eff CUDNN_HOPPER_FWD = {0.91, 0.70};
 static const struct fused_eff CUDNN_HOPPER_FWD_FP8 = {0.76, 0.66};
 static const struct fused_eff CUDNN_HOPPER_BWD = {0.69, 1.30};
 /* FlashAttention-4 on Blackwell (FlashAttention-4 blog and paper, B200
- * BF16): up to 1605 TFLOP/s, 71% of the peak, with half of the exps
- * emulated on the FMA units (FA4_EXP_MULT); eta = 0.85 as for GEMMs, and
- * x = 0.23 makes 1605 at head dim 128. No backward figure is published
- * with it: FA3's backward/forward ratio at head dim 128 (561 / 648) is
- * assumed, which x = 0.73 gives. */
-static const struct fused_eff FA4_BLACKWELL_FWD = {0.85, 0.23};
+ * BF16): up to 1605 TFLOP/s, 71% of the peak. Its forward computes a
+ * share of its exps with a polynomial on the FP32 lanes (18.75 % at head
+ * dim 128 without a mask, fa4_sm100_exp_emulated), and at head dim 128 the
+ * SFUs' exps take as long as the MMAs (the paper's roofline: 16 exps and
+ * 8192 MMA FLOPs an SM a clock). eta = 0.85 as for GEMMs, and x = 0.05
+ * makes 1600 at head dim 128: the softmax warps ping-pong two tiles under
+ * one MMA warp, so almost nothing of the shorter side shows. (With half
+ * the exps taken off the SFUs for free, the earlier model, x was 0.23.)
+ * No backward figure is published with it: FA3's backward/forward ratio
+ * at head dim 128 (561 / 648) is assumed, which x = 0.73 gives (the
+ * backward emulates no exp). */
+static const struct fused_eff FA4_BLACKWELL_FWD = {0.85, 0.05};
 static const struct fused_eff FA4_BLACKWELL_BWD = {0.85, 0.73};
-#define FA4_EXP_MULT 2.0
 /* FlashAttention-4's sm90 backward reduces each step's fp32 dQ tile (query
  * rows x d_qk) into the dQ accumulator in global memory, and that traffic
  * bounds it: "with the atomics compiled out the 1-CTA kernel runs at 747
@@ -308,7 +324,6 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
         k->eff = q->backward ? FA2_CDNA_BWD : FA2_CDNA_FWD;
         break;
     }
-    k->exp_mult = 1;
     k->slow = 1;
     /* FA2 launches its forward CTAs with blockIdx.x = the query block, in
      * order, and its backward with the key block, in order */
@@ -366,7 +381,6 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
         k->eff = q->backward                ? FA3_HOPPER_BWD
                  : q->dtype == TC_DTYPE_FP8 ? FA3_HOPPER_FWD_FP8
                                             : FA3_HOPPER_FWD;
-    k->exp_mult = 1;
     k->slow = 1;
     k->order = ORDER_LPT;
     /* FA3's persistent forward lets the producer warp load the next tile's
@@ -405,6 +419,44 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
     }
 }
 
+/* The share of a forward's exps FlashAttention-4 computes with its
+ * polynomial on sm100 (flash_attn/cute/flash_fwd_sm100.py, _TUNING_CONFIG,
+ * and softmax.py, apply_exp2_convert). A thread's row of 128 scores is
+ * four fragments of 32, taken in pairs k = 0, 2, .., 30. A pair is
+ * emulated when k % freq >= freq - res, in fragments start .. 2 (the last
+ * stays on the SFUs). The table: head dim 128, freq 10 without a mask and
+ * 16 with one, start 1; 192, 16 (start 0) and 32 (start 1); 256, freq 14,
+ * res 6, start 0. Head dims up to 128 that the table lacks take the
+ * defaults, freq 16, res 4, start 1; others above 128 emulate nothing.
+ * sm_103 emulates nothing ("SM103 has fast native exp2, so set freq=0
+ * there"). Head dim 128 without a mask so emulates 6 of 16 pairs in 2
+ * of 4 fragments, 18.75 %; the FA4 blog's "half" was an early version. */
+static double fa4_sm100_exp_emulated(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                     int64_t dqk)
+{
+    bool masked = q->causal || q->window;
+    int freq = 16, res = 4, start = 1, pairs = 0;
+
+    if (strcmp(gpu->compute_capability, "sm_103") == 0)
+        return 0;
+    if (dqk == 128) {
+        freq = masked ? 16 : 10;
+    } else if (dqk == 192) {
+        freq = masked ? 32 : 16;
+        start = masked ? 1 : 0;
+    } else if (dqk == 256) {
+        freq = 14;
+        res = 6;
+        start = 0;
+    } else if (dqk > 128) {
+        return 0;
+    }
+    for (int kk = 0; kk < 32; kk += 2)
+        if (kk % freq >= freq - res)
+            pairs++;
+    return pairs / 16.0 * (3 - start) / 4.0;
+}
+
 /* FlashAttention-4 on Blackwell (flash_attn/cute, flash_fwd_sm100.py): a
  * CTA ping-pongs two 128-row query tiles (256 rows) over 128-key tiles;
  * the backward uses 128 x 128 tiles in 2-CTA MMA mode. cuDNN's Blackwell
@@ -422,8 +474,8 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
  * rows, not 128. A single query is cuDNN's decode kernel, one 128-row tile
  * of packed heads (the time its published B200 decodes follow; the frontend
  * added its like, sm100/decode_d128_f16.py, TILES_Q = 1). */
-static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_impl impl,
-                             struct fused_kernel *k)
+static void blackwell_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                             enum tc_attn_impl impl, struct fused_kernel *k)
 {
     k->impl = impl;
     kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
@@ -434,7 +486,7 @@ static void blackwell_kernel(const struct tc_attention_query *q, enum tc_attn_im
         k->br = 128;
     k->threads = q->backward ? 384 : 512;
     k->eff = q->backward ? FA4_BLACKWELL_BWD : FA4_BLACKWELL_FWD;
-    k->exp_mult = q->backward ? 1 : FA4_EXP_MULT;
+    k->exp_emulated = q->backward ? 0 : fa4_sm100_exp_emulated(gpu, q, k->dqk);
     k->slow = 1;
     k->order = ORDER_LPT;
     k->prefetch = true;
@@ -570,9 +622,10 @@ static int frost_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
  * (decode_sweep and prefill_sweep, 2026-09-18): one CTA a 256-row tile,
  * both 128-row sub-tiles computed at every query length, a single query
  * included (blackwell_kernel). */
-static void frost_sm100_fwd_kernel(const struct tc_attention_query *q, struct fused_kernel *k)
+static void frost_sm100_fwd_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
+                                   struct fused_kernel *k)
 {
-    blackwell_kernel(q, TC_ATTN_CUDNN_OSS, k); /* packs, splits as FA's kernels do */
+    blackwell_kernel(gpu, q, TC_ATTN_CUDNN_OSS, k); /* packs, splits as FA's kernels do */
     k->pack_gqa_always = true;
     k->frost_split = true;
 }
@@ -650,7 +703,7 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
         return q->backward ? frost_sm80_bwd_kernel(gpu, q, k) : frost_sm80_fwd_kernel(gpu, q, k);
     if (impl == TC_ATTN_CUDNN_OSS && half_dtype(q->dtype) && gpu->arch == TC_ARCH_BLACKWELL &&
         !q->backward) {
-        frost_sm100_fwd_kernel(q, k);
+        frost_sm100_fwd_kernel(gpu, q, k);
         return TC_OK;
     }
     if (impl == TC_ATTN_CUDNN_OSS)
@@ -683,7 +736,7 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
             return TC_OK;
         }
         if (gpu->arch == TC_ARCH_BLACKWELL) {
-            blackwell_kernel(q, impl, k);
+            blackwell_kernel(gpu, q, impl, k);
             return TC_OK;
         }
         return refuse(gpu, impl, "FlashAttention-4 runs on sm80, sm90 and sm100");
@@ -705,7 +758,7 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
         if (gpu->arch == TC_ARCH_HOPPER)
             hopper_kernel(q, impl, k);
         else if (gpu->arch == TC_ARCH_BLACKWELL)
-            blackwell_kernel(q, impl, k);
+            blackwell_kernel(gpu, q, impl, k);
         else if (!q->backward)
             cudnn_sm80_fwd_kernel(gpu, q, k);
         else
@@ -755,7 +808,10 @@ struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtyp
     double eta = k->eff.eta * (k->fa2_split && k->dqk > 128 ? FA2_WIDE_HEAD : 1.0);
     double tclk = gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz : 1000;
     double a = fmax(flops / (sm_flops_per_us * eta), k->smem_bytes / (SMEM_BYTES_PER_CLK * tclk));
-    double b = 1.0 / (MUFU_PER_CLK * k->exp_mult * vclk) + SOFTMAX_ALU_OPS / (lanes * vclk);
+    double mufu =
+        strcmp(gpu->compute_capability, "sm_103") == 0 ? MUFU_PER_CLK_SM103 : MUFU_PER_CLK;
+    double b = (1.0 - k->exp_emulated) / (mufu * vclk) +
+               (SOFTMAX_ALU_OPS + k->exp_emulated * EXP_EMU_OPS) / (lanes * vclk);
     double bm = b + MASK_ALU_OPS / (lanes * vclk);
     /* the tensor cores, the SFUs and the FP32 lanes share the SM clock the
      * board's power limit holds */

@@ -12,10 +12,10 @@ has out "id"
 has out "fp16_tflops"
 for id in p100-pcie-16gb p4 v100-sxm2-32gb v100-pcie-32gb t4 a100-sxm4-40gb a100-sxm4-80gb \
     a100-pcie-40gb a100-pcie-80gb l4 l40s h100-sxm5-80gb h100-pcie-80gb h200-sxm-141gb b200 \
-    gb200 mi100 mi210 mi250x mi250 mi300x; do
+    gb200 gb300 mi100 mi210 mi250x mi250 mi300x; do
     grep -q "^$id " "$TMP/out" || fail "specs list lacks $id"
 done
-[ "$(wc -l <"$TMP/out")" -eq 22 ] || fail "specs list: expected a header and 21 rows"
+[ "$(wc -l <"$TMP/out")" -eq 23 ] || fail "specs list: expected a header and 22 rows"
 grep -E "^h100-sxm5-80gb .* 132 +1830 +1980 +989.4 +989.4 +1978.9 +3350 +80 *$" "$TMP/out" >/dev/null ||
     fail "specs list: wrong h100-sxm5-80gb row: $(grep '^h100-sxm5' "$TMP/out")"
 grep -E "^v100-sxm2-32gb .* 125 +- +- +900" "$TMP/out" >/dev/null ||
@@ -30,7 +30,7 @@ if command -v python3 >/dev/null; then
     python3 - "$TMP/out" <<'PY' || fail "specs list --json content"
 import json, sys
 rows = json.load(open(sys.argv[1]))
-assert len(rows) == 21, len(rows)
+assert len(rows) == 22, len(rows)
 by = {r["id"]: r for r in rows}
 assert by["mi250x"]["units"] == 110
 assert by["a100-sxm4-80gb"]["fp8_tflops"] is None
@@ -96,7 +96,7 @@ has out "NVIDIA A10"
 has out "tests/data/specs/user/a10.yaml"
 run 0 "$TC" --specs-dir="$DATA/user" specs list
 grep -q "^a10 " "$TMP/out" || fail "--specs-dir: a10 not listed"
-[ "$(wc -l <"$TMP/out")" -eq 23 ] || fail "--specs-dir: expected 22 GPUs"
+[ "$(wc -l <"$TMP/out")" -eq 24 ] || fail "--specs-dir: expected 23 GPUs"
 TILECAST_SPECS_PATH=$DATA/user run 0 "$TC" specs show a10
 # The same id twice (user dir and TILECAST_SPECS_PATH) is refused.
 TILECAST_SPECS_PATH=$DATA/user run 2 "$TC" --specs-dir "$DATA/dup" specs list
@@ -111,7 +111,7 @@ rm "$TMP/wrong-type.yaml"
 
 # --- check ------------------------------------------------------------------
 run 0 "$TC" specs check "$SHIPPED"/*.yaml
-[ "$(grep -c ': OK (' "$TMP/out")" -eq 21 ] || fail "specs check: expected 21 OK lines"
+[ "$(grep -c ': OK (' "$TMP/out")" -eq 22 ] || fail "specs check: expected 22 OK lines"
 has out "h100-sxm5-80gb.yaml: OK (h100-sxm5-80gb)"
 
 run 0 "$TC" specs check "$SHIPPED/h100-sxm5-80gb.yaml" "$SHIPPED/a100-sxm4-80gb.yaml" --csv

@@ -453,6 +453,39 @@ START_TEST(test_frost_sm100_combine)
 }
 END_TEST
 
+/* Blackwell Ultra (sm_103) runs twice B200's SFU exps a clock and
+ * FlashAttention-4 emulates none there; on sm100 it emulates 18.75 % of a
+ * head-dim-128 forward's exps with FP32-lane polynomials. The GB300 spec
+ * against itself marked sm_100: a long prefill, where the exps bind on
+ * sm100, takes 0.80-0.90 of the time (MMA-bound on sm_103); the backward,
+ * which emulates nothing on either, is faster too but by less than the
+ * forward. */
+START_TEST(test_sm103_fast_exp)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH4,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 1,
+                                   .heads = 16,
+                                   .kv_heads = 16,
+                                   .seq_q = 16384,
+                                   .seq_kv = 16384,
+                                   .head_dim = 128};
+    struct tc_attention_prediction ultra, plain, ultra_bwd, plain_bwd;
+    struct tc_gpu sm100 = *gpu("gb300");
+
+    snprintf(sm100.compute_capability, sizeof(sm100.compute_capability), "sm_100");
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("gb300"), &q, &ultra), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(NULL, &sm100, &q, &plain), TC_OK);
+    ck_assert_msg(ultra.time_us / plain.time_us > 0.80 && ultra.time_us / plain.time_us < 0.90,
+                  "%g / %g us", ultra.time_us, plain.time_us);
+    q.backward = true;
+    ck_assert_int_eq(tc_predict_attention(NULL, gpu("gb300"), &q, &ultra_bwd), TC_OK);
+    ck_assert_int_eq(tc_predict_attention(NULL, &sm100, &q, &plain_bwd), TC_OK);
+    ck_assert_double_lt(ultra_bwd.time_us, plain_bwd.time_us);
+    ck_assert_double_gt(ultra_bwd.time_us / plain_bwd.time_us, ultra.time_us / plain.time_us);
+}
+END_TEST
+
 /* FA3 drops the causal mask of a single query (hopper/flash_api.cpp:
  * "causal=true is the same as causal=false in this case"), and so takes
  * the unmasked 176-key tiles at head dim 128; over a paged cache it keeps
@@ -503,6 +536,7 @@ TCase *model_decode_tcase(void)
     tcase_add_test(tc, test_frost_sm100_split_heuristic);
     tcase_add_test(tc, test_sm100_query_stages);
     tcase_add_test(tc, test_frost_sm100_combine);
+    tcase_add_test(tc, test_sm103_fast_exp);
     tcase_add_test(tc, test_fa3_decode_drops_causal);
     return tc;
 }

@@ -19,6 +19,7 @@ static const char *const shipped_ids[] = {
     "a100-sxm4-80gb",
     "b200",
     "gb200",
+    "gb300",
     "h100-pcie-80gb",
     "h100-sxm5-80gb",
     "h200-sxm-141gb",
