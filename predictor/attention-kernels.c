@@ -18,11 +18,17 @@
  * table); Blackwell kept the SFU count (FlashAttention-4 blog: "the SFU
  * count ... remains unchanged"). CDNA's transcendentals run at a quarter
  * of its 64 lanes per CU, the same 16. Blackwell Ultra (sm_103: B300,
- * GB300) doubles it: 10.7 against 5 TeraExponentials/s for the same SM
- * clocks (Verda's GB300 NVL72 page, "Attention acceleration (SFU EX2)"),
- * which FlashAttention-4 takes as "fast native exp2" (below). */
+ * GB300) doubles it: 10.7 against 5 TeraExponentials/s (Verda's GB300
+ * NVL72 page, "Attention acceleration (SFU EX2)"), 32 a clock on each of
+ * 160 SMs near 2.1 GHz, which FlashAttention-4 takes as "fast native
+ * exp2" (below). */
 #define MUFU_PER_CLK 16.0
 #define MUFU_PER_CLK_SM103 32.0
+
+static bool fast_native_exp2(const struct tc_gpu *gpu)
+{
+    return strcmp(gpu->compute_capability, "sm_103") == 0;
+}
 /* FP32-lane operations of one exp2 that FlashAttention-4 emulates
  * (flash_attn/cute/utils.py, ex2_emulation_2): 2^x = 2^floor(x) 2^frac(x),
  * the floor by an add of 2^23 + 2^22 in round-down mode and a subtract
@@ -437,7 +443,7 @@ static double fa4_sm100_exp_emulated(const struct tc_gpu *gpu, const struct tc_a
     bool masked = q->causal || q->window;
     int freq = 16, res = 4, start = 1, pairs = 0;
 
-    if (strcmp(gpu->compute_capability, "sm_103") == 0)
+    if (fast_native_exp2(gpu))
         return 0;
     if (dqk == 128) {
         freq = masked ? 16 : 10;
@@ -808,8 +814,7 @@ struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtyp
     double eta = k->eff.eta * (k->fa2_split && k->dqk > 128 ? FA2_WIDE_HEAD : 1.0);
     double tclk = gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz : 1000;
     double a = fmax(flops / (sm_flops_per_us * eta), k->smem_bytes / (SMEM_BYTES_PER_CLK * tclk));
-    double mufu =
-        strcmp(gpu->compute_capability, "sm_103") == 0 ? MUFU_PER_CLK_SM103 : MUFU_PER_CLK;
+    double mufu = fast_native_exp2(gpu) ? MUFU_PER_CLK_SM103 : MUFU_PER_CLK;
     double b = (1.0 - k->exp_emulated) / (mufu * vclk) +
                (SOFTMAX_ALU_OPS + k->exp_emulated * EXP_EMU_OPS) / (lanes * vclk);
     double bm = b + MASK_ALU_OPS / (lanes * vclk);
