@@ -29,6 +29,7 @@ static bool fast_native_exp2(const struct tc_gpu *gpu)
 {
     return strcmp(gpu->compute_capability, "sm_103") == 0;
 }
+
 /* FP32-lane operations of one exp2 that FlashAttention-4 emulates
  * (flash_attn/cute/utils.py, ex2_emulation_2): 2^x = 2^floor(x) 2^frac(x),
  * the floor by an add of 2^23 + 2^22 in round-down mode and a subtract
@@ -363,6 +364,14 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
  * 512 unsplit CTAs; on A100 4.2x, against 4.7 waves; the eval's training
  * rows are taken unsplit for the same reason, cmd-eval-attention.c). */
 
+/* A kernel's efficiencies for q's pass: the backward's, else the fp8
+ * forward's for fp8 inputs, else the 16-bit forward's. */
+static struct fused_eff pass_eff(const struct tc_attention_query *q, struct fused_eff fwd,
+                                 struct fused_eff fwd_fp8, struct fused_eff bwd)
+{
+    return q->backward ? bwd : q->dtype == TC_DTYPE_FP8 ? fwd_fp8 : fwd;
+}
+
 /* The wgmma class on Hopper: FlashAttention-3, FA4's sm90 path and cuDNN
  * (whose tiles are not published: FA3's are used). FA3's causal and local
  * forward use its SingleTileLPTScheduler, longest CTAs first; so does
@@ -379,14 +388,9 @@ static void hopper_kernel(const struct tc_attention_query *q, enum tc_attn_impl 
         if (!q->backward)
             k->threads = (k->br / 64 + 1) * 128;
     }
-    if (impl == TC_ATTN_CUDNN)
-        k->eff = q->backward                ? CUDNN_HOPPER_BWD
-                 : q->dtype == TC_DTYPE_FP8 ? CUDNN_HOPPER_FWD_FP8
-                                            : CUDNN_HOPPER_FWD;
-    else
-        k->eff = q->backward                ? FA3_HOPPER_BWD
-                 : q->dtype == TC_DTYPE_FP8 ? FA3_HOPPER_FWD_FP8
-                                            : FA3_HOPPER_FWD;
+    k->eff = impl == TC_ATTN_CUDNN
+                 ? pass_eff(q, CUDNN_HOPPER_FWD, CUDNN_HOPPER_FWD_FP8, CUDNN_HOPPER_BWD)
+                 : pass_eff(q, FA3_HOPPER_FWD, FA3_HOPPER_FWD_FP8, FA3_HOPPER_BWD);
     k->slow = 1;
     k->order = ORDER_LPT;
     /* FA3's persistent forward lets the producer warp load the next tile's
