@@ -14,6 +14,7 @@
 enum key_type {
     KEY_INT,        /* an int64_t field within [min, max] */
     KEY_INT32,      /* an int32_t field within [min, max] */
+    KEY_PROB,       /* a double field, a probability in [0, 1) */
     KEY_BOOL,       /* a bool field: true/yes/on/1 or false/no/off/0 */
     KEY_NAME,       /* the name, truncated to TC_NAME_MAX - 1 bytes */
     KEY_ACTIVATION, /* gelu or swiglu, into swiglu */
@@ -65,6 +66,8 @@ static const struct model_key {
     {"attention_eager", KEY_BOOL, FIELD(attention_eager), 0, 0},
     {"pp", KEY_INT32, FIELD(pp), 1, 1 << 16},
     {"microbatches", KEY_INT32, FIELD(microbatches), 1, 1 << 20},
+    {"dropout", KEY_PROB, FIELD(dropout), 0, 0},
+    {"attention_dropout", KEY_PROB, FIELD(attention_dropout), 0, 0},
     /* The struct's own names for what activation, norm and mode say in
      * words: the Python binding returns a config as a dict of the struct's
      * fields (predict_model()["config"], advise's candidates), and such a
@@ -80,9 +83,19 @@ static const struct model_key {
 static const struct {
     const char *alias, *key;
 } model_aliases[] = {
-    {"hidden_size", "hidden"},           {"num_attention_heads", "heads"},
-    {"num_key_value_heads", "kv_heads"}, {"intermediate_size", "ffn"},
-    {"num_hidden_layers", "layers"},     {"vocab_size", "vocab"},
+    {"hidden_size", "hidden"},
+    {"num_attention_heads", "heads"},
+    {"num_key_value_heads", "kv_heads"},
+    {"intermediate_size", "ffn"},
+    {"num_hidden_layers", "layers"},
+    {"vocab_size", "vocab"},
+    /* BERT's, GPT-2's and GPT-NeoX's names of the two dropouts (OPT's are
+     * the keys themselves: dropout, attention_dropout) */
+    {"hidden_dropout_prob", "dropout"},
+    {"attention_probs_dropout_prob", "attention_dropout"},
+    {"resid_pdrop", "dropout"},
+    {"attn_pdrop", "attention_dropout"},
+    {"hidden_dropout", "dropout"},
 };
 
 /* Names the Python binding once took and the other routes never did,
@@ -204,6 +217,19 @@ TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, con
             *(int32_t *)(void *)field = (int32_t)x;
         else
             *(int64_t *)(void *)field = x;
+        return TC_OK;
+    }
+    case KEY_PROB: {
+        double x;
+
+        if (!*value)
+            return tc_error(TC_ERR_PARSE, "%s: no value (expected a probability)", key);
+        if (tc_parse_double(value, &x) < 0)
+            return tc_error(TC_ERR_PARSE, "%s: '%s' is not a number", key, value);
+        /* p = 1 drops everything: PyTorch returns zeros, no model trains */
+        if (!(x >= 0 && x < 1))
+            return tc_error(TC_ERR_RANGE, "%s: %s is not a probability in [0, 1)", key, value);
+        *(double *)(void *)field = x;
         return TC_OK;
     }
     case KEY_BOOL:

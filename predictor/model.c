@@ -579,6 +579,24 @@ static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, do
     return memory_op(dc, name, in_layer, bytes, 1);
 }
 
+/* Dropout of training mode over n elements with probability p, as
+ * PyTorch runs nn.Dropout in a module's train() mode (ATen's
+ * native_dropout, Dropout.cpp and Dropout.cu): one kernel draws the mask,
+ * reads the input and writes the output and the mask, a byte an element
+ * (bool); the backward (native_dropout_backward) reads the gradient and
+ * the mask and writes the gradient. p = 0 runs no kernel (ATen returns
+ * the input), and neither does a forward outside training mode. */
+static int dropout_op(struct decomp *dc, const char *name, double p, double n)
+{
+    double e = tc_dtype_bytes(dc->c->dtype);
+    double fwd_bytes = n * (2 * e + 1);
+
+    if (!dc->c->training || !(p > 0))
+        return TC_OK;
+    dc->layer_fwd_us += tc_elementwise_time_us(dc->gpu, fwd_bytes), dc->layer_fwd_ops++;
+    return memory_op(dc, name, true, 2 * fwd_bytes, 2);
+}
+
 /* The tensor-parallel all-reduce of the b·s×h activations after the
  * attention and the MLP blocks (and of their input gradients in the
  * backward pass), as NCCL runs it (collective.c). */
@@ -689,6 +707,13 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
             err = elementwise_op(dc, "scores_mask", true, 2 * scores_bytes);
         if (err == TC_OK)
             err = elementwise_op(dc, "softmax", true, 2 * scores_bytes);
+        /* the probabilities' dropout, a module of its own in Hugging Face's
+         * attention (BertSelfAttention.dropout, GPT2Attention.attn_dropout,
+         * OPTAttention's functional dropout) and in Megatron's CoreAttention
+         * (attention_dropout after the fused softmax); the fused kernels
+         * drop inside (FlashAttention's dropout_p) and get nothing here */
+        if (err == TC_OK)
+            err = dropout_op(dc, "attn_dropout", c->attention_dropout, scores_bytes / e);
         if (err == TC_OK)
             err = gemm_op(dc, "values", true, sq, c->head_dim, skv, bh, TC_LAYOUT_NN);
         /* The bmm leaves the context as [b.heads, s, d]; the projection
@@ -882,6 +907,15 @@ static int decompose(struct decomp *dc)
         err = linear_ops(dc, "proj", true, tokens, h, c->heads * d / t);
     if (err == TC_OK)
         err = allreduce_op(dc, "tp_allreduce1", act_bytes);
+    /* The hidden dropouts after the attention block and the MLP, each a
+     * kernel of its own in Hugging Face's modules (BertSelfOutput and
+     * BertOutput, GPT2Attention.resid_dropout and GPT2MLP.dropout,
+     * OPTDecoderLayer's two functional dropouts): the configs with
+     * attention: eager. Megatron fuses them into its bias-dropout-add
+     * (bias_dropout_add_fused_train), one kernel with the residual add,
+     * whose mask, a byte an element each way, is left out. */
+    if (err == TC_OK && c->attention_eager)
+        err = dropout_op(dc, "dropout1", c->dropout, act_bytes / e);
     if (err == TC_OK)
         err = elementwise_op(dc, "residual1", true, 3 * act_bytes);
     if (err == TC_OK)
@@ -899,6 +933,8 @@ static int decompose(struct decomp *dc)
         err = linear_ops(dc, "mlp_down", true, tokens, h, ffn_t);
     if (err == TC_OK)
         err = allreduce_op(dc, "tp_allreduce2", act_bytes);
+    if (err == TC_OK && c->attention_eager)
+        err = dropout_op(dc, "dropout2", c->dropout, act_bytes / e);
     if (err == TC_OK)
         err = elementwise_op(dc, "residual2", true, 3 * act_bytes);
     if (err == TC_OK && c->training && c->recompute)

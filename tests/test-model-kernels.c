@@ -529,6 +529,81 @@ START_TEST(test_eager_attention_scores_kernels)
 }
 END_TEST
 
+/* Dropout of training mode: a kernel forward (reads the input, writes the
+ * output and a bool mask) and one backward (reads the gradient and the
+ * mask, writes the gradient), (2e + 1) bytes an element each way. GPT-2
+ * Large's shape in fp32 (e = 4), b 4, s 1024, 20 heads: the attention
+ * dropout over 4 x 20 x 1024 x 1024 probabilities, the two hidden ones over
+ * 4 x 1024 x 1280 activations (Hugging Face's modules, attention: eager). */
+static bool has_op(const struct tc_model_prediction *mp, const char *name)
+{
+    for (size_t i = 0; i < mp->n_ops; i++)
+        if (strcmp(mp->ops[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+START_TEST(test_training_dropout)
+{
+    struct tc_model_config c = layer_cfg(1280, 20, 1024, 4);
+    struct tc_model_prediction *with, *without;
+    double probs = 4.0 * 20 * 1024 * 1024, acts = 4.0 * 1024 * 1280;
+    const struct tc_op_prediction *attn, *d1, *d2;
+
+    c.dtype = TC_DTYPE_FP32;
+    c.layers = 36;
+    c.training = true;
+    ck_assert_int_eq(tc_model_config_set(&c, "attention", "eager"), TC_OK);
+    without = predict("v100-pcie-32gb", &c);
+    ck_assert_int_eq(tc_model_config_set(&c, "attn_pdrop", "0.1"), TC_OK);
+    ck_assert_int_eq(tc_model_config_set(&c, "resid_pdrop", "0.1"), TC_OK);
+    ck_assert_double_eq(c.attention_dropout, 0.1);
+    ck_assert_double_eq(c.dropout, 0.1);
+    with = predict("v100-pcie-32gb", &c);
+    attn = find_op(with, "attn_dropout");
+    d1 = find_op(with, "dropout1");
+    d2 = find_op(with, "dropout2");
+    ck_assert(attn->in_layer && d1->in_layer && d2->in_layer);
+    ck_assert_double_eq((double)attn->m, 2 * probs * 9);
+    ck_assert_double_eq((double)d1->m, 2 * acts * 9);
+    ck_assert_double_eq((double)d2->m, 2 * acts * 9);
+    ck_assert_double_eq_tol(with->layer_time_us - without->layer_time_us,
+                            attn->time_us + d1->time_us + d2->time_us, 1e-6);
+    ck_assert_msg(attn->time_us > 10 * d1->time_us, "probabilities %.1f us, hidden %.1f us",
+                  attn->time_us, d1->time_us);
+    tc_model_prediction_free(with);
+
+    /* a forward outside training mode drops nothing */
+    c.training = false;
+    with = predict("v100-pcie-32gb", &c);
+    ck_assert(!has_op(with, "attn_dropout") && !has_op(with, "dropout1"));
+    tc_model_prediction_free(with);
+
+    /* Megatron-style layers fuse the hidden ones into the residual add;
+     * its attention dropout is a kernel of its own after the softmax */
+    c.training = true;
+    c.attention_eager = false;
+    with = predict("v100-pcie-32gb", &c);
+    ck_assert(has_op(with, "attn_dropout"));
+    ck_assert(!has_op(with, "dropout1") && !has_op(with, "dropout2"));
+    tc_model_prediction_free(with);
+
+    /* p = 0 runs no kernel (OPT's attention_dropout) */
+    ck_assert_int_eq(tc_model_config_set(&c, "attention_dropout", "0"), TC_OK);
+    with = predict("v100-pcie-32gb", &c);
+    ck_assert(!has_op(with, "attn_dropout"));
+    tc_model_prediction_free(with);
+    tc_model_prediction_free(without);
+
+    /* a probability, nothing else */
+    ck_assert_int_eq(tc_model_config_set(&c, "dropout", "1"), TC_ERR_RANGE);
+    ck_assert_int_eq(tc_model_config_set(&c, "hidden_dropout_prob", "-0.1"), TC_ERR_RANGE);
+    ck_assert_int_eq(tc_model_config_set(&c, "dropout", "nan"), TC_ERR_PARSE);
+    ck_assert_int_eq(tc_model_config_set(&c, "dropout", "0.1x"), TC_ERR_PARSE);
+    ck_assert_double_eq(c.dropout, 0.1);
+}
+END_TEST
+
 /* A GA100 board below the SXM4's 400 W sustains a tensor load at a lower
  * clock: the 300 W PCIe at 252.9 / 271.2 of the SXM4's rate (the published
  * maximum achievable matmul), a 250 W one by the cube-root law below
@@ -662,6 +737,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_fa2_sm80_split_smem);
     tcase_add_test(tc, test_cudnn_sm80_forward_tiles);
     tcase_add_test(tc, test_eager_attention_scores_kernels);
+    tcase_add_test(tc, test_training_dropout);
     tcase_add_test(tc, test_ga100_power_limit);
     tcase_add_test(tc, test_frost_sm80_llama_of_fa2);
     tcase_add_test(tc, test_layernorm_reads_twice);

@@ -508,6 +508,8 @@ static void config_json(json_t *o, const struct tc_model_config *c)
         json_object_set_new(o, "dp", json_integer(c->dp ? c->dp : 1));
         json_object_set_new(o, "zero_stage", json_integer(c->zero_stage));
         json_object_set_new(o, "recompute", json_boolean(c->recompute));
+        json_object_set_new(o, "dropout", json_real(c->dropout));
+        json_object_set_new(o, "attention_dropout", json_real(c->attention_dropout));
     }
 }
 

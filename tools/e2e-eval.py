@@ -54,6 +54,22 @@ def tilecast_bin():
 
 ACT = {"swiglu": "swiglu", "gelu": "gelu", "gelu_new": "gelu", "relu": "gelu"}
 
+# The dropout probabilities (hidden, attention) of the Hugging Face classes
+# the rows name (hf_class): the defaults of transformers' BertConfig
+# (hidden_dropout_prob, attention_probs_dropout_prob), GPT2Config
+# (resid_pdrop, attn_pdrop) and OPTConfig (dropout, attention_dropout), which
+# the published bert-large, gpt2-large and opt-1.3b configs keep. Only a
+# train()-mode forward drops (NeuSight's training rows); the model applies
+# them to training steps alone.
+DROPOUT = (("Bert", 0.1, 0.1), ("GPT2", 0.1, 0.1), ("OPT", 0.1, 0.0))
+
+
+def dropout_keys(r):
+    for prefix, hidden, attn in DROPOUT:
+        if (r.get("hf_class") or "").startswith(prefix):
+            return ["dropout: %g" % hidden, "attention_dropout: %g" % attn]
+    return []
+
 
 def config_yaml(r, dtype):
     kv = r.get("kv_heads") or r["heads"]
@@ -69,7 +85,7 @@ def config_yaml(r, dtype):
         # Llama rotates q and k with RoPE (Touvron et al. 2023, section 2.2);
         # BERT, GPT-2, GPT-3 and OPT learn absolute positions
         "rope: %s" % ("true" if "llama" in (r.get("hf_config") or r["model"]).lower() else "false"),
-        ""])
+        ] + dropout_keys(r) + [""])
 
 
 def predict(tc, cfg_path, gpu, args, extra, without_optimizer=False):

@@ -118,7 +118,8 @@
     "  unfused, as in predict attention; or eager: unfused with Hugging Face's scale and\n"        \
     "  mask kernels), mode training|inference, causal,\n"                                          \
     "  tied_embeddings, graphs, serving, dp, zero_stage, recompute, rope, pp,\n"                   \
-    "  microbatches), or a\n"                                                                      \
+    "  microbatches, dropout and attention_dropout: training mode's dropout\n"                     \
+    "  probabilities, 0 by default), or a\n"                                                       \
     "  shipped config by name: gpt-neox-20b,\n"                                                    \
     "  llama-2-7b, llama-2-70b, llama-3-8b, paper-gpt. Prints the per-operation table\n"           \
     "  (shape, time_us, tflops, share_pct, source), layer time, step time\n"                       \

@@ -60,6 +60,15 @@ CASES = [
     ("causal", "false", "causal", False),
     ("dtype", "bf16", "dtype", 4),
     ("attention", "unfused", "attention", 0),
+    ("dropout", "0.1", "dropout", 0.1),
+    ("hidden_dropout_prob", "0.1", "dropout", 0.1),
+    ("resid_pdrop", "0", "dropout", 0),
+    ("attention_dropout", "0.25", "attention_dropout", 0.25),
+    ("attn_pdrop", "0.1", "attention_dropout", 0.1),
+    ("attention_probs_dropout_prob", "0.1", "attention_dropout", 0.1),
+    ("dropout", "1", errors.RangeError),  # a probability in [0, 1)
+    ("attention_dropout", "-0.1", errors.RangeError),
+    ("dropout", "often", errors.ParseError),
     ("hidden", "0", errors.RangeError),
     ("hidden", "x", errors.ParseError),
     ("kv_heads", "-1", errors.RangeError),
@@ -86,6 +95,10 @@ def typed(value):
         return value.lower() == "true"
     try:
         return int(value)
+    except ValueError:
+        pass
+    try:
+        return float(value)
     except ValueError:
         return value
 

@@ -320,6 +320,8 @@ def _config_text(key, value):
         return str(value)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))  # JSON numbers read back as floats
+    if isinstance(value, float):
+        return repr(value)  # the shortest text that reads back as it (a dropout)
     if isinstance(value, str):
         return value
     raise InvalidError("model config '%s': %r is not a number, a name or true/false"

@@ -230,6 +230,8 @@ class ModelConfig(Structure):
         ("attention_eager", c_bool),
         ("pp", c_int32),
         ("microbatches", c_int32),
+        ("dropout", c_double),
+        ("attention_dropout", c_double),
     ]
 
 

@@ -824,6 +824,14 @@ struct tc_model_config {
     int32_t microbatches; /* micro-batches of micro_batch sequences per step:
                            * what a pipeline fills itself with, and gradient
                            * accumulation without one */
+    /* Dropout of training mode, a probability in [0, 1) (0: none; a forward
+     * without gradients, inference, drops nothing): */
+    double dropout;           /* of the hidden states after the attention's output
+                               * projection and after the MLP (Hugging Face's
+                               * hidden_dropout_prob, resid_pdrop, dropout) */
+    double attention_dropout; /* of the attention probabilities
+                               * (attention_probs_dropout_prob, attn_pdrop,
+                               * attention_dropout) */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
