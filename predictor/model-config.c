@@ -17,7 +17,7 @@ enum key_type {
     KEY_PROB,       /* a double field, a probability in [0, 1) */
     KEY_BOOL,       /* a bool field: true/yes/on/1 or false/no/off/0 */
     KEY_NAME,       /* the name, truncated to TC_NAME_MAX - 1 bytes */
-    KEY_ACTIVATION, /* gelu or swiglu, into swiglu */
+    KEY_ACTIVATION, /* gelu, gelu_new or swiglu, into swiglu and gelu_new */
     KEY_NORM,       /* layernorm or rmsnorm, into rmsnorm */
     KEY_MODE,       /* training/train or inference/prefill, into training */
     KEY_DTYPE,
@@ -73,6 +73,7 @@ static const struct model_key {
      * fields (predict_model()["config"], advise's candidates), and such a
      * dict must read back in; a file or a flag may use them too. */
     {"swiglu", KEY_BOOL, FIELD(swiglu), 0, 0},
+    {"gelu_new", KEY_BOOL, FIELD(gelu_new), 0, 0},
     {"rmsnorm", KEY_BOOL, FIELD(rmsnorm), 0, 0},
     {"training", KEY_BOOL, FIELD(training), 0, 0},
 };
@@ -241,6 +242,16 @@ TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, con
         tc_strlcpy(cfg->name, value, sizeof(cfg->name));
         return TC_OK;
     case KEY_ACTIVATION:
+        /* Hugging Face's name for GPT-2's tanh GeLU (ACT2FN["gelu_new"]) */
+        if (strcasecmp(value, "gelu_new") == 0) {
+            cfg->swiglu = false;
+            cfg->gelu_new = true;
+            return TC_OK;
+        }
+        if (strcasecmp(value, "gelu") != 0 && strcasecmp(value, "swiglu") != 0)
+            return tc_error(TC_ERR_INVALID, "%s: '%s' (expected gelu, gelu_new or swiglu)", key,
+                            value);
+        cfg->gelu_new = false;
         return set_word(key, value, "gelu", "swiglu", &cfg->swiglu);
     case KEY_NORM:
         return set_word(key, value, "layernorm", "rmsnorm", &cfg->rmsnorm);

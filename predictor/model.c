@@ -66,6 +66,9 @@ TC_API int tc_model_config_resolve(struct tc_model_config *c)
                             (long long)c->hidden, (long long)c->heads);
         c->head_dim = c->hidden / c->heads;
     }
+    if (c->swiglu && c->gelu_new)
+        return tc_error(TC_ERR_INVALID, "model config: swiglu and gelu_new name two activations "
+                                        "(activation: swiglu, gelu or gelu_new)");
     if (c->kv_heads == 0)
         c->kv_heads = c->heads;
     if (c->kv_heads > c->heads || c->heads % c->kv_heads)
@@ -579,6 +582,25 @@ static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, do
     return memory_op(dc, name, in_layer, bytes, 1);
 }
 
+/* Hugging Face's NewGELUActivation over ffn activations of `bytes` each:
+ * eight element-wise kernels (decompose says which), 18 passes, each with
+ * its backward in training as elementwise_op takes it. One op in the
+ * table; the host dispatches each kernel. */
+static int gelu_new_ops(struct decomp *dc, double bytes)
+{
+    int err = elementwise_op(dc, "gelu_new", true, 18 * bytes);
+
+    if (err < 0)
+        return err;
+    /* elementwise_op timed one kernel (two in training): the other seven
+     * kernels' launches (fourteen with their backwards), and their
+     * dispatches on the host */
+    dc->list.ops[dc->list.n - 1].time_us += (dc->c->training ? 14 : 7) * TC_KERNEL_FLOOR_US;
+    dc->layer_fwd_ops += 7;
+    dc->layer_extra_ops += 7;
+    return TC_OK;
+}
+
 /* Dropout of training mode over n elements with probability p, as
  * PyTorch runs nn.Dropout in a module's train() mode (ATen's
  * native_dropout, Dropout.cpp and Dropout.cu): one kernel draws the mask,
@@ -756,7 +778,7 @@ static int recompute_op(struct decomp *dc)
     if (!op)
         return TC_ERR_NOMEM;
     op->time_us = dc->layer_fwd_us;
-    dc->layer_extra_ops = dc->layer_fwd_ops - 1;
+    dc->layer_extra_ops += dc->layer_fwd_ops - 1;
     dc->layer_linears *= 2;
     return TC_OK;
 }
@@ -924,10 +946,20 @@ static int decompose(struct decomp *dc)
         err = linear_ops(dc, "mlp_up", true, tokens, c->swiglu ? 2 * ffn_t : ffn_t, h);
     if (err == TC_OK) {
         /* GeLU: read and write the ffn activations; SwiGLU reads gate and
-         * up (2·ffn) and writes ffn. */
+         * up (2·ffn) and writes ffn. Hugging Face's NewGELUActivation
+         * (activations.py: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715
+         * * pow(x, 3))))) runs in eager PyTorch as eight kernels, one an
+         * operator: 0.5 * x, pow, the two scalings, the add of x, tanh, the
+         * add of 1 and the last product; the adds and the product read two
+         * tensors, the others one, and each writes one: 18 passes over the
+         * activations where a fused GeLU makes 2. */
         double ffn_bytes = (double)tokens * (double)ffn_t * e;
-        err = elementwise_op(dc, c->swiglu ? "swiglu" : "gelu", true,
-                             (c->swiglu ? 3 : 2) * ffn_bytes);
+
+        if (c->gelu_new)
+            err = gelu_new_ops(dc, ffn_bytes);
+        else
+            err = elementwise_op(dc, c->swiglu ? "swiglu" : "gelu", true,
+                                 (c->swiglu ? 3 : 2) * ffn_bytes);
     }
     if (err == TC_OK)
         err = linear_ops(dc, "mlp_down", true, tokens, h, ffn_t);

@@ -604,6 +604,43 @@ START_TEST(test_training_dropout)
 }
 END_TEST
 
+/* Hugging Face's gelu_new (GPT-2): eight eager kernels, 18 passes over the
+ * ffn activations where the fused GeLU makes 2, and seven more dispatches
+ * on the host a layer. GPT-2 Large in fp32, b 4, s 1024: 4 x 1024 x 5120
+ * activations of 4 bytes. */
+START_TEST(test_gelu_new_kernels)
+{
+    struct tc_model_config c = layer_cfg(1280, 20, 1024, 4);
+    struct tc_model_prediction *fused, *eager;
+    const struct tc_op_prediction *op;
+    double ffn_bytes = 4.0 * 1024 * 5120 * 4;
+
+    c.dtype = TC_DTYPE_FP32;
+    c.layers = 36;
+    fused = predict("a100-pcie-40gb", &c);
+    ck_assert_int_eq(tc_model_config_set(&c, "activation", "gelu_new"), TC_OK);
+    ck_assert(c.gelu_new && !c.swiglu);
+    eager = predict("a100-pcie-40gb", &c);
+    op = find_op(eager, "gelu_new");
+    ck_assert_double_eq((double)op->m, 18 * ffn_bytes);
+    ck_assert_double_eq((double)find_op(fused, "gelu")->m, 2 * ffn_bytes);
+    /* one kernel's time at 80 % of the bandwidth, and seven launch floors */
+    ck_assert_double_eq_tol(
+        op->time_us,
+        2.0 + 18 * ffn_bytes / (gpu("a100-pcie-40gb")->mem_bw_gbps * 1e3 * 0.8) + 7 * 2.0, 1e-6);
+    ck_assert_double_eq_tol(eager->host_time_us - fused->host_time_us, 36 * 7 * 28.0, 1e-6);
+    tc_model_prediction_free(fused);
+    tc_model_prediction_free(eager);
+
+    /* one activation at a time */
+    ck_assert_int_eq(tc_model_config_set(&c, "activation", "swiglu"), TC_OK);
+    ck_assert(!c.gelu_new);
+    ck_assert_int_eq(tc_model_config_set(&c, "gelu_new", "true"), TC_OK);
+    ck_assert_int_eq(tc_model_config_resolve(&c), TC_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), "gelu_new"));
+}
+END_TEST
+
 /* A GA100 board below the SXM4's 400 W sustains a tensor load at a lower
  * clock: the 300 W PCIe at 252.9 / 271.2 of the SXM4's rate (the published
  * maximum achievable matmul), a 250 W one by the cube-root law below
@@ -738,6 +775,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_cudnn_sm80_forward_tiles);
     tcase_add_test(tc, test_eager_attention_scores_kernels);
     tcase_add_test(tc, test_training_dropout);
+    tcase_add_test(tc, test_gelu_new_kernels);
     tcase_add_test(tc, test_ga100_power_limit);
     tcase_add_test(tc, test_frost_sm80_llama_of_fa2);
     tcase_add_test(tc, test_layernorm_reads_twice);

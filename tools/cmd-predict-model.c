@@ -495,7 +495,10 @@ static void config_json(json_t *o, const struct tc_model_config *c)
     json_object_set_new(o, "kv_heads", json_integer(c->kv_heads ? c->kv_heads : c->heads));
     json_object_set_new(o, "head_dim", json_integer(c->head_dim));
     json_object_set_new(o, "ffn", json_integer(c->ffn));
-    json_object_set_new(o, "activation", json_string(c->swiglu ? "swiglu" : "gelu"));
+    json_object_set_new(o, "activation",
+                        json_string(c->swiglu     ? "swiglu"
+                                    : c->gelu_new ? "gelu_new"
+                                                  : "gelu"));
     json_object_set_new(o, "seq", json_integer(c->seq));
     json_object_set_new(o, "micro_batch", json_integer(c->micro_batch));
     json_object_set_new(o, "tp", json_integer(c->tp));
@@ -715,16 +718,22 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
                "(%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s b=%lld t=%lld%s, %s attention\n",
                decode, gpu->name, gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden,
                (long long)c->heads, (long long)c->kv_heads, (long long)c->head_dim,
-               (long long)c->ffn, c->swiglu ? " (swiglu)" : "", (long long)c->micro_batch,
-               (long long)c->tp, pipeline, attention_word(c));
+               (long long)c->ffn,
+               c->swiglu     ? " (swiglu)"
+               : c->gelu_new ? " (gelu_new)"
+                             : "",
+               (long long)c->micro_batch, (long long)c->tp, pipeline, attention_word(c));
     else
         printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
                "t=%lld%s, %s attention\n",
                c->training ? "training (forward + backward)" : "inference (forward)", gpu->name,
                gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden, (long long)c->heads,
                (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
-               c->swiglu ? " (swiglu)" : "", (long long)c->seq, (long long)c->micro_batch,
-               (long long)c->tp, pipeline, attention_word(c));
+               c->swiglu     ? " (swiglu)"
+               : c->gelu_new ? " (gelu_new)"
+                             : "",
+               (long long)c->seq, (long long)c->micro_batch, (long long)c->tp, pipeline,
+               attention_word(c));
     if (fmt == CLI_FORMAT_MD)
         putchar('\n');
     cli_table_print(t, stdout, fmt);

@@ -52,7 +52,9 @@ def tilecast_bin():
 
 
 
-ACT = {"swiglu": "swiglu", "gelu": "gelu", "gelu_new": "gelu", "relu": "gelu"}
+# the activation as tilecast names it: Hugging Face's gelu_new (GPT-2) is its
+# own (eight eager kernels); OPT's relu is taken as one kernel, as a GeLU is
+ACT = {"swiglu": "swiglu", "gelu": "gelu", "gelu_new": "gelu_new", "relu": "gelu"}
 
 # The dropout probabilities (hidden, attention) of the Hugging Face classes
 # the rows name (hf_class): the defaults of transformers' BertConfig

@@ -52,6 +52,8 @@ CASES = [
     ("activation", "GELU", "swiglu", False),
     ("swiglu", "true", "swiglu", True),
     ("swiglu", "yes", "swiglu", True),
+    ("activation", "gelu_new", "gelu_new", True),
+    ("gelu_new", "on", "gelu_new", True),
     ("norm", "rmsnorm", "rmsnorm", True),
     ("rmsnorm", "on", "rmsnorm", True),
     ("mode", "training", "training", True),

@@ -232,6 +232,7 @@ class ModelConfig(Structure):
         ("microbatches", c_int32),
         ("dropout", c_double),
         ("attention_dropout", c_double),
+        ("gelu_new", c_bool),
     ]
 
 

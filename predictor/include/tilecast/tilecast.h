@@ -832,6 +832,10 @@ struct tc_model_config {
     double attention_dropout; /* of the attention probabilities
                                * (attention_probs_dropout_prob, attn_pdrop,
                                * attention_dropout) */
+    bool gelu_new;            /* the GeLU is Hugging Face's NewGELUActivation (GPT-2's
+                               * activation_function gelu_new): its tanh formula
+                               * as eight eager element-wise kernels, not one
+                               * (config word activation: gelu_new) */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
