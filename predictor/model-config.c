@@ -241,18 +241,18 @@ TC_API int tc_model_config_set(struct tc_model_config *cfg, const char *key, con
     case KEY_NAME:
         tc_strlcpy(cfg->name, value, sizeof(cfg->name));
         return TC_OK;
-    case KEY_ACTIVATION:
-        /* Hugging Face's name for GPT-2's tanh GeLU (ACT2FN["gelu_new"]) */
-        if (strcasecmp(value, "gelu_new") == 0) {
-            cfg->swiglu = false;
-            cfg->gelu_new = true;
-            return TC_OK;
-        }
-        if (strcasecmp(value, "gelu") != 0 && strcasecmp(value, "swiglu") != 0)
+    case KEY_ACTIVATION: {
+        /* gelu_new: Hugging Face's name for GPT-2's tanh GeLU (ACT2FN) */
+        bool swiglu = strcasecmp(value, "swiglu") == 0;
+        bool gelu_new = strcasecmp(value, "gelu_new") == 0;
+
+        if (!swiglu && !gelu_new && strcasecmp(value, "gelu") != 0)
             return tc_error(TC_ERR_INVALID, "%s: '%s' (expected gelu, gelu_new or swiglu)", key,
                             value);
-        cfg->gelu_new = false;
-        return set_word(key, value, "gelu", "swiglu", &cfg->swiglu);
+        cfg->swiglu = swiglu;
+        cfg->gelu_new = gelu_new;
+        return TC_OK;
+    }
     case KEY_NORM:
         return set_word(key, value, "layernorm", "rmsnorm", &cfg->rmsnorm);
     case KEY_MODE:

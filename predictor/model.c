@@ -584,21 +584,18 @@ static int elementwise_op(struct decomp *dc, const char *name, bool in_layer, do
 
 /* Hugging Face's NewGELUActivation over ffn activations of `bytes` each:
  * eight element-wise kernels (decompose says which), 18 passes, each with
- * its backward in training as elementwise_op takes it. One op in the
- * table; the host dispatches each kernel. */
+ * its backward in training as elementwise_op takes it (three times the
+ * bytes, a kernel more each). One op in the table; the host dispatches
+ * each of the eight. */
 static int gelu_new_ops(struct decomp *dc, double bytes)
 {
-    int err = elementwise_op(dc, "gelu_new", true, 18 * bytes);
+    const int kernels = 8;
+    bool train = dc->c->training;
 
-    if (err < 0)
-        return err;
-    /* elementwise_op timed one kernel (two in training): the other seven
-     * kernels' launches (fourteen with their backwards), and their
-     * dispatches on the host */
-    dc->list.ops[dc->list.n - 1].time_us += (dc->c->training ? 14 : 7) * TC_KERNEL_FLOOR_US;
-    dc->layer_fwd_ops += 7;
-    dc->layer_extra_ops += 7;
-    return TC_OK;
+    dc->layer_fwd_us += tc_elementwise_time_us(dc->gpu, 18 * bytes);
+    dc->layer_fwd_ops += kernels;
+    dc->layer_extra_ops += kernels - 1;
+    return memory_op(dc, "gelu_new", true, (train ? 3 : 1) * 18 * bytes, (train ? 2 : 1) * kernels);
 }
 
 /* Dropout of training mode over n elements with probability p, as

@@ -486,6 +486,13 @@ static const char *attention_word(const struct tc_model_config *c)
 {
     return c->attention_eager ? "eager" : tc_attn_impl_name(c->attention);
 }
+
+/* The config word of the activation (activation: gelu, gelu_new or swiglu). */
+static const char *activation_word(const struct tc_model_config *c)
+{
+    return c->swiglu ? "swiglu" : c->gelu_new ? "gelu_new" : "gelu";
+}
+
 static void config_json(json_t *o, const struct tc_model_config *c)
 {
     if (c->name[0])
@@ -495,10 +502,7 @@ static void config_json(json_t *o, const struct tc_model_config *c)
     json_object_set_new(o, "kv_heads", json_integer(c->kv_heads ? c->kv_heads : c->heads));
     json_object_set_new(o, "head_dim", json_integer(c->head_dim));
     json_object_set_new(o, "ffn", json_integer(c->ffn));
-    json_object_set_new(o, "activation",
-                        json_string(c->swiglu     ? "swiglu"
-                                    : c->gelu_new ? "gelu_new"
-                                                  : "gelu"));
+    json_object_set_new(o, "activation", json_string(activation_word(c)));
     json_object_set_new(o, "seq", json_integer(c->seq));
     json_object_set_new(o, "micro_batch", json_integer(c->micro_batch));
     json_object_set_new(o, "tp", json_integer(c->tp));
@@ -633,6 +637,7 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
 {
     struct cli_table *t;
     char pipeline[64];
+    char act[16];
 
     if (!mp)
         return cli_fail("predict", TC_ERR_INVALID);
@@ -713,25 +718,23 @@ static int print_prediction(const struct tc_gpu *gpu, const struct tc_model_conf
     if (fmt == CLI_FORMAT_MD)
         printf("### ");
     mcli_pipeline_words(c, pipeline, sizeof(pipeline));
+    /* the header names the activation unless it is the plain GeLU */
+    act[0] = '\0';
+    if (c->swiglu || c->gelu_new)
+        snprintf(act, sizeof(act), " (%s)", activation_word(c));
     if (decode)
         printf("Predicted decode step (one new token per sequence, %lld tokens cached) on %s "
                "(%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s b=%lld t=%lld%s, %s attention\n",
                decode, gpu->name, gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden,
                (long long)c->heads, (long long)c->kv_heads, (long long)c->head_dim,
-               (long long)c->ffn,
-               c->swiglu     ? " (swiglu)"
-               : c->gelu_new ? " (gelu_new)"
-                             : "",
-               (long long)c->micro_batch, (long long)c->tp, pipeline, attention_word(c));
+               (long long)c->ffn, act, (long long)c->micro_batch, (long long)c->tp, pipeline,
+               attention_word(c));
     else
         printf("Predicted %s on %s (%s, %s): h=%lld a=%lld kv=%lld d=%lld ffn=%lld%s s=%lld b=%lld "
                "t=%lld%s, %s attention\n",
                c->training ? "training (forward + backward)" : "inference (forward)", gpu->name,
                gpu->id, tc_dtype_name(c->dtype), (long long)c->hidden, (long long)c->heads,
-               (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn,
-               c->swiglu     ? " (swiglu)"
-               : c->gelu_new ? " (gelu_new)"
-                             : "",
+               (long long)c->kv_heads, (long long)c->head_dim, (long long)c->ffn, act,
                (long long)c->seq, (long long)c->micro_batch, (long long)c->tp, pipeline,
                attention_word(c));
     if (fmt == CLI_FORMAT_MD)
