@@ -20,7 +20,8 @@ static const struct {
                 ABI_TYPE(tc_op_prediction) ABI_TYPE(tc_model_prediction)
                     ABI_TYPE(tc_advice_candidate) ABI_TYPE(tc_advice) ABI_TYPE(tc_calib_summary)
                         ABI_TYPE(tc_timing_cost) ABI_TYPE(tc_eval_point) ABI_TYPE(tc_eval_stats)
-                            ABI_TYPE(tc_layer_group) ABI_TYPE(tc_cluster)};
+                            ABI_TYPE(tc_layer_group) ABI_TYPE(tc_cluster) ABI_TYPE(tc_memop_query)
+                                ABI_TYPE(tc_memop_prediction)};
 
 TC_API size_t tc_abi_sizeof(const char *name)
 {

@@ -51,6 +51,9 @@ double tc_p2p_us(const struct tc_gpu *gpu, bool across_nodes, double nic_gbps, d
 
 /* Time of a memory-bound kernel moving `bytes` through DRAM. */
 double tc_elementwise_time_us(const struct tc_gpu *gpu, double bytes);
+/* Passes over its tensor a memory-bound kernel of that kind makes (each a
+ * read or a write of all of it; memop.c gives the kernels they come from). */
+double tc_memop_passes(enum tc_memop_kind kind);
 
 /* The fused-attention tile model (attention-fused.c): fills the time,
  * bound and tile fields of *out for q (checked; seq_kv resolved), or

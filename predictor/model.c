@@ -721,11 +721,14 @@ static int attention_ops(struct decomp *dc, int64_t b, int64_t sq, int64_t skv)
          * (its query scaled before the bmm) adds the causal mask and clamps
          * with torch.max. Megatron fuses both into its softmax kernel. */
         if (err == TC_OK && c->attention_eager)
-            err = elementwise_op(dc, "scores_scale", true, 2 * scores_bytes);
+            err = elementwise_op(dc, "scores_scale", true,
+                                 tc_memop_passes(TC_MEMOP_UNARY) * scores_bytes);
         if (err == TC_OK && c->attention_eager)
-            err = elementwise_op(dc, "scores_mask", true, 2 * scores_bytes);
+            err = elementwise_op(dc, "scores_mask", true,
+                                 tc_memop_passes(TC_MEMOP_UNARY) * scores_bytes);
         if (err == TC_OK)
-            err = elementwise_op(dc, "softmax", true, 2 * scores_bytes);
+            err = elementwise_op(dc, "softmax", true,
+                                 tc_memop_passes(TC_MEMOP_SOFTMAX) * scores_bytes);
         /* the probabilities' dropout, a module of its own in Hugging Face's
          * attention (BertSelfAttention.dropout, GPT2Attention.attn_dropout,
          * OPTAttention's functional dropout) and in Megatron's CoreAttention
@@ -890,13 +893,10 @@ static int decompose(struct decomp *dc)
                         "2^40 limit of a GEMM dimension",
                         (long long)tokens, (long long)c->micro_batch, (long long)c->seq);
 
-    /* Norms read x and write y; residual adds read two and write one. A
-     * LayerNorm reads x twice: PyTorch's forward (layer_norm_kernel.cu)
-     * runs RowwiseMomentsCUDAKernel, then LayerNormForwardCUDAKernel over
-     * the same rows, or, for rows of a multiple of 4 elements, one
-     * vectorized_layer_norm_kernel whose statistics pass and normalising
-     * pass each load the row: three passes over the activations. */
-    norm_bytes = (c->rmsnorm ? 2 : 3) * act_bytes;
+    /* Norms, residual adds, activations and the softmax make the passes
+     * over their tensors that memop.c gives (tc_memop_passes): what
+     * `tilecast eval --elementwise` scores. */
+    norm_bytes = tc_memop_passes(c->rmsnorm ? TC_MEMOP_RMSNORM : TC_MEMOP_LAYERNORM) * act_bytes;
     err = elementwise_op(dc, c->rmsnorm ? "rmsnorm1" : "layernorm1", true, norm_bytes);
     if (err == TC_OK)
         err = linear_ops(dc, "qkv", true, tokens, qkv_n, h);
@@ -917,7 +917,7 @@ static int decompose(struct decomp *dc)
         int64_t qk_heads = c->heads / t + (c->kv_heads >= t ? c->kv_heads / t : 1);
         double qk_bytes = (double)tokens * (double)qk_heads * (double)d * e;
 
-        err = elementwise_op(dc, "rope", true, 2 * qk_bytes);
+        err = elementwise_op(dc, "rope", true, tc_memop_passes(TC_MEMOP_UNARY) * qk_bytes);
     }
     if (err == TC_OK)
         err = attention_ops(dc, c->micro_batch, dc->decode_ctx ? 1 : c->seq,
@@ -936,7 +936,7 @@ static int decompose(struct decomp *dc)
     if (err == TC_OK && c->attention_eager)
         err = dropout_op(dc, "dropout1", c->dropout, act_bytes / e);
     if (err == TC_OK)
-        err = elementwise_op(dc, "residual1", true, 3 * act_bytes);
+        err = elementwise_op(dc, "residual1", true, tc_memop_passes(TC_MEMOP_BINARY) * act_bytes);
     if (err == TC_OK)
         err = elementwise_op(dc, c->rmsnorm ? "rmsnorm2" : "layernorm2", true, norm_bytes);
     if (err == TC_OK)
@@ -956,7 +956,8 @@ static int decompose(struct decomp *dc)
             err = gelu_new_ops(dc, ffn_bytes);
         else
             err = elementwise_op(dc, c->swiglu ? "swiglu" : "gelu", true,
-                                 (c->swiglu ? 3 : 2) * ffn_bytes);
+                                 tc_memop_passes(c->swiglu ? TC_MEMOP_BINARY : TC_MEMOP_UNARY) *
+                                     ffn_bytes);
     }
     if (err == TC_OK)
         err = linear_ops(dc, "mlp_down", true, tokens, h, ffn_t);
@@ -965,7 +966,7 @@ static int decompose(struct decomp *dc)
     if (err == TC_OK && c->attention_eager)
         err = dropout_op(dc, "dropout2", c->dropout, act_bytes / e);
     if (err == TC_OK)
-        err = elementwise_op(dc, "residual2", true, 3 * act_bytes);
+        err = elementwise_op(dc, "residual2", true, tc_memop_passes(TC_MEMOP_BINARY) * act_bytes);
     if (err == TC_OK && c->training && c->recompute)
         err = recompute_op(dc);
     if (err == TC_OK && c->vocab > 0)

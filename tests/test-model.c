@@ -987,6 +987,59 @@ START_TEST(test_decode)
 }
 END_TEST
 
+/* The memory-bound kernels of `eval --elementwise` are the layer's: a
+ * layer's norm and residual add take tc_predict_memop's time for the
+ * tokens x hidden tensor, and the API refuses what it cannot time. */
+START_TEST(test_memop)
+{
+    struct tc_model_config c = layer_cfg(4096, 32, 2048, 2);
+    const struct tc_gpu *g = gpu("a100-sxm4-80gb");
+    struct tc_memop_query q = {
+        .kind = TC_MEMOP_LAYERNORM, .dtype = c.dtype, .rows = 4096, .cols = 4096};
+    struct tc_memop_prediction ln, add, rms;
+    struct tc_model_prediction *mp;
+    enum tc_memop_kind kind;
+    double e = tc_dtype_bytes(c.dtype);
+
+    for (int k = 0; k < TC_MEMOP_KIND_COUNT; k++) {
+        ck_assert_int_eq(tc_memop_kind_parse(tc_memop_kind_name((enum tc_memop_kind)k), &kind),
+                         TC_OK);
+        ck_assert_int_eq(kind, k);
+    }
+    ck_assert_int_eq(tc_memop_kind_parse("LayerNorm", &kind), TC_OK);
+    ck_assert_int_eq(kind, TC_MEMOP_LAYERNORM);
+    ck_assert_int_lt(tc_memop_kind_parse("conv", &kind), 0);
+    ck_assert_str_eq(tc_memop_kind_name(TC_MEMOP_KIND_COUNT), "?");
+
+    ck_assert_int_eq(tc_predict_memop(g, &q, &ln), TC_OK);
+    ck_assert_double_eq(ln.passes, 3);
+    ck_assert_double_eq(ln.bytes, 3.0 * 4096 * 4096 * e);
+    ck_assert_double_eq(ln.time_us, tc_elementwise_time_us(g, ln.bytes));
+    ck_assert_double_eq_tol(ln.gbps, ln.bytes / ln.time_us / 1e3, 1e-9);
+    ck_assert(ln.gbps < g->mem_bw_gbps);
+    q.kind = TC_MEMOP_BINARY;
+    ck_assert_int_eq(tc_predict_memop(g, &q, &add), TC_OK);
+    q.kind = TC_MEMOP_RMSNORM;
+    ck_assert_int_eq(tc_predict_memop(g, &q, &rms), TC_OK);
+    ck_assert(rms.time_us < add.time_us && add.time_us == ln.time_us);
+
+    /* the layer's own ops: 2 x 2048 tokens of 4096 */
+    mp = predict("a100-sxm4-80gb", &c);
+    ck_assert_double_eq_tol(find_op(mp, "layernorm1")->time_us, ln.time_us, 1e-9);
+    ck_assert_double_eq_tol(find_op(mp, "residual1")->time_us, add.time_us, 1e-9);
+    tc_model_prediction_free(mp);
+
+    q.rows = 0;
+    ck_assert_int_eq(tc_predict_memop(g, &q, &ln), TC_ERR_RANGE);
+    q.rows = q.cols = INT64_C(1) << 40;
+    ck_assert_int_eq(tc_predict_memop(g, &q, &ln), TC_ERR_RANGE);
+    q.rows = 1;
+    q.kind = TC_MEMOP_KIND_COUNT;
+    ck_assert_int_eq(tc_predict_memop(g, &q, &ln), TC_ERR_RANGE);
+    ck_assert_int_eq(tc_predict_memop(NULL, &q, &ln), TC_ERR_INVALID);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -1009,6 +1062,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_unfused_attention);
     tcase_add_test(tc, test_decomposition);
     tcase_add_test(tc, test_decode);
+    tcase_add_test(tc, test_memop);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, model_paper_tcase());
     suite_add_tcase(s, model_kernels_tcase());

@@ -95,7 +95,9 @@ const char cmd_eval_help[] =
     "\n"
     "Fused attention: tilecast eval --attention --input FILE compares the\n"
     "attention model with measured fused-attention rows instead (see\n"
-    "'tilecast eval --attention --help').\n";
+    "'tilecast eval --attention --help'). tilecast eval --elementwise --input\n"
+    "FILE does the same for memory-bound kernels (norms, activations, softmax,\n"
+    "residual adds; 'tilecast eval --elementwise --help').\n";
 
 #define MAX_GROUP_COLS EVAL_MAX_GROUPS
 /* Columns joined with + in one --group-by or --sweep key. */
@@ -840,10 +842,13 @@ int cmd_eval(int argc, char **argv)
     char **fields;
     int nfields, rc, next;
 
-    /* fused-attention rows have a command of their own */
-    for (int i = 1; i < argc; i++)
+    /* fused-attention and memory-bound kernel rows have commands of their own */
+    for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--attention") == 0)
             return cmd_eval_attention(argc, argv);
+        if (strcmp(argv[i], "--elementwise") == 0)
+            return cmd_eval_elementwise(argc, argv);
+    }
     if ((rc = parse_options(argc, argv, &o)) >= 0)
         return rc;
     r.in_name = strcmp(o.e.input, "-") == 0 ? "<stdin>" : o.e.input;

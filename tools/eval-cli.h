@@ -1,6 +1,7 @@
-/* Shared by `tilecast eval` (GEMM rows, cmd-eval.c) and `tilecast eval
- * --attention` (fused-attention rows, cmd-eval-attention.c): the options
- * both take and the reading of the measured CSV's header (eval-common.c).
+/* Shared by `tilecast eval` (GEMM rows, cmd-eval.c), `tilecast eval
+ * --attention` (fused-attention rows, cmd-eval-attention.c) and `tilecast
+ * eval --elementwise` (memory-bound kernels, cmd-eval-elementwise.c): the
+ * options they take and the reading of the measured CSV's header (eval-common.c).
  * The statistics are the library's (tc_eval_stats, tc_spearman). */
 #ifndef TC_EVAL_CLI_H
 #define TC_EVAL_CLI_H
@@ -44,5 +45,7 @@ void eval_free_header(char **header, int n);
 
 int cmd_eval_attention(int argc, char **argv);
 extern const char cmd_eval_attention_help[];
+int cmd_eval_elementwise(int argc, char **argv);
+extern const char cmd_eval_elementwise_help[];
 
 #endif

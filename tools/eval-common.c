@@ -1,6 +1,6 @@
-/* What `tilecast eval` and `tilecast eval --attention` share: their common
- * options and the opening of the measured CSV, so both commands take and
- * refuse them with the same words. */
+/* What `tilecast eval`, `eval --attention` and `eval --elementwise` share:
+ * their common options and the opening of the measured CSV, so the commands
+ * take and refuse them with the same words. */
 #include "config.h"
 
 #include <errno.h>

@@ -71,13 +71,21 @@ static const struct {
     const char *command;
     const char *help;
 } sub_helps[] = {
-    {"predict", cmd_predict_gemm_help},  {"predict", cmd_predict_attention_help},
-    {"predict", cmd_predict_layer_help}, {"predict", cmd_predict_model_help},
-    {"eval", cmd_eval_attention_help},   {"db", cmd_db_info_help},
-    {"db", cmd_db_check_help},           {"db", cmd_db_import_help},
-    {"db", cmd_db_export_help},          {"db", cmd_db_merge_help},
-    {"db", cmd_db_calibrate_help},       {"db", cmd_db_migrate_help},
-    {"db", cmd_db_compact_help},         {"db", cmd_db_bench_help},
+    {"predict", cmd_predict_gemm_help},
+    {"predict", cmd_predict_attention_help},
+    {"predict", cmd_predict_layer_help},
+    {"predict", cmd_predict_model_help},
+    {"eval", cmd_eval_attention_help},
+    {"eval", cmd_eval_elementwise_help},
+    {"db", cmd_db_info_help},
+    {"db", cmd_db_check_help},
+    {"db", cmd_db_import_help},
+    {"db", cmd_db_export_help},
+    {"db", cmd_db_merge_help},
+    {"db", cmd_db_calibrate_help},
+    {"db", cmd_db_migrate_help},
+    {"db", cmd_db_compact_help},
+    {"db", cmd_db_bench_help},
 };
 
 /* A help text as help2man reads one: each usage block ("Usage: ..." up to
@@ -516,13 +524,15 @@ int main(int argc, char **argv)
             /* Subcommands with their own sub-subcommands print their own help. */
             if (strcmp(c->name, "predict") != 0 && strcmp(c->name, "db") != 0 &&
                 strcmp(c->name, "specs") != 0) {
-                bool attention = false;
+                const char *help = c->help;
 
-                /* eval --attention has a help of its own */
+                /* eval --attention and eval --elementwise have helps of their own */
                 for (int k = i + 1; k < argc && strcmp(argv[k], "--") != 0; k++)
-                    attention |=
-                        strcmp(c->name, "eval") == 0 && strcmp(argv[k], "--attention") == 0;
-                fputs(attention ? cmd_eval_attention_help : c->help, stdout);
+                    if (strcmp(c->name, "eval") == 0 && strcmp(argv[k], "--attention") == 0)
+                        help = cmd_eval_attention_help;
+                    else if (strcmp(c->name, "eval") == 0 && strcmp(argv[k], "--elementwise") == 0)
+                        help = cmd_eval_elementwise_help;
+                fputs(help, stdout);
                 return CLI_EXIT_OK;
             }
         }

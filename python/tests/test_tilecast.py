@@ -311,6 +311,22 @@ class TestAttention(unittest.TestCase):
         self.assertGreater(r["softmax_us"], 0)
         self.assertGreater(r["values_us"], 0)
 
+    def test_memop(self):
+        p = analytical()
+        ln = p.predict_memop(GPU, kind="layernorm", rows=4096, cols=4096, dtype="bf16")
+        self.assertEqual((ln["kernel"], ln["kind"], ln["source"]),
+                         ("layernorm", "prediction", "analytical"))
+        self.assertEqual(ln["passes"], 3)
+        self.assertEqual(ln["bytes"], 3 * 4096 * 4096 * 2)
+        rms = p.predict_memop(GPU, kind="RMSNorm", rows=4096, cols=4096, dtype="bf16")
+        self.assertLess(rms["time_us"], ln["time_us"])
+        self.assertEqual(tilecast.predict_memop(GPU, kind="layernorm", rows=4096, cols=4096,
+                                                dtype="bf16")["time_us"], ln["time_us"])
+        with self.assertRaises(tilecast.InvalidError):
+            p.predict_memop(GPU, kind="conv", rows=1, cols=1)
+        with self.assertRaises(tilecast.RangeError):
+            p.predict_memop(GPU, kind="unary", rows=0, cols=1)
+
     def test_impl_names(self):
         p = analytical()
         kw = dict(batch=2, heads=16, seq=2048, head_dim=128, dtype="bf16")

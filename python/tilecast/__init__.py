@@ -17,8 +17,8 @@ library's message.
 
 from ._core import (MEASURED, Predictor, Specs, advise, api_version, data_dir, dtype_names, gpu,
                     last_error, model_config, model_memory, model_params, parse_spec_file, predict_attention,
-                    predict_gemm, predict_gemm_batch, predict_model, predictor, specs,
-                    version)
+                    predict_gemm, predict_gemm_batch, predict_memop, predict_model, predictor,
+                    specs, version)
 from ._db import Database, open_db
 from ._eval import calibrate_db, compare_layers, eval_stats, spearman, timing_host_cost
 from ._lib import LibraryNotFound, library_path
@@ -34,7 +34,7 @@ __all__ = [
     "timing_host_cost",
     "last_error", "library_path", "model_config", "model_memory", "model_params", "open_db",
     "parse_spec_file", "predict_attention", "predict_gemm", "predict_gemm_batch",
-    "predict_model", "predictor", "specs", "version", "LibraryNotFound", "TilecastError",
+    "predict_memop", "predict_model", "predictor", "specs", "version", "LibraryNotFound", "TilecastError",
     "DatabaseError", "DeviceError", "InvalidError", "NotFoundError", "OutOfMemoryError",
     "ParseError", "RangeError", "SchemaError", "TilecastIOError", "UnsupportedError",
 ]

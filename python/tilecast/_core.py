@@ -9,7 +9,8 @@ from itertools import chain
 
 from . import _lib
 from ._lib import (AttentionPrediction, AttentionQuery, Cluster, GemmPrediction, GemmQuery,
-                   ModelConfig, ModelPrediction, Advice, TC_ATTN_IMPL_COUNT, TC_DTYPE_COUNT)
+                   MemopPrediction, MemopQuery, ModelConfig, ModelPrediction, Advice,
+                   TC_ATTN_IMPL_COUNT, TC_DTYPE_COUNT, TC_MEMOP_KIND_COUNT)
 from .errors import InvalidError, NotFoundError, ParseError, error_class
 
 TC_ERR_INVALID = -1
@@ -136,6 +137,11 @@ def _op(value):
 
 def _impl(value):
     return _parse_enum("tc_attn_impl_parse", TC_ATTN_IMPL_COUNT, "attention implementation",
+                       value)
+
+
+def _memop_kind(value):
+    return _parse_enum("tc_memop_kind_parse", TC_MEMOP_KIND_COUNT, "memory-bound kernel kind",
                        value)
 
 
@@ -566,6 +572,26 @@ class Predictor:
         d.update(pd)
         return d
 
+    def predict_memop(self, gpu, *, kind, rows, cols, dtype="fp16"):
+        """Predicts one memory-bound kernel of a layer (kind: unary, binary, softmax,
+        layernorm, rmsnorm) over a rows x cols tensor, as predict_model times a
+        layer's norms, activations, softmax and residual adds: the analytical
+        kernel time, no host time. The result names the kernel kind as
+        'kernel'; its 'kind' is 'prediction', as everywhere."""
+        g = self._specs.find(gpu)
+        q = MemopQuery(_memop_kind(kind), _dtype(dtype), _int(rows, "rows"), _int(cols, "cols"))
+        p = MemopPrediction()
+        rc = _lib.function("tc_predict_memop")(g, byref(q), byref(p))
+        if rc < 0:
+            _raise(rc, "memory-bound kernel on %s" % gpu)
+        d = _struct_dict(q, skip=("kind",))
+        d.update(gpu=gpu, kernel=_name("tc_memop_kind_name", TC_MEMOP_KIND_COUNT, q.kind),
+                 dtype=_dtype_name(q.dtype))
+        d.update(_struct_dict(p))
+        d["source"] = "analytical"
+        d["kind"] = "prediction"
+        return d
+
     def predict_model(self, config, gpu, *, tp=None, micro_batch=None, seq=None,
                       training=None, decode_context=0, gpus_per_node=None, nic_gbps=None):
         """Predicts a whole model from a config dict or YAML path. Returns the
@@ -781,6 +807,11 @@ def predict_gemm_batch(gpu, shapes, *, dtype="fp16", layout="NN", batch=1, db=No
 def predict_attention(gpu, *, db=None, analytical=False, **kw):
     """See Predictor.predict_attention."""
     return predictor(db, analytical=analytical).predict_attention(gpu, **kw)
+
+
+def predict_memop(gpu, **kw):
+    """See Predictor.predict_memop (analytical: no database is consulted)."""
+    return predictor(None, analytical=True).predict_memop(gpu, **kw)
 
 
 def predict_model(config, gpu, *, db=None, analytical=False, **kw):

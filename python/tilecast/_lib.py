@@ -24,6 +24,7 @@ TC_OP_NAME_MAX = 32
 TC_DTYPE_COUNT = 7
 TC_DTYPE_MAX = 16  # the capacity of struct tc_gpu's dtype arrays
 TC_ATTN_IMPL_COUNT = 7  # enum tc_attn_impl: unfused, flash, flash2, flash3, flash4, cudnn, cudnn_oss
+TC_MEMOP_KIND_COUNT = 5  # enum tc_memop_kind: unary, binary, softmax, layernorm, rmsnorm
 
 # enum tc_db_mode
 TC_DB_READONLY = 0
@@ -208,6 +209,25 @@ class AttentionPrediction(Structure):
     ]
 
 
+class MemopQuery(Structure):
+    _fields_ = [
+        ("kind", c_int),
+        ("dtype", c_int),
+        ("rows", c_int64), ("cols", c_int64),
+        ("reserved", c_double * 4),
+    ]
+
+
+class MemopPrediction(Structure):
+    _fields_ = [
+        ("time_us", c_double),
+        ("bytes", c_double),
+        ("passes", c_double),
+        ("gbps", c_double),
+        ("reserved", c_double * 4),
+    ]
+
+
 class ModelConfig(Structure):
     _fields_ = [
         ("name", c_char * TC_NAME_MAX),
@@ -375,6 +395,8 @@ STRUCTS = {
     "tc_gemm_prediction": GemmPrediction,
     "tc_attention_query": AttentionQuery,
     "tc_attention_prediction": AttentionPrediction,
+    "tc_memop_query": MemopQuery,
+    "tc_memop_prediction": MemopPrediction,
     "tc_model_config": ModelConfig,
     "tc_op_prediction": OpPrediction,
     "tc_model_prediction": ModelPrediction,
@@ -412,6 +434,8 @@ _PROTOTYPES = {
     "tc_status_name": (c_char_p, [c_int]),
     "tc_attn_impl_name": (c_char_p, [c_int]),
     "tc_attn_impl_parse": (c_int, [c_char_p, POINTER(c_int)]),
+    "tc_memop_kind_name": (c_char_p, [c_int]),
+    "tc_memop_kind_parse": (c_int, [c_char_p, POINTER(c_int)]),
     "tc_data_dir": (c_char_p, []),
     "tc_specs_load": (c_int, [c_char_p, POINTER(_P)]),
     "tc_specs_add_dir": (c_int, [_P, c_char_p]),
@@ -445,6 +469,7 @@ _PROTOTYPES = {
     "tc_predict_gemm_batch": (c_int, [_P, POINTER(Gpu), c_size_t, c_void_p, c_void_p, c_void_p]),
     "tc_predict_attention": (c_int, [_P, POINTER(Gpu), POINTER(AttentionQuery),
                                      POINTER(AttentionPrediction)]),
+    "tc_predict_memop": (c_int, [POINTER(Gpu), POINTER(MemopQuery), POINTER(MemopPrediction)]),
     "tc_model_config_load": (c_int, [c_char_p, POINTER(ModelConfig)]),
     "tc_model_config_defaults": (None, [POINTER(ModelConfig)]),
     "tc_model_config_set": (c_int, [POINTER(ModelConfig), c_char_p, c_char_p]),

@@ -782,6 +782,44 @@ TC_API int tc_attention_measured(struct tc_db *db, const char *gpu_id,
                                  const struct tc_attention_query *q,
                                  struct tc_attention_prediction *out);
 
+/* The memory-bound kernels of a layer, one over a rows x cols tensor, as
+ * `predict layer` and `predict model` time them (predictor/memop.c): DRAM
+ * passes over the tensor at a streaming bandwidth, no host time. The values
+ * are fixed (bindings). */
+enum tc_memop_kind {
+    TC_MEMOP_UNARY = 0, /* y = f(x): an activation, a scaling (GeLU, ReLU, x * s) */
+    TC_MEMOP_BINARY,    /* z = x op y over two tensors: a residual add, SwiGLU's product */
+    TC_MEMOP_SOFTMAX,   /* softmax over each row of cols */
+    TC_MEMOP_LAYERNORM, /* LayerNorm over each row of cols */
+    TC_MEMOP_RMSNORM,   /* RMSNorm over each row of cols */
+    TC_MEMOP_KIND_COUNT
+};
+/* "unary", "binary", "softmax", "layernorm", "rmsnorm"; "?" out of range. */
+TC_API const char *tc_memop_kind_name(enum tc_memop_kind kind);
+/* Parses those names (case-insensitive); TC_ERR_INVALID otherwise. */
+TC_API int tc_memop_kind_parse(const char *name, enum tc_memop_kind *out);
+
+struct tc_memop_query {
+    enum tc_memop_kind kind;
+    enum tc_dtype dtype;
+    int64_t rows, cols; /* the tensor (a norm's or a softmax's rows of cols) */
+    double reserved[4]; /* zeroed */
+};
+
+struct tc_memop_prediction {
+    double time_us;     /* kernel time, analytical (a prediction) */
+    double bytes;       /* DRAM bytes the model moves: passes x rows x cols x element */
+    double passes;      /* passes over the tensor the kernel makes */
+    double gbps;        /* bytes / time_us, in GB/s */
+    double reserved[4]; /* zeroed */
+};
+
+/* The analytical time of one memory-bound kernel on gpu (no database: the
+ * layer model's figure). TC_ERR_RANGE for a non-positive size, a tensor
+ * over 2^62 bytes or an unknown kind or dtype. */
+TC_API int tc_predict_memop(const struct tc_gpu *gpu, const struct tc_memop_query *q,
+                            struct tc_memop_prediction *out);
+
 /* A decoder-only transformer (Megatron/GPT-NeoX/Llama style). Shapes follow
  * the paper's decomposition (see predictor/model.c). head_dim 0 means
  * hidden / heads; kv_heads 0 means heads; ffn 0 means 4·hidden (GeLU) or

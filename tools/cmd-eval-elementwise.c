@@ -1,0 +1,483 @@
+/* tilecast eval --elementwise: predicts every row of a CSV of measured
+ * memory-bound kernels (the columns of db/sources' neusight_elementwise.csv)
+ * with the layer model's memory-bound kernel time (tc_predict_memop) plus
+ * the host cost of the row's timing method, and reports the error per GPU,
+ * kernel kind, dtype and whether the row's time is the host's or the
+ * DRAM's. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bounds.h"
+#include "cli.h"
+#include "csv.h"
+#include "eval-cli.h"
+#include "tc-internal.h"
+
+const char cmd_eval_elementwise_help[] =
+    "Usage: tilecast eval --elementwise --input measured.csv [--output per-row.csv]\n"
+    "                     [--group-by COL[+COL...]] [--json|--csv]\n"
+    "\n"
+    "Predicts every row of a CSV of measured memory-bound kernels (the columns\n"
+    "of the project's neusight_elementwise.csv: gpu, dtype, op, shape as RxC or\n"
+    "rows and cols, time_us, and optionally timing) with the time `predict layer`\n"
+    "and `predict model` give a norm, an activation, a softmax or a residual add:\n"
+    "the kernel's passes over its tensor at the GPU's streaming bandwidth (the\n"
+    "C API's tc_predict_memop), plus what the row's timing method adds on the\n"
+    "host (as `tilecast eval` adds it to GEMM rows; none for kernel times, the\n"
+    "default when there is no timing column). Per GPU, kind and dtype (and per\n"
+    "value of the --group-by columns, e.g. op), and\n"
+    "apart for the rows whose predicted kernel is shorter than that host cost\n"
+    "(bound 'host': they measure the host more than the GPU) and the others\n"
+    "(bound 'dram'), it prints:\n"
+    "  rows       rows compared\n"
+    "  mape_pct   mean absolute percentage error of the time\n"
+    "  median_ape_pct, p90_ape_pct   median and 90th percentile of that error\n"
+    "  bias_pct   median signed error, predicted / measured - 1 (positive: the\n"
+    "             prediction is slower)\n"
+    "  spearman_gbps   Spearman rank correlation of measured and predicted GB/s\n"
+    "The last row, gpu 'all', pools every compared row.\n"
+    "\n"
+    "op is a kernel kind (unary, binary, softmax, layernorm, rmsnorm) or a\n"
+    "PyTorch op: add, sub, mul, div, pow, maximum (binary: two tensors in, one\n"
+    "out); addu, subu, mulu, divu, powu (a tensor and a Python scalar), relu,\n"
+    "gelu, tanh, sigmoid, silu, exp (unary); ln, layer_norm (layernorm);\n"
+    "rms_norm (rmsnorm). A shape RxC is rows x cols; a norm or a softmax runs\n"
+    "over each row. The model takes no constant from these rows.\n"
+    "\n"
+    "Options:\n"
+    "  --input FILE       the measured CSV ('-' = stdin); required\n"
+    "  --output FILE      the per-row comparison as CSV: the input columns, then\n"
+    "                     kind, passes, bytes, kernel_us, host_us, pred_us, ape_pct,\n"
+    "                     signed_pct, status (ok, refused) and message\n"
+    "  --group-by COL[+COL...]   also group by these columns\n"
+    "  --json, --csv      machine-readable summary (default: a table)\n"
+    "\n"
+    "A row that cannot be read (unknown GPU or op, bad number) is reported with\n"
+    "FILE:LINE and counted as failed; the exit status is then 2.\n";
+
+#define MAX_GROUP_COLS 4
+#define KEY_MAX 256
+
+struct egroup {
+    char key[KEY_MAX]; /* gpu \t kind \t dtype \t bound \t extra... */
+    struct tc_eval_point *s;
+    size_t n, cap;
+};
+
+struct egroups {
+    struct egroup *g;
+    size_t n, cap;
+};
+
+struct ecols {
+    int gpu, dtype, op, shape, rows, cols, time, timing;
+};
+
+static const struct {
+    const char *op;
+    enum tc_memop_kind kind;
+} torch_ops[] = {
+    {"add", TC_MEMOP_BINARY},
+    {"sub", TC_MEMOP_BINARY},
+    {"mul", TC_MEMOP_BINARY},
+    {"div", TC_MEMOP_BINARY},
+    {"pow", TC_MEMOP_BINARY},
+    {"maximum", TC_MEMOP_BINARY},
+    {"addu", TC_MEMOP_UNARY},
+    {"subu", TC_MEMOP_UNARY},
+    {"mulu", TC_MEMOP_UNARY},
+    {"divu", TC_MEMOP_UNARY},
+    {"powu", TC_MEMOP_UNARY},
+    {"relu", TC_MEMOP_UNARY},
+    {"gelu", TC_MEMOP_UNARY},
+    {"tanh", TC_MEMOP_UNARY},
+    {"sigmoid", TC_MEMOP_UNARY},
+    {"silu", TC_MEMOP_UNARY},
+    {"exp", TC_MEMOP_UNARY},
+    {"ln", TC_MEMOP_LAYERNORM},
+    {"layer_norm", TC_MEMOP_LAYERNORM},
+    {"rms_norm", TC_MEMOP_RMSNORM},
+};
+
+static bool op_kind(const char *op, enum tc_memop_kind *kind)
+{
+    for (size_t i = 0; i < sizeof(torch_ops) / sizeof(torch_ops[0]); i++)
+        if (strcasecmp(op, torch_ops[i].op) == 0) {
+            *kind = torch_ops[i].kind;
+            return true;
+        }
+    if (tc_memop_kind_parse(op, kind) == TC_OK)
+        return true;
+    tc_clear_error();
+    return false;
+}
+
+static struct egroup *egroup_get(struct egroups *gs, const char *key)
+{
+    for (size_t i = 0; i < gs->n; i++)
+        if (strcmp(gs->g[i].key, key) == 0)
+            return &gs->g[i];
+    if (gs->n == gs->cap) {
+        size_t cap = gs->cap ? 2 * gs->cap : 16;
+        struct egroup *grown = realloc(gs->g, cap * sizeof(*grown));
+
+        if (!grown)
+            return NULL;
+        gs->g = grown;
+        gs->cap = cap;
+    }
+    memset(&gs->g[gs->n], 0, sizeof(gs->g[gs->n]));
+    tc_strlcpy(gs->g[gs->n].key, key, sizeof(gs->g[gs->n].key));
+    return &gs->g[gs->n++];
+}
+
+static bool egroup_add(struct egroup *g, const struct tc_eval_point *s)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 64;
+        struct tc_eval_point *grown = realloc(g->s, cap * sizeof(*grown));
+
+        if (!grown)
+            return false;
+        g->s = grown;
+        g->cap = cap;
+    }
+    g->s[g->n++] = *s;
+    return true;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    return strcmp(((const struct egroup *)a)->key, ((const struct egroup *)b)->key);
+}
+
+/* rows and cols from "RxC" */
+static bool parse_shape(const char *s, long long *rows, long long *cols)
+{
+    char buf[64], *x;
+
+    if (strlen(s) >= sizeof(buf))
+        return false;
+    tc_strlcpy(buf, s, sizeof(buf));
+    x = strchr(buf, 'x');
+    if (!x)
+        return false;
+    *x = '\0';
+    return tc_parse_i64(buf, rows) == TC_OK && tc_parse_i64(x + 1, cols) == TC_OK;
+}
+
+/* Fills q (and the row's time) from one row; false with *why otherwise. */
+static bool row_query(char **fields, const struct ecols *c, struct tc_memop_query *q,
+                      double *time_us, const char **why)
+{
+    long long rows = 0, cols = 0;
+
+    memset(q, 0, sizeof(*q));
+    if (tc_dtype_parse(fields[c->dtype], &q->dtype) < 0) {
+        tc_clear_error();
+        *why = "dtype";
+        return false;
+    }
+    if (!op_kind(fields[c->op], &q->kind)) {
+        *why = "op (see --help for the ops known)";
+        return false;
+    }
+    if (c->shape >= 0 && *fields[c->shape]) {
+        if (!parse_shape(fields[c->shape], &rows, &cols)) {
+            *why = "shape (RxC)";
+            return false;
+        }
+    } else if (c->rows < 0 || c->cols < 0 || tc_parse_i64(fields[c->rows], &rows) != TC_OK ||
+               tc_parse_i64(fields[c->cols], &cols) != TC_OK) {
+        *why = "rows and cols";
+        return false;
+    }
+    if (rows <= 0 || cols <= 0 || rows > TC_BOUND_DIM_MAX || cols > TC_BOUND_DIM_MAX) {
+        *why = "a size (positive, at most 2^40)";
+        return false;
+    }
+    q->rows = rows;
+    q->cols = cols;
+    if (tc_parse_double(fields[c->time], time_us) != TC_OK || !(*time_us > 0) ||
+        !isfinite(*time_us)) {
+        *why = "time_us";
+        return false;
+    }
+    return true;
+}
+
+int cmd_eval_elementwise(int argc, char **argv)
+{
+    const char *cmd = "eval --elementwise";
+    struct eval_opts o = {.fmt = CLI_FORMAT_TABLE};
+    int group_col[MAX_GROUP_COLS * 4], n_group_col = 0;
+    struct tc_specs *specs = NULL;
+    FILE *in = NULL, *out = NULL;
+    struct tc_csv *csv = NULL;
+    struct egroups gs = {0};
+    struct egroup all = {.key = "all"};
+    struct ecols c;
+    char **fields, **header = NULL;
+    const char *in_name;
+    int nfields, header_n = 0, r, rc = CLI_EXIT_OK;
+    long rows = 0, failed = 0, refused = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int pr;
+
+        if (strcmp(a, "--elementwise") == 0)
+            continue;
+        if ((pr = eval_opt(cmd, argc, argv, &i, MAX_GROUP_COLS, "options", &o)) != 0) {
+            if (pr < 0)
+                return CLI_EXIT_USAGE;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cmd_eval_elementwise_help, stdout);
+            return CLI_EXIT_OK;
+        } else {
+            cli_error(cmd, "unknown argument '%s' (see 'tilecast eval --elementwise --help')", a);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (!o.input) {
+        cli_error(cmd, "--input FILE is required (a CSV of measured memory-bound kernels)");
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(o.input, "-") != 0 && !cli_input_readable(cmd, o.input))
+        return CLI_EXIT_INPUT;
+    in_name = strcmp(o.input, "-") == 0 ? "<stdin>" : o.input;
+    if (!(specs = cli_load_specs(cmd)))
+        return CLI_EXIT_INPUT;
+    if ((rc = eval_open_input(cmd, o.input, &in)) != CLI_EXIT_OK)
+        goto cleanup;
+    if (o.output && !(out = fopen(o.output, "w"))) {
+        cli_error(cmd, "%s: cannot create: %s", o.output, strerror(errno));
+        rc = CLI_EXIT_RUNTIME;
+        goto cleanup;
+    }
+    if ((rc = eval_read_header(cmd, in, in_name, &csv, &nfields, &fields)) != CLI_EXIT_OK)
+        goto cleanup;
+    c = (struct ecols){
+        .gpu = tc_csv_find(nfields, fields, "gpu"),
+        .dtype = tc_csv_find(nfields, fields, "dtype"),
+        .op = tc_csv_find(nfields, fields, "op"),
+        .shape = tc_csv_find(nfields, fields, "shape"),
+        .rows = tc_csv_find(nfields, fields, "rows"),
+        .cols = tc_csv_find(nfields, fields, "cols"),
+        .time = tc_csv_find(nfields, fields, "time_us"),
+        .timing = tc_csv_find(nfields, fields, "timing"),
+    };
+    {
+        static const char *const required[] = {"gpu", "dtype", "op", "time_us"};
+
+        for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++)
+            if (tc_csv_find(nfields, fields, required[k]) < 0) {
+                cli_error(cmd, "%s: no '%s' column (see --help)", in_name, required[k]);
+                rc = CLI_EXIT_INPUT;
+                goto cleanup;
+            }
+        if (c.shape < 0 && (c.rows < 0 || c.cols < 0)) {
+            cli_error(cmd, "%s: no 'shape' column, nor 'rows' and 'cols' (see --help)", in_name);
+            rc = CLI_EXIT_INPUT;
+            goto cleanup;
+        }
+    }
+    for (int k = 0; k < o.n_group; k++) {
+        char buf[KEY_MAX], *save = NULL, *tok;
+
+        tc_strlcpy(buf, o.group[k], sizeof(buf));
+        for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
+            int col = tc_csv_find(nfields, fields, tok);
+
+            if (col < 0) {
+                cli_error(cmd, "%s: --group-by: no column '%s'", in_name, tok);
+                rc = CLI_EXIT_USAGE;
+                goto cleanup;
+            }
+            if (n_group_col < (int)(sizeof(group_col) / sizeof(group_col[0])))
+                group_col[n_group_col++] = col;
+        }
+    }
+    if (!(header = eval_copy_header(cmd, nfields, fields))) {
+        rc = cli_exit_code(TC_ERR_NOMEM);
+        goto cleanup;
+    }
+    header_n = nfields;
+    if (out) {
+        for (int k = 0; k < nfields; k++)
+            cli_csv_field(out, fields[k], false);
+        fputs("kind,passes,bytes,kernel_us,host_us,pred_us,ape_pct,signed_pct,status,message\n",
+              out);
+    }
+
+    while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
+        struct tc_memop_query q;
+        struct tc_memop_prediction pred;
+        struct tc_timing_cost cost = {0};
+        const struct tc_gpu *gpu;
+        const char *why = NULL;
+        char key[KEY_MAX];
+        struct egroup *g;
+        double meas_us, pred_us;
+        int err;
+
+        rows++;
+        if (nfields != header_n) {
+            cli_error(cmd, "%s:%ld: %d fields, the header has %d", in_name, tc_csv_line(csv),
+                      nfields, header_n);
+            failed++;
+            continue;
+        }
+        if (!(gpu = tc_specs_find(specs, fields[c.gpu]))) {
+            cli_error(cmd, "%s:%ld: unknown GPU '%s'", in_name, tc_csv_line(csv), fields[c.gpu]);
+            failed++;
+            continue;
+        }
+        if (!row_query(fields, &c, &q, &meas_us, &why)) {
+            cli_error(cmd, "%s:%ld: cannot read %s", in_name, tc_csv_line(csv), why);
+            failed++;
+            continue;
+        }
+        err = tc_predict_memop(gpu, &q, &pred);
+        if (err == TC_OK && c.timing >= 0)
+            err = tc_timing_host_cost(fields[c.timing], &cost);
+        if (err < 0) {
+            /* a size the model refuses (over 2^62 bytes): said per row */
+            refused++;
+            if (out) {
+                for (int k = 0; k < nfields; k++)
+                    cli_csv_field(out, fields[k], false);
+                fprintf(out, "%s,,,,,,,,refused,", tc_memop_kind_name(q.kind));
+                cli_csv_field(out, tc_last_error(), true);
+            }
+            tc_clear_error();
+            continue;
+        }
+        pred_us = fmax(pred.time_us + cost.typical_us, cost.floor_us);
+        snprintf(key, sizeof(key), "%s\t%s\t%s\t%s", fields[c.gpu], tc_memop_kind_name(q.kind),
+                 fields[c.dtype], pred.time_us < cost.typical_us ? "host" : "dram");
+        for (int k = 0; k < n_group_col; k++) {
+            size_t len = strlen(key);
+
+            snprintf(key + len, sizeof(key) - len, "\t%s", fields[group_col[k]]);
+        }
+        {
+            struct tc_eval_point s = {
+                .ape_pct = 100 * fabs(pred_us / meas_us - 1),
+                .signed_pct = 100 * (pred_us / meas_us - 1),
+                .meas_tflops = pred.bytes / meas_us / 1e3, /* GB/s */
+                .pred_tflops = pred.bytes / pred_us / 1e3,
+            };
+
+            if (!(g = egroup_get(&gs, key)) || !egroup_add(g, &s) || !egroup_add(&all, &s)) {
+                rc = cli_fail(cmd, TC_ERR_NOMEM);
+                goto cleanup;
+            }
+        }
+        if (out) {
+            for (int k = 0; k < nfields; k++)
+                cli_csv_field(out, fields[k], false);
+            fprintf(out, "%s,%g,%.0f,%.3f,%.2f,%.3f,%.2f,%.2f,ok,\n", tc_memop_kind_name(q.kind),
+                    pred.passes, pred.bytes, pred.time_us, cost.typical_us, pred_us,
+                    100 * fabs(pred_us / meas_us - 1), 100 * (pred_us / meas_us - 1));
+        }
+    }
+    tc_clear_error();
+    if (r < 0) {
+        rc = cli_fail(cmd, r);
+        goto cleanup;
+    }
+    qsort(gs.g, gs.n, sizeof(*gs.g), cmp_group);
+    {
+        static const char *const base[] = {"gpu", "kind", "dtype", "bound"};
+        static const char *const stats[] = {"rows",        "mape_pct", "median_ape_pct",
+                                            "p90_ape_pct", "bias_pct", "spearman_gbps"};
+        enum { N_BASE = 4, N_STATS = 6 };
+        const char *headers[N_BASE + MAX_GROUP_COLS * 4 + N_STATS];
+        bool numeric[N_BASE + MAX_GROUP_COLS * 4 + N_STATS] = {false};
+        int ncols = 0;
+        struct cli_table *t;
+
+        for (int k = 0; k < N_BASE; k++)
+            headers[ncols++] = base[k];
+        for (int k = 0; k < n_group_col; k++)
+            headers[ncols++] = header[group_col[k]];
+        for (int k = 0; k < N_STATS; k++) {
+            numeric[ncols] = true;
+            headers[ncols++] = stats[k];
+        }
+        if (!(t = cli_table_new(ncols, headers, numeric))) {
+            rc = cli_fail(cmd, TC_ERR_NOMEM);
+            goto cleanup;
+        }
+        for (size_t i = 0; i <= gs.n; i++) {
+            struct egroup *g = i < gs.n ? &gs.g[i] : &all;
+            struct tc_eval_stats st;
+            char part[KEY_MAX], *tok, *next;
+            int col = 0, err;
+
+            if ((err = tc_eval_stats(g->s, g->n, sizeof(*g->s), &st)) < 0) {
+                cli_table_free(t);
+                rc = cli_fail(cmd, err);
+                goto cleanup;
+            }
+            tc_strlcpy(part, g->key, sizeof(part));
+            for (tok = part; tok && col < N_BASE + n_group_col; tok = next) {
+                next = strchr(tok, '\t');
+                if (next)
+                    *next++ = '\0';
+                cli_table_addf(t, col++, "%s", *tok ? tok : "-");
+            }
+            while (col < N_BASE + n_group_col)
+                cli_table_addf(t, col++, "%s", "all");
+            cli_table_addf(t, col++, "%zu", g->n);
+            if (g->n) {
+                cli_table_addf(t, col++, "%.2f", st.mape_pct);
+                cli_table_addf(t, col++, "%.2f", st.median_ape_pct);
+                cli_table_addf(t, col++, "%.2f", st.p90_ape_pct);
+                cli_table_addf(t, col++, "%+.2f", st.bias_pct);
+            } else {
+                for (int k = 0; k < 4; k++)
+                    cli_table_addf(t, col++, "%s", "");
+            }
+            if (isfinite(st.spearman_tflops))
+                cli_table_addf(t, col++, "%.3f", st.spearman_tflops);
+            else
+                cli_table_addf(t, col++, "%s", "");
+            cli_table_end_row(t);
+        }
+        if (o.fmt == CLI_FORMAT_TABLE)
+            printf("Analytical predictions (the layer model's memory-bound kernels, plus each "
+                   "row's timing method's host cost) against %s; nothing fitted to the rows.\n\n",
+                   in_name);
+        cli_table_print(t, stdout, o.fmt);
+        cli_table_free(t);
+    }
+    if (refused)
+        cli_error(cmd, "%ld of %ld rows refused by the model (see --output)", refused, rows);
+    if (failed) {
+        cli_error(cmd, "%ld of %ld rows could not be read", failed, rows);
+        rc = CLI_EXIT_INPUT;
+    }
+
+cleanup:
+    for (size_t i = 0; i < gs.n; i++)
+        free(gs.g[i].s);
+    free(gs.g);
+    free(all.s);
+    eval_free_header(header, header_n);
+    tc_csv_free(csv);
+    if (in && in != stdin)
+        fclose(in);
+    if (out && fclose(out) != 0 && rc == CLI_EXIT_OK) {
+        cli_error(cmd, "%s: write failed: %s", o.output, strerror(errno));
+        rc = CLI_EXIT_RUNTIME;
+    }
+    tc_specs_free(specs);
+    return rc;
+}
