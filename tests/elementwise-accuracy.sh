@@ -18,6 +18,7 @@ fi
 
 run 0 "$TC" eval --elementwise --input "$csv" --output "$TMP/rows.csv" --json
 cp "$TMP/out" "$TMP/eval.json"
+has err "Timing 'event-fastest5-mean': 28 us of host time added"
 run 0 "$TC" eval --elementwise --input "$csv" --group-by op --json
 cp "$TMP/out" "$TMP/by-op.json"
 
@@ -99,6 +100,7 @@ has out "a100-sxm4-80gb,rmsnorm,fp16,dram,1,"
 printf 'gpu,dtype,op,rows,cols,time_us\na100-sxm4-80gb,bf16,softmax,4096,4096,50\n' >"$TMP/rc.csv"
 run 0 "$TC" eval --elementwise --input "$TMP/rc.csv" --output "$TMP/rc-rows.csv"
 has out "softmax"
+has out "No timing column: every row compared as kernel time."
 grep -q ',softmax,2,67108864,.*,0.00,' "$TMP/rc-rows.csv" || fail "rows/cols input: $(cat "$TMP/rc-rows.csv")"
 printf 'gpu,dtype,op,time_us\na100-sxm4-80gb,bf16,relu,50\n' >"$TMP/noshape.csv"
 run 2 "$TC" eval --elementwise --input "$TMP/noshape.csv"

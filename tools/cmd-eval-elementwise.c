@@ -62,6 +62,7 @@ const char cmd_eval_elementwise_help[] =
 
 #define MAX_GROUP_COLS 4
 #define KEY_MAX 256
+#define MAX_METHODS 8 /* timing methods named in the notes */
 
 struct egroup {
     char key[KEY_MAX]; /* gpu \t kind \t dtype \t bound \t extra... */
@@ -226,6 +227,11 @@ int cmd_eval_elementwise(int argc, char **argv)
     const char *in_name;
     int nfields, header_n = 0, r, rc = CLI_EXIT_OK;
     long rows = 0, failed = 0, refused = 0;
+    /* the timing methods met and what each adds, for the notes */
+    char methods[MAX_METHODS][64];
+    struct tc_timing_cost method_cost[MAX_METHODS];
+    int n_methods = 0;
+    bool more_methods = false;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -358,6 +364,18 @@ int cmd_eval_elementwise(int argc, char **argv)
             tc_clear_error();
             continue;
         }
+        if (c.timing >= 0) {
+            int k = 0;
+
+            while (k < n_methods && strcmp(methods[k], fields[c.timing]) != 0)
+                k++;
+            if (k == n_methods && n_methods < MAX_METHODS) {
+                tc_strlcpy(methods[k], fields[c.timing], sizeof(methods[k]));
+                method_cost[n_methods++] = cost;
+            } else if (k == n_methods) {
+                more_methods = true;
+            }
+        }
         pred_us = fmax(pred.time_us + cost.typical_us, cost.floor_us);
         snprintf(key, sizeof(key), "%s\t%s\t%s\t%s", fields[c.gpu], tc_memop_kind_name(q.kind),
                  fields[c.dtype], pred.time_us < cost.typical_us ? "host" : "dram");
@@ -457,6 +475,28 @@ int cmd_eval_elementwise(int argc, char **argv)
                    in_name);
         cli_table_print(t, stdout, o.fmt);
         cli_table_free(t);
+    }
+    {
+        /* what each timing method added: a tag tilecast does not know adds
+         * nothing, as a kernel time's would, which the user should see */
+        FILE *notes = o.fmt == CLI_FORMAT_TABLE ? stdout : stderr;
+
+        if (o.fmt == CLI_FORMAT_TABLE && (n_methods || c.timing < 0))
+            putchar('\n');
+        if (c.timing < 0)
+            fprintf(notes, "No timing column: every row compared as kernel time.\n");
+        for (int k = 0; k < n_methods; k++) {
+            if (method_cost[k].typical_us > 0)
+                fprintf(notes,
+                        "Timing '%s': %g us of host time added to each kernel (floor %g us).\n",
+                        *methods[k] ? methods[k] : "", method_cost[k].typical_us,
+                        method_cost[k].floor_us);
+            else
+                fprintf(notes, "Timing '%s': compared as kernel time (no known host cost).\n",
+                        methods[k]);
+        }
+        if (more_methods)
+            fprintf(notes, "(more than %d timing methods: the others not listed)\n", MAX_METHODS);
     }
     if (refused)
         cli_error(cmd, "%ld of %ld rows refused by the model (see --output)", refused, rows);
