@@ -68,6 +68,7 @@ static const struct model_key {
     {"microbatches", KEY_INT32, FIELD(microbatches), 1, 1 << 20},
     {"dropout", KEY_PROB, FIELD(dropout), 0, 0},
     {"attention_dropout", KEY_PROB, FIELD(attention_dropout), 0, 0},
+    {"num_labels", KEY_INT, FIELD(num_labels), 0, 1 << 20},
     /* The struct's own names for what activation, norm and mode say in
      * words: the Python binding returns a config as a dict of the struct's
      * fields (predict_model()["config"], advise's candidates), and such a

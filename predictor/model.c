@@ -55,9 +55,14 @@ TC_API int tc_model_config_resolve(struct tc_model_config *c)
                         "(%lld) must be positive",
                         (long long)c->seq, (long long)c->micro_batch, (long long)c->tp,
                         (long long)c->layers);
-    if (c->head_dim < 0 || c->kv_heads < 0 || c->ffn < 0 || c->vocab < 0)
-        return tc_error(TC_ERR_RANGE, "model config: head_dim, kv_heads, ffn and vocab must not "
-                                      "be negative");
+    if (c->head_dim < 0 || c->kv_heads < 0 || c->ffn < 0 || c->vocab < 0 || c->num_labels < 0)
+        return tc_error(TC_ERR_RANGE, "model config: head_dim, kv_heads, ffn, vocab and num_labels "
+                                      "must not be negative");
+    if (c->num_labels > 0 && c->vocab == 0)
+        return tc_error(TC_ERR_INVALID,
+                        "model config: num_labels: %lld asks for a classifier on the model's "
+                        "output, but vocab is 0 (one layer, no embedding and no head)",
+                        (long long)c->num_labels);
     if (c->head_dim == 0) {
         if (c->hidden % c->heads)
             return tc_error(TC_ERR_INVALID,
@@ -118,6 +123,16 @@ TC_API int tc_model_config_resolve(struct tc_model_config *c)
     return TC_OK;
 }
 
+/* A sequence classifier's weights in place of the logits' (num_labels > 0):
+ * BERT's pooler (hidden x hidden and a bias) and the classifier (hidden x
+ * num_labels and a bias), as BertForSequenceClassification holds them. */
+static double classifier_params(const struct tc_model_config *c)
+{
+    double h = (double)c->hidden, n = (double)c->num_labels;
+
+    return c->num_labels > 0 ? h * h + h + h * n + n : 0;
+}
+
 TC_API double tc_model_params(const struct tc_model_config *c)
 {
     double h, attn, mlp, norms, layer, embed;
@@ -136,8 +151,8 @@ TC_API double tc_model_params(const struct tc_model_config *c)
     if (!c->swiglu)
         attn += ((double)c->heads + 2 * kv) * d + h, mlp += ffn + h;
     layer = attn + mlp + norms;
-    embed = (double)c->vocab * h * (c->tied_embeddings ? 1.0 : 2.0);
-    return (double)c->layers * layer + embed + (c->rmsnorm ? 1.0 : 2.0) * h;
+    embed = (double)c->vocab * h * (c->tied_embeddings || c->num_labels ? 1.0 : 2.0);
+    return (double)c->layers * layer + embed + classifier_params(c) + (c->rmsnorm ? 1.0 : 2.0) * h;
 }
 
 /* Memory per GPU, with its sources:
@@ -180,7 +195,8 @@ TC_API double tc_model_params(const struct tc_model_config *c)
 static double stage_params(const struct tc_model_config *c)
 {
     double total = tc_model_params(c), h = (double)c->hidden, v = (double)c->vocab;
-    double head = v * h * (c->tied_embeddings ? 1.0 : 2.0), norm = (c->rmsnorm ? 1.0 : 2.0) * h;
+    double head = v * h * (c->tied_embeddings || c->num_labels ? 1.0 : 2.0) + classifier_params(c);
+    double norm = (c->rmsnorm ? 1.0 : 2.0) * h;
 
     if (c->pp <= 1)
         return total;
@@ -1006,6 +1022,23 @@ static int head_ops(struct decomp *dc, int64_t tokens, double act_bytes, double 
     if (err == TC_OK)
         err =
             elementwise_op(dc, c->rmsnorm ? "rmsnorm_final" : "layernorm_final", false, norm_bytes);
+    if (err == TC_OK && c->num_labels > 0) {
+        /* a sequence classifier (transformers' BertForSequenceClassification):
+         * BertPooler's dense layer and tanh on each sequence's first token,
+         * then the classifier's n labels, each replicated on the tp GPUs;
+         * training takes the cross-entropy of b x n logits */
+        double b = (double)c->micro_batch, h = (double)c->hidden;
+
+        err = linear_ops(dc, "pooler", false, c->micro_batch, c->hidden, c->hidden);
+        if (err == TC_OK)
+            err = elementwise_op(dc, "pooler_tanh", false,
+                                 tc_memop_passes(TC_MEMOP_UNARY) * b * h * e);
+        if (err == TC_OK)
+            err = linear_ops(dc, "classifier", false, c->micro_batch, c->num_labels, c->hidden);
+        if (err == TC_OK && c->training)
+            err = memory_op(dc, "loss", false, b * (double)c->num_labels * e * 2, 1);
+        return err;
+    }
     if (err == TC_OK)
         err = linear_ops(dc, "logits", false, rows, vocab_t, c->hidden);
     if (err == TC_OK && !c->training && t > 1)

@@ -1040,6 +1040,55 @@ START_TEST(test_memop)
 }
 END_TEST
 
+/* num_labels: BertForSequenceClassification's head in place of the
+ * logits: the pooler and the classifier on each sequence's first token, no
+ * vocabulary GEMM; the weights counted as the model holds them. */
+START_TEST(test_classifier_head)
+{
+    struct tc_model_config c = layer_cfg(1024, 16, 512, 8), lm;
+    struct tc_model_prediction *mp, *mlm;
+    double h = 1024, v = 30522;
+    char err_cfg[] = "num_labels";
+
+    c.vocab = 30522;
+    c.layers = 24;
+    c.tied_embeddings = true;
+    lm = c;
+    c.num_labels = 2;
+    mp = predict("v100-pcie-32gb", &c);
+    mlm = predict("v100-pcie-32gb", &lm);
+    for (size_t i = 0; i < mp->n_ops; i++)
+        ck_assert_str_ne(mp->ops[i].name, "logits");
+    ck_assert_int_eq(find_op(mp, "pooler")->m, 8);
+    ck_assert_int_eq(find_op(mp, "pooler")->n, 1024);
+    ck_assert_int_eq(find_op(mp, "classifier")->m, 8);
+    ck_assert_int_eq(find_op(mp, "classifier")->n, 2);
+    ck_assert_int_eq(find_op(mlm, "logits")->m, (int64_t)8 * 512);
+    /* the same layers; the head is all that differs, and it shrinks */
+    ck_assert_double_eq_tol(mp->layer_time_us, mlm->layer_time_us, 1e-9);
+    ck_assert(mp->head_time_us < 0.1 * mlm->head_time_us);
+    ck_assert_double_eq_tol(tc_model_params(&lm) - tc_model_params(&c), -(h * h + h + 2 * h + 2),
+                            1e-3);
+    lm.tied_embeddings = false; /* no LM head to untie: the embedding only */
+    ck_assert_double_eq_tol(tc_model_params(&lm) - tc_model_params(&c),
+                            v * h - (h * h + h + 2 * h + 2), 1e-3);
+    tc_model_prediction_free(mp);
+    tc_model_prediction_free(mlm);
+
+    /* training: the backward's GEMMs and a loss over b x n logits */
+    c.training = true;
+    mp = predict("v100-pcie-32gb", &c);
+    find_op(mp, "classifier.dgrad");
+    ck_assert_int_eq(find_op(mp, "loss")->m, (int64_t)8 * 2 * tc_dtype_bytes(c.dtype) * 2);
+    tc_model_prediction_free(mp);
+
+    c.vocab = 0; /* a classifier needs the model's output */
+    ck_assert_int_eq(tc_predict_model(pred, gpu("v100-pcie-32gb"), &c, &mp), TC_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(tc_last_error(), err_cfg));
+    ck_assert_int_eq(tc_model_config_set(&c, "num_labels", "-2"), TC_ERR_RANGE);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -1063,6 +1112,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_decomposition);
     tcase_add_test(tc, test_decode);
     tcase_add_test(tc, test_memop);
+    tcase_add_test(tc, test_classifier_head);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, model_paper_tcase());
     suite_add_tcase(s, model_kernels_tcase());

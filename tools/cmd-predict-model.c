@@ -511,6 +511,8 @@ static void config_json(json_t *o, const struct tc_model_config *c)
     json_object_set_new(o, "mode", json_string(c->training ? "training" : "inference"));
     json_object_set_new(o, "pp", json_integer(c->pp ? c->pp : 1));
     json_object_set_new(o, "microbatches", json_integer(c->microbatches ? c->microbatches : 1));
+    if (c->num_labels > 0)
+        json_object_set_new(o, "num_labels", json_integer(c->num_labels));
     if (c->training) {
         json_object_set_new(o, "dp", json_integer(c->dp ? c->dp : 1));
         json_object_set_new(o, "zero_stage", json_integer(c->zero_stage));
@@ -756,7 +758,8 @@ static int print_summary_text(FILE *out, const struct tc_model_config *c,
     fprintf(out, "layer_time_us   %.1f\n", mp->layer_time_us);
     if (whole) {
         fprintf(out, "layers          %lld\n", (long long)c->layers);
-        fprintf(out, "head_time_us    %.1f (embedding, logits%s)\n", mp->head_time_us,
+        fprintf(out, "head_time_us    %.1f (embedding, %s%s)\n", mp->head_time_us,
+                c->num_labels > 0 ? "pooler and classifier" : "logits",
                 !c->training ? ""
                 : c->dp > 1  ? ", loss, optimizer step, the gradient all-reduce the backward "
                                "does not hide"

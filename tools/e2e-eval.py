@@ -29,6 +29,7 @@ tilecast call failed.
 import csv
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -73,6 +74,14 @@ def dropout_keys(r):
     return []
 
 
+def head_keys(r):
+    # the source's head (measured-README: BERT inference is a 2-label
+    # classifier, "pooled_cls_2_labels", with no vocabulary projection; the
+    # others compute logits over all tokens)
+    m = re.match(r"pooled_cls_(\d+)_labels$", r.get("logits") or "")
+    return ["num_labels: %s" % m.group(1)] if m else []
+
+
 def config_yaml(r, dtype):
     kv = r.get("kv_heads") or r["heads"]
     return "\n".join([
@@ -87,7 +96,7 @@ def config_yaml(r, dtype):
         # Llama rotates q and k with RoPE (Touvron et al. 2023, section 2.2);
         # BERT, GPT-2, GPT-3 and OPT learn absolute positions
         "rope: %s" % ("true" if "llama" in (r.get("hf_config") or r["model"]).lower() else "false"),
-        ] + dropout_keys(r) + [""])
+        ] + dropout_keys(r) + head_keys(r) + [""])
 
 
 def predict(tc, cfg_path, gpu, args, extra, without_optimizer=False):

@@ -70,6 +70,10 @@ CASES = [
     ("attention_probs_dropout_prob", "0.1", "attention_dropout", 0.1),
     ("dropout", "1", errors.RangeError),  # a probability in [0, 1)
     ("attention_dropout", "-0.1", errors.RangeError),
+    ("num_labels", "0", "num_labels", 0),
+    ("num_labels", "2", errors.InvalidError),  # the base has no vocab: no output to classify
+    ("num_labels", "-1", errors.RangeError),
+    ("num_labels", "two", errors.ParseError),
     ("dropout", "often", errors.ParseError),
     ("hidden", "0", errors.RangeError),
     ("hidden", "x", errors.ParseError),
@@ -112,8 +116,12 @@ def via_yaml(pairs):
     try:
         return tilecast.model_config(f.name), None
     except tilecast.TilecastError as e:
-        # "FILE:LINE:COL: message": the place is the file's own
+        # "FILE:LINE:COL: message": the place is the file's own; a config
+        # whose keys contradict each other: "FILE: model config: message"
         prefix = "%s:%d:" % (f.name, len(pairs))
+        whole = "%s: model config: " % f.name
+        if e.message.startswith(whole):
+            return None, (type(e), e.message[len(whole):])
         return None, (type(e), e.message.split(": ", 1)[1] if e.message.startswith(prefix)
                       else e.message)
     finally:

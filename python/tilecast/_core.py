@@ -371,7 +371,8 @@ def model_config(config):
     except _lib.LibraryNotFound:
         resolve = None
     if resolve is not None:
-        _check(resolve(byref(cfg)), "model config")
+        # its messages begin "model config: " themselves
+        _check(resolve(byref(cfg)))
     return cfg
 
 

@@ -253,6 +253,7 @@ class ModelConfig(Structure):
         ("dropout", c_double),
         ("attention_dropout", c_double),
         ("gelu_new", c_bool),
+        ("num_labels", c_int64),
     ]
 
 

@@ -874,6 +874,14 @@ struct tc_model_config {
                                * activation_function gelu_new): its tanh formula
                                * as eight eager element-wise kernels, not one
                                * (config word activation: gelu_new) */
+    int64_t num_labels;       /* the output head: 0, the language model's logits
+                               * over the vocabulary; n > 0, a sequence
+                               * classifier of n labels instead (Hugging Face's
+                               * BertForSequenceClassification: the pooler, a
+                               * dense hidden x hidden layer and tanh on each
+                               * sequence's first token, then a hidden x n
+                               * classifier), no vocabulary projection; the
+                               * embedding (vocab) stays */
 };
 
 /* Loads a model config from YAML (keys in README / predictor/models/).
