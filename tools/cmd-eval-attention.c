@@ -79,69 +79,14 @@ const char cmd_eval_attention_help[] =
     "with FILE:LINE and counted as failed; the exit status is then 2.\n";
 
 #define MAX_GROUP_COLS 4 /* --group-by options, each up to 4 columns joined with + */
-#define KEY_MAX 256
 
 #define MAX_DBS 8
-
-struct agroup {
-    char key[KEY_MAX]; /* gpu \t impl \t dtype \t pass \t extra... */
-    struct tc_eval_point *s;
-    size_t n, cap;
-    long refused;
-    long measured, calibrated; /* with --db: rows so answered */
-};
-
-struct agroups {
-    struct agroup *g;
-    size_t n, cap;
-};
 
 /* The column indices a row needs; -1 where an optional one is absent. */
 struct acols {
     int gpu, dtype, impl, pass, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, time;
     int head_dim_vo, mask, window, deterministic, page_size, kv_cache_dtype, phase;
 };
-
-static struct agroup *agroup_get(struct agroups *gs, const char *key)
-{
-    struct agroup *grown;
-
-    for (size_t i = 0; i < gs->n; i++)
-        if (strcmp(gs->g[i].key, key) == 0)
-            return &gs->g[i];
-    if (gs->n == gs->cap) {
-        size_t cap = gs->cap ? 2 * gs->cap : 16;
-
-        grown = realloc(gs->g, cap * sizeof(*grown));
-        if (!grown)
-            return NULL;
-        gs->g = grown;
-        gs->cap = cap;
-    }
-    memset(&gs->g[gs->n], 0, sizeof(gs->g[gs->n]));
-    tc_strlcpy(gs->g[gs->n].key, key, sizeof(gs->g[gs->n].key));
-    return &gs->g[gs->n++];
-}
-
-static bool agroup_add(struct agroup *g, const struct tc_eval_point *s)
-{
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 32;
-        struct tc_eval_point *grown = realloc(g->s, cap * sizeof(*grown));
-
-        if (!grown)
-            return false;
-        g->s = grown;
-        g->cap = cap;
-    }
-    g->s[g->n++] = *s;
-    return true;
-}
-
-static int cmp_group(const void *a, const void *b)
-{
-    return strcmp(((const struct agroup *)a)->key, ((const struct agroup *)b)->key);
-}
 
 /* A non-negative integer field; an empty optional field reads as 0. */
 static bool field_int(char **fields, int col, bool optional, long long *out)
@@ -242,15 +187,15 @@ int cmd_eval_attention(int argc, char **argv)
     const char *cmd = "eval --attention";
     struct eval_opts o = {.fmt = CLI_FORMAT_TABLE};
     const char *input, *output;
-    int group_col[MAX_GROUP_COLS * 4], n_group_col = 0;
+    int group_col[EVAL_GROUP_COLS], n_group_col = 0;
     struct tc_specs *specs = NULL;
     struct tc_predictor *p = NULL;
     const char *dbs[MAX_DBS];
     int n_dbs = 0;
     FILE *in = NULL, *out = NULL;
     struct tc_csv *csv = NULL;
-    struct agroups gs = {0};
-    struct agroup all = {.key = "all"};
+    struct eval_groups gs = {0};
+    struct eval_group all = {.key = "all"};
     struct acols c;
     char **fields, **header = NULL;
     const char *in_name;
@@ -346,78 +291,42 @@ int cmd_eval_attention(int argc, char **argv)
                                                "batch",  "heads",    "kv_heads", "seq_q",
                                                "seq_kv", "head_dim", "causal",   "time_us"};
 
-        for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++)
-            if (tc_csv_find(nfields, fields, required[k]) < 0) {
-                cli_error(cmd, "%s: no '%s' column (see --help)", in_name, required[k]);
-                rc = CLI_EXIT_INPUT;
-                goto cleanup;
-            }
+        rc = eval_require_columns(cmd, in_name, nfields, fields, required,
+                                  sizeof(required) / sizeof(required[0]));
+        if (rc != CLI_EXIT_OK)
+            goto cleanup;
     }
-    for (int k = 0; k < o.n_group; k++) {
-        char buf[KEY_MAX], *save = NULL, *tok;
-
-        tc_strlcpy(buf, o.group[k], sizeof(buf));
-        for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
-            int col = tc_csv_find(nfields, fields, tok);
-
-            if (col < 0) {
-                cli_error(cmd, "%s: --group-by: no column '%s'", in_name, tok);
-                rc = CLI_EXIT_USAGE;
-                goto cleanup;
-            }
-            if (n_group_col < (int)(sizeof(group_col) / sizeof(group_col[0])))
-                group_col[n_group_col++] = col;
-        }
-    }
-    if (!(header = eval_copy_header(cmd, nfields, fields))) {
-        rc = cli_exit_code(TC_ERR_NOMEM);
+    rc = eval_prepare(
+        cmd, in_name, &o, nfields, fields, group_col, &n_group_col, &header, &header_n, out,
+        p ? "pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,source,status,"
+            "message\n"
+          : "pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,status,message\n");
+    if (rc != CLI_EXIT_OK)
         goto cleanup;
-    }
-    header_n = nfields;
-    if (out) {
-        for (int k = 0; k < nfields; k++)
-            cli_csv_field(out, fields[k], false);
-        fputs(p ? "pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,source,status,message\n"
-                : "pred_us,pred_tflops,ape_pct,signed_pct,kernel,kv_splits,status,message\n",
-              out);
-    }
 
     while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
         struct tc_attention_query q;
         struct tc_attention_prediction pred;
         const struct tc_gpu *gpu;
         const char *why = NULL;
-        char key[KEY_MAX], msg[512] = "";
-        struct agroup *g;
+        char key[EVAL_KEY_MAX], msg[512] = "";
+        struct eval_group *g;
         double meas_us;
         bool ok;
         int err;
 
         rows++;
-        if (nfields != header_n) {
-            cli_error(cmd, "%s:%ld: %d fields, the header has %d", in_name, tc_csv_line(csv),
-                      nfields, header_n);
-            failed++;
-            continue;
-        }
-        if (!(gpu = tc_specs_find(specs, fields[c.gpu]))) {
-            cli_error(cmd, "%s:%ld: unknown GPU '%s'", in_name, tc_csv_line(csv), fields[c.gpu]);
-            failed++;
-            continue;
-        }
-        if (!row_query(fields, &c, &q, &meas_us, &why)) {
+        gpu = eval_row_gpu(cmd, in_name, csv, specs, nfields, header_n, fields, c.gpu);
+        if (gpu && !row_query(fields, &c, &q, &meas_us, &why))
             cli_error(cmd, "%s:%ld: cannot read %s", in_name, tc_csv_line(csv), why);
+        if (!gpu || why) {
             failed++;
             continue;
         }
         snprintf(key, sizeof(key), "%s\t%s\t%s\t%s", fields[c.gpu], fields[c.impl], fields[c.dtype],
                  fields[c.pass]);
-        for (int k = 0; k < n_group_col; k++) {
-            size_t len = strlen(key);
-
-            snprintf(key + len, sizeof(key) - len, "\t%s", fields[group_col[k]]);
-        }
-        if (!(g = agroup_get(&gs, key))) {
+        eval_key_append(key, sizeof(key), fields, group_col, n_group_col);
+        if (!(g = eval_group_get(&gs, key))) {
             rc = cli_fail(cmd, TC_ERR_NOMEM);
             goto cleanup;
         }
@@ -443,7 +352,7 @@ int cmd_eval_attention(int argc, char **argv)
                 .pred_tflops = pred.tflops,
             };
 
-            if (!agroup_add(g, &s) || !agroup_add(&all, &s)) {
+            if (!eval_group_add(g, &s) || !eval_group_add(&all, &s)) {
                 rc = cli_fail(cmd, TC_ERR_NOMEM);
                 goto cleanup;
             }
@@ -459,8 +368,7 @@ int cmd_eval_attention(int argc, char **argv)
             all.refused++;
         }
         if (out) {
-            for (int k = 0; k < nfields; k++)
-                cli_csv_field(out, fields[k], false);
+            eval_write_fields(out, fields, nfields);
             if (ok) {
                 fprintf(out, "%.3f,%.2f,%.2f,%.2f,%s,%lld,", pred.time_us, pred.tflops,
                         100 * fabs(pred.time_us / meas_us - 1), 100 * (pred.time_us / meas_us - 1),
@@ -479,15 +387,15 @@ int cmd_eval_attention(int argc, char **argv)
         rc = cli_fail(cmd, r);
         goto cleanup;
     }
-    qsort(gs.g, gs.n, sizeof(*gs.g), cmp_group);
+    eval_groups_sort(&gs);
     {
         static const char *const base[] = {"gpu", "impl", "dtype", "pass"};
         static const char *const stats[] = {
             "rows",     "refused",         "mape_pct", "median_ape_pct", "p90_ape_pct",
             "bias_pct", "spearman_tflops", "measured", "calibrated"};
         int n_stats = p ? 9 : 7;
-        const char *headers[4 + MAX_GROUP_COLS * 4 + 9];
-        bool numeric[4 + MAX_GROUP_COLS * 4 + 9] = {false};
+        const char *headers[4 + EVAL_GROUP_COLS + 9];
+        bool numeric[4 + EVAL_GROUP_COLS + 9] = {false};
         int ncols = 0;
         struct cli_table *t;
 
@@ -505,41 +413,17 @@ int cmd_eval_attention(int argc, char **argv)
             goto cleanup;
         }
         for (size_t i = 0; i <= gs.n; i++) {
-            struct agroup *g = i < gs.n ? &gs.g[i] : &all;
-            struct tc_eval_stats st;
-            char part[KEY_MAX], *tok, *next;
+            struct eval_group *g = i < gs.n ? &gs.g[i] : &all;
             int col = 0, err;
 
-            if ((err = tc_eval_stats(g->s, g->n, sizeof(*g->s), &st)) < 0) {
+            eval_table_key(t, &col, g->key, 4 + n_group_col);
+            cli_table_addf(t, col++, "%zu", g->n);
+            cli_table_addf(t, col++, "%ld", g->refused);
+            if ((err = eval_table_stats(t, &col, g)) < 0) {
                 cli_table_free(t);
                 rc = cli_fail(cmd, err);
                 goto cleanup;
             }
-            /* the key's fields, empty ones included (printed as "-") */
-            tc_strlcpy(part, g->key, sizeof(part));
-            for (tok = part; tok && col < 4 + n_group_col; tok = next) {
-                next = strchr(tok, '\t');
-                if (next)
-                    *next++ = '\0';
-                cli_table_addf(t, col++, "%s", *tok ? tok : "-");
-            }
-            while (col < 4 + n_group_col)
-                cli_table_addf(t, col++, "%s", "all");
-            cli_table_addf(t, col++, "%zu", g->n);
-            cli_table_addf(t, col++, "%ld", g->refused);
-            if (g->n) {
-                cli_table_addf(t, col++, "%.2f", st.mape_pct);
-                cli_table_addf(t, col++, "%.2f", st.median_ape_pct);
-                cli_table_addf(t, col++, "%.2f", st.p90_ape_pct);
-                cli_table_addf(t, col++, "%+.2f", st.bias_pct);
-            } else {
-                for (int k = 0; k < 4; k++)
-                    cli_table_addf(t, col++, "%s", "");
-            }
-            if (isfinite(st.spearman_tflops))
-                cli_table_addf(t, col++, "%.3f", st.spearman_tflops);
-            else
-                cli_table_addf(t, col++, "%s", "");
             if (p) {
                 cli_table_addf(t, col++, "%ld", g->measured);
                 cli_table_addf(t, col++, "%ld", g->calibrated);
@@ -561,18 +445,7 @@ int cmd_eval_attention(int argc, char **argv)
     }
 
 cleanup:
-    for (size_t i = 0; i < gs.n; i++)
-        free(gs.g[i].s);
-    free(gs.g);
-    free(all.s);
-    eval_free_header(header, header_n);
-    tc_csv_free(csv);
-    if (in && in != stdin)
-        fclose(in);
-    if (out && fclose(out) != 0 && rc == CLI_EXIT_OK) {
-        cli_error(cmd, "%s: write failed: %s", output, strerror(errno));
-        rc = CLI_EXIT_RUNTIME;
-    }
+    rc = eval_cleanup(cmd, rc, &gs, &all, header, header_n, csv, in, out, output);
     tc_predictor_free(p);
     tc_specs_free(specs);
     return rc;

@@ -60,20 +60,8 @@ const char cmd_eval_elementwise_help[] =
     "A row that cannot be read (unknown GPU or op, bad number) is reported with\n"
     "FILE:LINE and counted as failed; the exit status is then 2.\n";
 
-#define MAX_GROUP_COLS 4
-#define KEY_MAX 256
-#define MAX_METHODS 8 /* timing methods named in the notes */
-
-struct egroup {
-    char key[KEY_MAX]; /* gpu \t kind \t dtype \t bound \t extra... */
-    struct tc_eval_point *s;
-    size_t n, cap;
-};
-
-struct egroups {
-    struct egroup *g;
-    size_t n, cap;
-};
+#define MAX_GROUP_COLS 4 /* --group-by options */
+#define MAX_METHODS 8    /* timing methods named in the notes */
 
 struct ecols {
     int gpu, dtype, op, shape, rows, cols, time, timing;
@@ -116,45 +104,6 @@ static bool op_kind(const char *op, enum tc_memop_kind *kind)
         return true;
     tc_clear_error();
     return false;
-}
-
-static struct egroup *egroup_get(struct egroups *gs, const char *key)
-{
-    for (size_t i = 0; i < gs->n; i++)
-        if (strcmp(gs->g[i].key, key) == 0)
-            return &gs->g[i];
-    if (gs->n == gs->cap) {
-        size_t cap = gs->cap ? 2 * gs->cap : 16;
-        struct egroup *grown = realloc(gs->g, cap * sizeof(*grown));
-
-        if (!grown)
-            return NULL;
-        gs->g = grown;
-        gs->cap = cap;
-    }
-    memset(&gs->g[gs->n], 0, sizeof(gs->g[gs->n]));
-    tc_strlcpy(gs->g[gs->n].key, key, sizeof(gs->g[gs->n].key));
-    return &gs->g[gs->n++];
-}
-
-static bool egroup_add(struct egroup *g, const struct tc_eval_point *s)
-{
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 64;
-        struct tc_eval_point *grown = realloc(g->s, cap * sizeof(*grown));
-
-        if (!grown)
-            return false;
-        g->s = grown;
-        g->cap = cap;
-    }
-    g->s[g->n++] = *s;
-    return true;
-}
-
-static int cmp_group(const void *a, const void *b)
-{
-    return strcmp(((const struct egroup *)a)->key, ((const struct egroup *)b)->key);
 }
 
 /* rows and cols from "RxC" */
@@ -216,12 +165,12 @@ int cmd_eval_elementwise(int argc, char **argv)
 {
     const char *cmd = "eval --elementwise";
     struct eval_opts o = {.fmt = CLI_FORMAT_TABLE};
-    int group_col[MAX_GROUP_COLS * 4], n_group_col = 0;
+    int group_col[EVAL_GROUP_COLS], n_group_col = 0;
     struct tc_specs *specs = NULL;
     FILE *in = NULL, *out = NULL;
     struct tc_csv *csv = NULL;
-    struct egroups gs = {0};
-    struct egroup all = {.key = "all"};
+    struct eval_groups gs = {0};
+    struct eval_group all = {.key = "all"};
     struct ecols c;
     char **fields, **header = NULL;
     const char *in_name;
@@ -281,45 +230,22 @@ int cmd_eval_elementwise(int argc, char **argv)
     {
         static const char *const required[] = {"gpu", "dtype", "op", "time_us"};
 
-        for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++)
-            if (tc_csv_find(nfields, fields, required[k]) < 0) {
-                cli_error(cmd, "%s: no '%s' column (see --help)", in_name, required[k]);
-                rc = CLI_EXIT_INPUT;
-                goto cleanup;
-            }
+        rc = eval_require_columns(cmd, in_name, nfields, fields, required,
+                                  sizeof(required) / sizeof(required[0]));
+        if (rc != CLI_EXIT_OK)
+            goto cleanup;
         if (c.shape < 0 && (c.rows < 0 || c.cols < 0)) {
             cli_error(cmd, "%s: no 'shape' column, nor 'rows' and 'cols' (see --help)", in_name);
             rc = CLI_EXIT_INPUT;
             goto cleanup;
         }
     }
-    for (int k = 0; k < o.n_group; k++) {
-        char buf[KEY_MAX], *save = NULL, *tok;
-
-        tc_strlcpy(buf, o.group[k], sizeof(buf));
-        for (tok = strtok_r(buf, "+", &save); tok; tok = strtok_r(NULL, "+", &save)) {
-            int col = tc_csv_find(nfields, fields, tok);
-
-            if (col < 0) {
-                cli_error(cmd, "%s: --group-by: no column '%s'", in_name, tok);
-                rc = CLI_EXIT_USAGE;
-                goto cleanup;
-            }
-            if (n_group_col < (int)(sizeof(group_col) / sizeof(group_col[0])))
-                group_col[n_group_col++] = col;
-        }
-    }
-    if (!(header = eval_copy_header(cmd, nfields, fields))) {
-        rc = cli_exit_code(TC_ERR_NOMEM);
+    rc = eval_prepare(cmd, in_name, &o, nfields, fields, group_col, &n_group_col, &header,
+                      &header_n, out,
+                      "kind,passes,bytes,kernel_us,host_us,pred_us,ape_pct,signed_pct,status,"
+                      "message\n");
+    if (rc != CLI_EXIT_OK)
         goto cleanup;
-    }
-    header_n = nfields;
-    if (out) {
-        for (int k = 0; k < nfields; k++)
-            cli_csv_field(out, fields[k], false);
-        fputs("kind,passes,bytes,kernel_us,host_us,pred_us,ape_pct,signed_pct,status,message\n",
-              out);
-    }
 
     while ((r = tc_csv_next(csv, &nfields, &fields)) > 0) {
         struct tc_memop_query q;
@@ -327,25 +253,16 @@ int cmd_eval_elementwise(int argc, char **argv)
         struct tc_timing_cost cost = {0};
         const struct tc_gpu *gpu;
         const char *why = NULL;
-        char key[KEY_MAX];
-        struct egroup *g;
+        char key[EVAL_KEY_MAX];
+        struct eval_group *g;
         double meas_us, pred_us;
         int err;
 
         rows++;
-        if (nfields != header_n) {
-            cli_error(cmd, "%s:%ld: %d fields, the header has %d", in_name, tc_csv_line(csv),
-                      nfields, header_n);
-            failed++;
-            continue;
-        }
-        if (!(gpu = tc_specs_find(specs, fields[c.gpu]))) {
-            cli_error(cmd, "%s:%ld: unknown GPU '%s'", in_name, tc_csv_line(csv), fields[c.gpu]);
-            failed++;
-            continue;
-        }
-        if (!row_query(fields, &c, &q, &meas_us, &why)) {
+        gpu = eval_row_gpu(cmd, in_name, csv, specs, nfields, header_n, fields, c.gpu);
+        if (gpu && !row_query(fields, &c, &q, &meas_us, &why))
             cli_error(cmd, "%s:%ld: cannot read %s", in_name, tc_csv_line(csv), why);
+        if (!gpu || why) {
             failed++;
             continue;
         }
@@ -356,8 +273,7 @@ int cmd_eval_elementwise(int argc, char **argv)
             /* a size the model refuses (over 2^62 bytes): said per row */
             refused++;
             if (out) {
-                for (int k = 0; k < nfields; k++)
-                    cli_csv_field(out, fields[k], false);
+                eval_write_fields(out, fields, nfields);
                 fprintf(out, "%s,,,,,,,,refused,", tc_memop_kind_name(q.kind));
                 cli_csv_field(out, tc_last_error(), true);
             }
@@ -379,11 +295,7 @@ int cmd_eval_elementwise(int argc, char **argv)
         pred_us = fmax(pred.time_us + cost.typical_us, cost.floor_us);
         snprintf(key, sizeof(key), "%s\t%s\t%s\t%s", fields[c.gpu], tc_memop_kind_name(q.kind),
                  fields[c.dtype], pred.time_us < cost.typical_us ? "host" : "dram");
-        for (int k = 0; k < n_group_col; k++) {
-            size_t len = strlen(key);
-
-            snprintf(key + len, sizeof(key) - len, "\t%s", fields[group_col[k]]);
-        }
+        eval_key_append(key, sizeof(key), fields, group_col, n_group_col);
         {
             struct tc_eval_point s = {
                 .ape_pct = 100 * fabs(pred_us / meas_us - 1),
@@ -392,14 +304,14 @@ int cmd_eval_elementwise(int argc, char **argv)
                 .pred_tflops = pred.bytes / pred_us / 1e3,
             };
 
-            if (!(g = egroup_get(&gs, key)) || !egroup_add(g, &s) || !egroup_add(&all, &s)) {
+            if (!(g = eval_group_get(&gs, key)) || !eval_group_add(g, &s) ||
+                !eval_group_add(&all, &s)) {
                 rc = cli_fail(cmd, TC_ERR_NOMEM);
                 goto cleanup;
             }
         }
         if (out) {
-            for (int k = 0; k < nfields; k++)
-                cli_csv_field(out, fields[k], false);
+            eval_write_fields(out, fields, nfields);
             fprintf(out, "%s,%g,%.0f,%.3f,%.2f,%.3f,%.2f,%.2f,ok,\n", tc_memop_kind_name(q.kind),
                     pred.passes, pred.bytes, pred.time_us, cost.typical_us, pred_us,
                     100 * fabs(pred_us / meas_us - 1), 100 * (pred_us / meas_us - 1));
@@ -410,14 +322,14 @@ int cmd_eval_elementwise(int argc, char **argv)
         rc = cli_fail(cmd, r);
         goto cleanup;
     }
-    qsort(gs.g, gs.n, sizeof(*gs.g), cmp_group);
+    eval_groups_sort(&gs);
     {
         static const char *const base[] = {"gpu", "kind", "dtype", "bound"};
         static const char *const stats[] = {"rows",        "mape_pct", "median_ape_pct",
                                             "p90_ape_pct", "bias_pct", "spearman_gbps"};
         enum { N_BASE = 4, N_STATS = 6 };
-        const char *headers[N_BASE + MAX_GROUP_COLS * 4 + N_STATS];
-        bool numeric[N_BASE + MAX_GROUP_COLS * 4 + N_STATS] = {false};
+        const char *headers[N_BASE + EVAL_GROUP_COLS + N_STATS];
+        bool numeric[N_BASE + EVAL_GROUP_COLS + N_STATS] = {false};
         int ncols = 0;
         struct cli_table *t;
 
@@ -434,39 +346,16 @@ int cmd_eval_elementwise(int argc, char **argv)
             goto cleanup;
         }
         for (size_t i = 0; i <= gs.n; i++) {
-            struct egroup *g = i < gs.n ? &gs.g[i] : &all;
-            struct tc_eval_stats st;
-            char part[KEY_MAX], *tok, *next;
+            struct eval_group *g = i < gs.n ? &gs.g[i] : &all;
             int col = 0, err;
 
-            if ((err = tc_eval_stats(g->s, g->n, sizeof(*g->s), &st)) < 0) {
+            eval_table_key(t, &col, g->key, N_BASE + n_group_col);
+            cli_table_addf(t, col++, "%zu", g->n);
+            if ((err = eval_table_stats(t, &col, g)) < 0) {
                 cli_table_free(t);
                 rc = cli_fail(cmd, err);
                 goto cleanup;
             }
-            tc_strlcpy(part, g->key, sizeof(part));
-            for (tok = part; tok && col < N_BASE + n_group_col; tok = next) {
-                next = strchr(tok, '\t');
-                if (next)
-                    *next++ = '\0';
-                cli_table_addf(t, col++, "%s", *tok ? tok : "-");
-            }
-            while (col < N_BASE + n_group_col)
-                cli_table_addf(t, col++, "%s", "all");
-            cli_table_addf(t, col++, "%zu", g->n);
-            if (g->n) {
-                cli_table_addf(t, col++, "%.2f", st.mape_pct);
-                cli_table_addf(t, col++, "%.2f", st.median_ape_pct);
-                cli_table_addf(t, col++, "%.2f", st.p90_ape_pct);
-                cli_table_addf(t, col++, "%+.2f", st.bias_pct);
-            } else {
-                for (int k = 0; k < 4; k++)
-                    cli_table_addf(t, col++, "%s", "");
-            }
-            if (isfinite(st.spearman_tflops))
-                cli_table_addf(t, col++, "%.3f", st.spearman_tflops);
-            else
-                cli_table_addf(t, col++, "%s", "");
             cli_table_end_row(t);
         }
         if (o.fmt == CLI_FORMAT_TABLE)
@@ -506,18 +395,7 @@ int cmd_eval_elementwise(int argc, char **argv)
     }
 
 cleanup:
-    for (size_t i = 0; i < gs.n; i++)
-        free(gs.g[i].s);
-    free(gs.g);
-    free(all.s);
-    eval_free_header(header, header_n);
-    tc_csv_free(csv);
-    if (in && in != stdin)
-        fclose(in);
-    if (out && fclose(out) != 0 && rc == CLI_EXIT_OK) {
-        cli_error(cmd, "%s: write failed: %s", o.output, strerror(errno));
-        rc = CLI_EXIT_RUNTIME;
-    }
+    rc = eval_cleanup(cmd, rc, &gs, &all, header, header_n, csv, in, out, o.output);
     tc_specs_free(specs);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "tilecast/tilecast.h"
 
 struct tc_csv;
 
@@ -42,6 +43,78 @@ int eval_read_header(const char *cmd, FILE *in, const char *in_name, struct tc_c
  * labels need them). NULL after printing the error. */
 char **eval_copy_header(const char *cmd, int nfields, char **fields);
 void eval_free_header(char **header, int n);
+
+/* The groups of `eval --attention` and `eval --elementwise`: a key (the
+ * group's values joined by tabs), the group's points, and the counts those
+ * commands keep beside them. */
+#define EVAL_KEY_MAX 256
+#define EVAL_GROUP_COLS 16 /* --group-by columns in all (A+B+... joins them) */
+
+struct eval_group {
+    char key[EVAL_KEY_MAX];
+    struct tc_eval_point *s;
+    size_t n, cap;
+    long refused;              /* rows the model refused */
+    long measured, calibrated; /* rows answered so (with --db) */
+};
+
+struct eval_groups {
+    struct eval_group *g;
+    size_t n, cap;
+};
+
+/* The group of that key, made empty when new; NULL out of memory. */
+struct eval_group *eval_group_get(struct eval_groups *gs, const char *key);
+/* Appends a point; false out of memory. */
+bool eval_group_add(struct eval_group *g, const struct tc_eval_point *s);
+/* Sorts the groups by key. */
+void eval_groups_sort(struct eval_groups *gs);
+void eval_groups_free(struct eval_groups *gs);
+
+/* After the header is read and checked: the --group-by columns (as
+ * eval_group_columns), a copy of the header's names (*header, n of them;
+ * eval_free_header frees it), and, when out is open, the per-row CSV's
+ * header: the input's columns, then out_columns (a line of its own names
+ * with its newline). CLI_EXIT_OK or the exit status after the error. */
+int eval_prepare(const char *cmd, const char *in_name, const struct eval_opts *o, int nfields,
+                 char **fields, int *group_cols, int *n_group, char ***header, int *header_n,
+                 FILE *out, const char *out_columns);
+
+/* The end of a run: frees the groups (all's points too), the header's
+ * copy and the CSV reader, closes in and out (out named output), and
+ * returns rc, or CLI_EXIT_RUNTIME when out could not be written. */
+int eval_cleanup(const char *cmd, int rc, struct eval_groups *gs, struct eval_group *all,
+                 char **header, int header_n, struct tc_csv *csv, FILE *in, FILE *out,
+                 const char *output);
+
+/* CLI_EXIT_OK when the header has each of the n required columns, else
+ * CLI_EXIT_INPUT after naming the first it lacks. */
+int eval_require_columns(const char *cmd, const char *in_name, int nfields, char **fields,
+                         const char *const *required, size_t n);
+/* Writes fields as the first columns of a per-row CSV line (each followed
+ * by a comma). */
+void eval_write_fields(FILE *out, char **fields, int nfields);
+
+/* The GPU of one data row (its fields checked against the header's count
+ * first); NULL after naming the file, line and what is wrong. */
+const struct tc_gpu *eval_row_gpu(const char *cmd, const char *in_name, struct tc_csv *csv,
+                                  const struct tc_specs *specs, int nfields, int header_n,
+                                  char **fields, int gpu_col);
+
+/* The columns the --group-by options name (A+B joins columns), into
+ * cols[*n] (at most EVAL_GROUP_COLS). CLI_EXIT_OK, or CLI_EXIT_USAGE after
+ * naming the column the input lacks. */
+int eval_group_columns(const char *cmd, const char *in_name, const struct eval_opts *o, int nfields,
+                       char **fields, int *cols, int *n);
+/* Appends a tab and each of those columns' values to key. */
+void eval_key_append(char *key, size_t size, char **fields, const int *cols, int n);
+
+/* A summary table's row: the key's first n_key fields ('-' for an empty
+ * one, 'all' past the key's end), then (with eval_table_stats) MAPE, median
+ * and 90th-percentile APE, bias and Spearman of the group's points, blank
+ * where they have no meaning. Each advances *col. */
+void eval_table_key(struct cli_table *t, int *col, const char *key, int n_key);
+int eval_table_stats(struct cli_table *t, int *col, const struct eval_group *g);
 
 int cmd_eval_attention(int argc, char **argv);
 extern const char cmd_eval_attention_help[];
