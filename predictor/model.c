@@ -1296,6 +1296,11 @@ TC_API int tc_predict_model_on(struct tc_predictor *p, const struct tc_gpu *gpu,
     if (decode_context < 0 || decode_context > (1 << 24))
         return tc_error(TC_ERR_RANGE, "decode: context %lld is outside [1, 16777216] tokens",
                         (long long)decode_context);
+    if (decode_context && cfg && cfg->num_labels > 0)
+        return tc_error(TC_ERR_INVALID,
+                        "decode: num_labels %lld makes the model a sequence classifier, which "
+                        "generates no tokens",
+                        (long long)cfg->num_labels);
     err = tc_cluster_check(cluster);
     if (err < 0)
         return err;

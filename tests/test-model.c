@@ -1082,6 +1082,8 @@ START_TEST(test_classifier_head)
     ck_assert_int_eq(find_op(mp, "loss")->m, (int64_t)8 * 2 * tc_dtype_bytes(c.dtype) * 2);
     tc_model_prediction_free(mp);
 
+    c.training = false; /* a classifier generates no tokens */
+    ck_assert_int_eq(tc_predict_decode(pred, gpu("v100-pcie-32gb"), &c, 512, &mp), TC_ERR_INVALID);
     c.vocab = 0; /* a classifier needs the model's output */
     ck_assert_int_eq(tc_predict_model(pred, gpu("v100-pcie-32gb"), &c, &mp), TC_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(tc_last_error(), err_cfg));
