@@ -161,6 +161,23 @@ static bool row_query(char **fields, const struct ecols *c, struct tc_memop_quer
     return true;
 }
 
+/* Remembers a timing method met and what it adds, for the notes: the first
+ * MAX_METHODS of them; *more once another is met. Tags are compared as
+ * stored (their first 63 characters), so a long tag is listed once. */
+static void note_method(char methods[][64], struct tc_timing_cost *costs, int *n, bool *more,
+                        const char *tag, const struct tc_timing_cost *cost)
+{
+    for (int k = 0; k < *n; k++)
+        if (strncmp(methods[k], tag, 63) == 0)
+            return;
+    if (*n == MAX_METHODS) {
+        *more = true;
+        return;
+    }
+    tc_strlcpy(methods[*n], tag, 64);
+    costs[(*n)++] = *cost;
+}
+
 int cmd_eval_elementwise(int argc, char **argv)
 {
     const char *cmd = "eval --elementwise";
@@ -280,18 +297,8 @@ int cmd_eval_elementwise(int argc, char **argv)
             tc_clear_error();
             continue;
         }
-        if (c.timing >= 0) {
-            int k = 0;
-
-            while (k < n_methods && strcmp(methods[k], fields[c.timing]) != 0)
-                k++;
-            if (k == n_methods && n_methods < MAX_METHODS) {
-                tc_strlcpy(methods[k], fields[c.timing], sizeof(methods[k]));
-                method_cost[n_methods++] = cost;
-            } else if (k == n_methods) {
-                more_methods = true;
-            }
-        }
+        if (c.timing >= 0)
+            note_method(methods, method_cost, &n_methods, &more_methods, fields[c.timing], &cost);
         pred_us = fmax(pred.time_us + cost.typical_us, cost.floor_us);
         snprintf(key, sizeof(key), "%s\t%s\t%s\t%s", fields[c.gpu], tc_memop_kind_name(q.kind),
                  fields[c.dtype], pred.time_us < cost.typical_us ? "host" : "dram");
