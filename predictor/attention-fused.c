@@ -470,10 +470,11 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
         double pe_us = (k->prefetch ? 1.0 : 2.0) * (double)k->bc * (double)(k->dqk + k->dvo) * e /
                        sm_bytes_per_us;
         double *per_block = malloc((size_t)key_tiles * sizeof(*per_block));
-        /* the dQ relay (RELAY_*): a step hands the semaphore over; a store
-         * warp's serial part, the tile's reduction (at the kernel's dQ
-         * reduction rate where it has one, else the SM's L2 rate) and the
-         * hand-over, bounds the step from below */
+        /* the dQ relay (RELAY_*): a step hands the semaphore over, after
+         * its own reduction has landed where the kernel has a reduction
+         * rate (inline); a store warp's serial part, the tile's reduction
+         * (at the kernel's dQ reduction rate where it has one, else the
+         * SM's L2 rate) and the hand-over, bounds the step from below */
         double hand_us = 2.0 * L2_HIT_CLK / clk;
         double red_us = (double)k->br * (double)k->dqk * 4.0 /
                         (k->dq_red_gbps > 0 ? k->dq_red_gbps * 1e3 : SM_L2_BYTES_PER_CLK * clk);
@@ -485,6 +486,9 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
             int64_t nt, nf, last = m->seq_q - 1; /* the last query row the block sees */
 
             bwd_tiles(m, j * k->bc, (j + 1) * k->bc - 1, k->br, &nt, &nf);
+            if (k->mask_every_tile &&
+                (m->causal || m->window || m->seq_q % k->br || m->seq_kv % k->bc))
+                nf = 0;
             per_block[j] =
                 ((double)nf * c.full_us + (double)(nt - nf) * c.masked_us) * k->br * k->bc +
                 (double)nt * step_l2_us;
@@ -495,7 +499,7 @@ static int fused_main_us(const struct tc_gpu *gpu, const struct tc_attention_que
             if (k->dq_red_gbps > 0)
                 per_block[j] = fmax(per_block[j], (double)nt * red_us);
             if (k->relay == RELAY_INLINE)
-                per_block[j] += (double)nt * hand_us;
+                per_block[j] += (double)nt * (hand_us + (k->dq_red_gbps > 0 ? red_us : 0.0));
             else if (k->relay == RELAY_WARP)
                 per_block[j] = fmax(per_block[j], (double)nt * (red_us + hand_us));
             /* an inline relay runs in ascending key-tile order: a CTA

@@ -70,6 +70,18 @@ static bool fast_native_exp2(const struct tc_gpu *gpu)
  * backward keeps FA3's fitted x = 1.15 (below) and eta = 0.76 makes 63%. */
 static const struct fused_eff FA2_AMPERE_FWD = {0.85, 0.36};
 static const struct fused_eff FA2_AMPERE_BWD = {0.76, 1.15};
+/* The cuDNN frontend's open-source sm80 backward (the shared pipeline of
+ * python/cudnn/sdpa/bwd/kernels/sm80/bprop_f16.py) states its own rate:
+ * staging dQ through shared memory took it "+18 % @ B2H16S4096 (75->89
+ * TFLOPS, ~1.0x cuDNN)" at head dim 128 without a mask, and a later
+ * conflict-free layout of that staging "-9 % kernel time" (the docstring
+ * of the later version), 89 / 0.91 = 97.8 TFLOP/s. It "runs 8 warps/SM at
+ * the 255-register cap, so it is issue-bound: every non-MMA instruction
+ * in the Q-loop shows up in the runtime", which FA2's eta does not
+ * describe. eta is solved for 97.8 at that shape on the A100 80GB PCIe
+ * (the board of the frontend's own A100 benchmark results; the docstring
+ * names none), with FA2's x: 98.0. */
+static const struct fused_eff FROST_AMPERE_BWD = {0.42, 1.15};
 /* FlashAttention-2 on Hopper (no wgmma, no TMA), from the FA2 bars of the
  * FlashAttention-3 paper (Shah et al. 2024, figures 5-6, H100 SXM5):
  * forward 324 / 370 / 326 TFLOP/s at head dim 64 / 128 / 256 (model 324 /
@@ -136,6 +148,7 @@ static const struct fused_eff FA4_BLACKWELL_BWD = {0.85, 0.73};
  * deterministic relay, not at 64-192, whose steps compute longer per dQ
  * byte. */
 #define FA4_SM90_DQ_RED_GBPS 24.2
+#define H200_TENSOR_MHZ 1830.0
 /* FlashAttention-2's kernels above head dim 128 (eight warps, a 256-wide
  * O accumulator in registers) run below what the softmax's amortisation
  * gives: the FA3 paper's FA2 bars are 326 TFLOP/s at head dim 256 against
@@ -543,16 +556,21 @@ static int fa4_sm80_kernel(const struct tc_gpu *gpu, const struct tc_attention_q
 /* The cuDNN frontend's open-source ("FROST") sm80 backward (python/cudnn/
  * sdpa/bwd/kernels/sm80/bprop_f16.py and its compile(), config_sm80.py,
  * prepared_host.py): a CTA
- * of eight warps owns 64 keys (128 with 64-row query tiles in its head
- * dim 64 kernel, bprop_d64_f16.py) and loops over 64-row query tiles; the
- * per-step work is FA2's five GEMMs on mma.sync, so FA2's efficiencies
- * are taken (its wide-head factor included). What the source adds: each step adds dQ into an fp32
+ * of eight warps owns 64 keys and loops over 64-row query tiles (128 at
+ * head dim 64, GPTOSS_CFG); its dense MHA head dim 64 kernel
+ * (bprop_d64_f16.py: "MHA (no GQA), dense (no mask)") owns 128 keys over
+ * 64 rows. The per-step work is FA2's five GEMMs on mma.sync, at the
+ * shared pipeline's own stated rate (FROST_AMPERE_BWD, with FA2's
+ * wide-head factor above d_qk 128); the head dim 64 kernel keeps FA2's
+ * efficiencies. The mask and the sequence bounds are
+ * compile-time branches of the step (mask_flags, GATE_Q, GATE_KV), so
+ * under a mask, or with a sequence that is not a whole number of tiles,
+ * every tile pays for them. What the source adds: each step adds dQ into an fp32
  * buffer with atomics through L2, staged through shared memory for coalescing up to d_qk 128 and
  * scattered above (eight 32-byte sectors a request instead of four: "halves the dQ atomic L2
  * traffic", +18 % at d 128); from d_qk 256 Q and dO are single-buffered ("load-wait-compute"), so
- * their reload is waited for too; the kernel "runs 8 warps/SM at the
- * 255-register cap, so it is issue-bound", with no second CTA to cover
- * the waits. That traffic is charged at the SM's L2 rate, serial with the
+ * their reload is waited for too, with no second CTA on the SM to cover
+ * the waits (255 registers a thread). That traffic is charged at the SM's L2 rate, serial with the
  * step. GQA writes dK and dV per query head and reduces them in a
  * separate kernel. The causal default schedules the longest key blocks
  * first (SCHED_LPT_L2). */
@@ -567,17 +585,35 @@ static int frost_sm80_bwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
         return refuse(gpu, TC_ATTN_CUDNN_OSS,
                       "its sm80 backward splits the work between two warp groups by head dim "
                       "and needs the Q/K head dim at least the V head dim");
-    k->br = 64;
-    k->bc = k->dqk <= 64 ? 128 : 64;
     k->threads = 256;
     k->order = q->causal ? ORDER_LPT : ORDER_GRID;
+    if (k->dqk <= 64 && !q->causal && !q->window && !(q->kv_heads && q->kv_heads != q->heads)) {
+        /* bprop_d64_f16.py: dense MHA at head dim 64 only */
+        k->br = 64;
+        k->bc = 128;
+    } else {
+        /* the shared pipeline (bprop_f16.py, config_sm80.py): 64 keys a
+         * CTA; 128 query rows at head dim 64 (GPTOSS_CFG), else 64 */
+        k->br = k->dqk <= 64 ? 128 : 64;
+        k->bc = 64;
+        k->eff = FROST_AMPERE_BWD;
+        k->mask_every_tile = true;
+    }
     if (q->deterministic) {
+        double clk = gpu->clock_tensor_mhz > 0 ? gpu->clock_tensor_mhz : H200_TENSOR_MHZ;
+
         /* TemplateParams.deterministic (kernels/bprop_f16_sm80.py): a CTA
          * spins on a semaphore per (head, query tile) until the count is
          * its key tile, adds its dQ and releases before its next step; the
          * 3-D grid is forced (SCHED_DEFAULT: LPT would break the order) */
         k->relay = RELAY_INLINE;
         k->order = ORDER_GRID;
+        /* and its dQ atomics must have landed before it releases the
+         * semaphore: the step waits for them at an SM's reduction rate, the
+         * one measured on sm90 (FA4_SM90_DQ_RED_GBPS, an H200 at its 1830
+         * MHz) taken as a latency bound, so in proportion to the clock;
+         * scattered above d_qk 128, twice the sectors a byte */
+        k->dq_red_gbps = FA4_SM90_DQ_RED_GBPS * clk / H200_TENSOR_MHZ / (k->dqk <= 128 ? 1.0 : 2.0);
     }
     k->iter_l2_bytes = (double)k->br * (double)k->dqk * 4.0 * (k->dqk <= 128 ? 1.0 : 2.0) +
                        (k->dqk >= 256 ? (double)k->br * (double)(k->dqk + k->dvo) * e : 0.0);

@@ -31,7 +31,7 @@ limits = {
     ("a100-pcie-80gb", "flash2", "bf16", "fwd"): (6.5, 36),      # 207
     ("a100-pcie-80gb", "flash2", "bf16", "bwd"): (9.0, 62),     # 185
     ("a100-pcie-80gb", "cudnn_oss", "bf16", "fwd"): (8.5, 66),  # 140
-    ("a100-pcie-80gb", "cudnn_oss", "bf16", "bwd"): (47.0, 122), # 94 (half deterministic)
+    ("a100-pcie-80gb", "cudnn_oss", "bf16", "bwd"): (14.5, 122), # 94 (half deterministic)
     ("a100-pcie-80gb", "cudnn", "bf16", "fwd"): (21.0, 66),      # 96
     ("a100-pcie-80gb", "cudnn", "bf16", "bwd"): (24.5, 26),      # 134
     ("a100-pcie-80gb", "flash4", "bf16", "fwd"): (8.5, 61),     # 17
@@ -57,7 +57,7 @@ for key, (mape, rows) in sorted(limits.items()):
 every = groups[("all", "all", "all", "all")]
 print("all: %d rows, MAPE %.2f %%, Spearman %.3f" % (every["rows"], every["mape_pct"],
                                                      every["spearman_tflops"]))
-if every["mape_pct"] > 22.0 or every["spearman_tflops"] < 0.90:
+if every["mape_pct"] > 14.5 or every["spearman_tflops"] < 0.90:
     bad.append("all rows: MAPE %.2f %%, Spearman %.3f" % (every["mape_pct"],
                                                          every["spearman_tflops"]))
 # every row is either compared or refused with a reason, and only the
@@ -67,8 +67,8 @@ if every["mape_pct"] > 22.0 or every["spearman_tflops"] < 0.90:
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 921, "expected 921 rows, got %d" % len(rows)
 # the deterministic rows scored in two groups above leave the others'
-# figures where they were (38.3 %; FA4 11.6 % since its dQ reduction bound)
-for key, mape in ((("a100-pcie-80gb", "cudnn_oss"), 40.0), (("h200-sxm-141gb", "flash4"), 12.5)):
+# figures where they were (12.7 %; FA4 11.6 % since its dQ reduction bound)
+for key, mape in ((("a100-pcie-80gb", "cudnn_oss"), 14.0), (("h200-sxm-141gb", "flash4"), 12.5)):
     ape = [float(r["ape_pct"]) for r in rows if (r["gpu"], r["impl"]) == key and
            r["pass"] == "bwd" and r["deterministic"] == "0" and r["status"] == "ok"]
     if len(ape) != 61 or sum(ape) / len(ape) > mape:

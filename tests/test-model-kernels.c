@@ -78,7 +78,7 @@ START_TEST(test_frost_sm80_backward)
                                    .seq_q = 8192,
                                    .head_dim = 128,
                                    .backward = true};
-    struct tc_attention_prediction oss, cudnn, gqa, oss192, cudnn192;
+    struct tc_attention_prediction oss, cudnn, gqa, oss192, det, det192;
     const struct tc_gpu *a100 = gpu("a100-pcie-80gb");
 
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_OK);
@@ -86,27 +86,51 @@ START_TEST(test_frost_sm80_backward)
     ck_assert_int_eq(oss.block_n, 64);
     q.impl = TC_ATTN_CUDNN;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn), TC_OK);
-    /* the same MMAs and softmax, plus the waited-for dQ traffic */
-    ck_assert_msg(oss.time_us > 1.1 * cudnn.time_us, "oss %.1f us, cudnn %.1f", oss.time_us,
+    /* the issue-bound loop at its own published rate, plus the waited-for
+     * dQ traffic (measured 1.27-1.45x cuDNN's time at head dim 128) */
+    ck_assert_msg(oss.time_us > 1.25 * cudnn.time_us, "oss %.1f us, cudnn %.1f", oss.time_us,
                   cudnn.time_us);
-    /* scattered atomics above d_qk 128: the gap grows */
+    /* scattered atomics above d_qk 128: a deterministic step waits for
+     * 1.5x the dQ bytes at twice the sectors (measured: the relay adds
+     * 3.7x as much a step at 192/128 as at 128) */
+    q.impl = TC_ATTN_CUDNN_OSS;
+    q.deterministic = true;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &det), TC_OK);
     q.head_dim = 192;
     q.head_dim_vo = 128;
-    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &cudnn192), TC_OK);
-    q.impl = TC_ATTN_CUDNN_OSS;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &det192), TC_OK);
+    q.deterministic = false;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss192), TC_OK);
-    ck_assert(oss192.time_us / cudnn192.time_us > oss.time_us / cudnn.time_us);
+    ck_assert_msg(det192.time_us - oss192.time_us > 2.2 * (det.time_us - oss.time_us),
+                  "relay at 192: +%.1f us, at 128: +%.1f", det192.time_us - oss192.time_us,
+                  det.time_us - oss.time_us);
     /* GQA: the same CTAs per query head, plus the reduction */
     q.head_dim = 128;
     q.head_dim_vo = 0;
     q.kv_heads = 4;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &gqa), TC_OK);
     ck_assert(gqa.time_us > oss.time_us);
-    /* head dim 64: 128 keys a CTA */
+    /* the bounds checks are compiled into every step: a sequence one short
+     * of the tiles pays them on every tile (measured: 0.80-0.87x the
+     * TFLOP/s of whole tiles at head dim 128) */
     q.kv_heads = 0;
+    q.seq_q = 8191;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &gqa), TC_OK);
+    ck_assert_msg(gqa.time_us > 1.03 * oss.time_us, "seq 8191 %.1f us, 8192 %.1f", gqa.time_us,
+                  oss.time_us);
+    q.seq_q = 8192;
+    /* head dim 64: dense MHA runs its own kernel, 128 keys a CTA; under a
+     * window, the shared pipeline's 64 keys over 128 query rows */
     q.head_dim = 64;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_OK);
     ck_assert_int_eq(oss.block_n, 128);
+    q.causal = true;
+    q.window = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &gqa), TC_OK);
+    ck_assert_int_eq(gqa.block_m, 128);
+    ck_assert_int_eq(gqa.block_n, 64);
+    q.causal = false;
+    q.window = 0;
     /* a V head dim above the Q/K one is not served */
     q.head_dim_vo = 128;
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &oss), TC_ERR_UNSUPPORTED);
@@ -360,7 +384,7 @@ START_TEST(test_frost_sm80_deterministic)
     ck_assert_int_eq(tc_predict_attention(pred, a100, &q, &plain), TC_OK);
     q.deterministic = true;
     ck_assert_msg(tc_predict_attention(pred, a100, &q, &det) == TC_OK, "%s", tc_last_error());
-    ck_assert_msg(det.time_us > 1.05 * plain.time_us && det.time_us < 1.4 * plain.time_us,
+    ck_assert_msg(det.time_us > 1.05 * plain.time_us && det.time_us < 1.5 * plain.time_us,
                   "deterministic %.1f us, plain %.1f", det.time_us, plain.time_us);
     ck_assert_int_eq(det.blocks, plain.blocks); /* one CTA per key tile still */
     q.causal = true;
