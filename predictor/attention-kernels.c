@@ -577,10 +577,11 @@ static int fa4_sm80_kernel(const struct tc_gpu *gpu, const struct tc_attention_q
 static int frost_sm80_bwd_kernel(const struct tc_gpu *gpu, const struct tc_attention_query *q,
                                  struct fused_kernel *k)
 {
-    double e = tc_dtype_bytes(q->dtype);
+    double e = tc_dtype_bytes(q->dtype), scatter;
 
     fa2_kernel(gpu, q, TC_ATTN_CUDNN, k);
     kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, false);
+    scatter = k->dqk <= 128 ? 1.0 : 2.0; /* L2 sectors a dQ byte costs, against staged */
     if (k->dvo > k->dqk)
         return refuse(gpu, TC_ATTN_CUDNN_OSS,
                       "its sm80 backward splits the work between two warp groups by head dim "
@@ -613,9 +614,9 @@ static int frost_sm80_bwd_kernel(const struct tc_gpu *gpu, const struct tc_atten
          * one measured on sm90 (FA4_SM90_DQ_RED_GBPS, an H200 at its 1830
          * MHz) taken as a latency bound, so in proportion to the clock;
          * scattered above d_qk 128, twice the sectors a byte */
-        k->dq_red_gbps = FA4_SM90_DQ_RED_GBPS * clk / H200_TENSOR_MHZ / (k->dqk <= 128 ? 1.0 : 2.0);
+        k->dq_red_gbps = FA4_SM90_DQ_RED_GBPS * clk / H200_TENSOR_MHZ / scatter;
     }
-    k->iter_l2_bytes = (double)k->br * (double)k->dqk * 4.0 * (k->dqk <= 128 ? 1.0 : 2.0) +
+    k->iter_l2_bytes = (double)k->br * (double)k->dqk * 4.0 * scatter +
                        (k->dqk >= 256 ? (double)k->br * (double)(k->dqk + k->dvo) * e : 0.0);
     k->dkv_per_qhead = true;
     return TC_OK;
