@@ -534,6 +534,19 @@ r = json.load(open(sys.argv[1]))
 groups = {(x["set"], x["phase"], x["gpu"], x["tp"]) for x in r}
 assert ("serving", "decode", "a100-sxm4-80gb", 8) in groups and len(groups) >= 8, groups
 assert all(math.isfinite(x["predicted_ms"]) and x["predicted_ms"] > 0 for x in r)
+# the whole-model groups that meet #19's 15 % stay within 10 % (README,
+# "Whole models (measured)": 5.1-8.8 %); the L4's rest on its sustained
+# FFMA clock (29.3 and 22.2 % without it)
+ape = {}
+for x in r:
+    if x["set"] == "models":
+        k = (x["phase"], x["gpu"])
+        ape.setdefault(k, []).append(abs(x["predicted_ms"] / x["measured_ms"] - 1) * 100)
+for k in [("inference", g) for g in ("a100-pcie-40gb", "l4", "mi100", "v100-pcie-32gb")] + \
+         [("training", g) for g in ("l4", "mi100", "v100-pcie-32gb")]:
+    assert k in ape, (k, sorted(ape))
+    mape = sum(ape[k]) / len(ape[k])
+    assert mape <= 10.0, (k, round(mape, 2))
 EOF
 else
     fail "e2e-eval: $(cat "$tmp/err")"
