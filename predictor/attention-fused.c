@@ -571,13 +571,27 @@ int tc_attention_fused(const struct tc_gpu *gpu, const struct tc_attention_query
         if (err < 0)
             return err;
     }
+    /* a kernel that skips no masked tile and has one dQ order times a
+     * masked or deterministic launch as the plain one */
+    if (k.unskipped_bwd && (q->causal || q->window || q->deterministic)) {
+        unmasked = *q;
+        unmasked.causal = false;
+        unmasked.window = 0;
+        unmasked.deterministic = false;
+        q = &unmasked;
+        m.causal = false;
+        m.window = 0;
+        err = tc_fused_kernel_resolve(gpu, q, &k); /* and its unmasked tiles */
+        if (err < 0)
+            return err;
+    }
     if (q->deterministic && !k.relay &&
         !(k.fa2_split && (k.impl == TC_ATTN_FLASH2 || k.impl == TC_ATTN_FLASH)))
         return tc_error(TC_ERR_UNSUPPORTED,
                         "attention: the deterministic backward of %s on %s is not modelled (no "
                         "public source describes how it orders its dQ additions); "
-                        "FlashAttention-2's, FlashAttention-4's on sm90 and the cuDNN frontend's "
-                        "open sm80 engine's are",
+                        "FlashAttention-2's, FlashAttention-4's on sm90, cuDNN's fp8 on sm90 "
+                        "and the cuDNN frontend's open sm80 engine's are",
                         tc_attn_impl_name(k.impl), gpu->id);
     if (k.plain_grid && q->kv_splits > 1 && !q->backward)
         return tc_error(TC_ERR_UNSUPPORTED,

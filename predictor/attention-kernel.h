@@ -63,6 +63,9 @@ struct fused_kernel {
     double dq_red_gbps;   /* backward: GB/s an SM reduces a step's dQ tile into the fp32
                              accumulator at, which bounds the step from below (0: hidden) */
     bool dkv_per_qhead;   /* backward GQA: dK, dV per query head, then reduced */
+    bool unskipped_bwd;   /* backward: every (query tile, key tile) step is computed under a
+                             causal or window mask too, none skipped, and the deterministic
+                             order costs nothing (cuDNN's fp8 backward on sm90, below) */
     bool mask_every_tile; /* backward: the mask and the sequence bounds are compiled into the
                              step, so under a mask or with a partial tile every tile pays for
                              them (the cuDNN frontend's open sm80 backward, attention-kernels.c) */

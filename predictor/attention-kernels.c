@@ -802,9 +802,18 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
             return refuse(gpu, impl,
                           "cuDNN's fp8 backward on Hopper runs head dim 128 only (Q/K and V); "
                           "192/128 and the others need sm100");
-        if (gpu->arch == TC_ARCH_HOPPER)
+        if (gpu->arch == TC_ARCH_HOPPER) {
             hopper_kernel(q, impl, k);
-        else if (gpu->arch == TC_ARCH_BLACKWELL)
+            /* cuDNN 9.27's fp8 backward on sm90 computes every tile of a
+             * masked launch, and its deterministic order is its only one:
+             * on the H200 its causal rows take 1.00-1.06x the time of the
+             * same shapes unmasked (5 pairs, 2k-32k; bf16: 0.51-0.65x) and
+             * its deterministic rows 0.99-1.02x the others (16 pairs; bf16
+             * up to 9x), in the cuDNN frontend's attention_training results
+             * (the development file). No source names the kernel; its
+             * window is taken as its causal mask is. */
+            k->unskipped_bwd = fp8 && q->backward;
+        } else if (gpu->arch == TC_ARCH_BLACKWELL)
             blackwell_kernel(gpu, q, impl, k);
         else if (!q->backward)
             cudnn_sm80_fwd_kernel(gpu, q, k);

@@ -40,7 +40,8 @@ limits = {
     ("h200-sxm-141gb", "flash4", "bf16", "fwd"): (9.5, 66),      # 242
     ("h200-sxm-141gb", "flash4", "bf16", "bwd"): (15.0, 122),    # 187 (half deterministic)
     ("h200-sxm-141gb", "cudnn", "fp8", "fwd"): (26.0, 56),       # 103
-    ("h200-sxm-141gb", "cudnn", "fp8", "bwd"): (34.0, 16),       # 21 (its causal rows take the non-causal time)
+    ("h200-sxm-141gb", "cudnn", "fp8", "bwd"): (21.5, 32),       # 21 (16 rows; 31 before its causal
+                                                                 # rows took the unmasked time, half deterministic)
 }
 bad = []
 for key, (mape, rows) in sorted(limits.items()):

@@ -362,6 +362,52 @@ START_TEST(test_cudnn_fp8_backward_hopper_dims)
 }
 END_TEST
 
+/* cuDNN's fp8 backward on sm90 skips no masked tile and has one dQ order
+ * (its measured causal and deterministic rows take the plain time): a
+ * causal, a windowed or a deterministic launch is timed as the plain one,
+ * where the bf16 backward halves under the mask and refuses the
+ * deterministic order; on Blackwell the fp8 backward skips as bf16 does. */
+START_TEST(test_cudnn_fp8_backward_hopper_unskipped)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                   .dtype = TC_DTYPE_FP8,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .kv_heads = 8,
+                                   .seq_q = 8192,
+                                   .head_dim = 128,
+                                   .backward = true};
+    struct tc_attention_prediction plain, p;
+    const struct tc_gpu *h200 = gpu("h200-sxm-141gb");
+
+    ck_assert_msg(tc_predict_attention(pred, h200, &q, &plain) == TC_OK, "%s", tc_last_error());
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &p), TC_OK);
+    ck_assert_double_eq_tol(p.time_us, plain.time_us, 1e-9 * plain.time_us);
+    q.window = 128;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &p), TC_OK);
+    ck_assert_double_eq_tol(p.time_us, plain.time_us, 1e-9 * plain.time_us);
+    q.window = 0;
+    q.deterministic = true;
+    ck_assert_msg(tc_predict_attention(pred, h200, &q, &p) == TC_OK, "%s", tc_last_error());
+    ck_assert_double_eq_tol(p.time_us, plain.time_us, 1e-9 * plain.time_us);
+    /* bf16: the mask skips, and the deterministic order is not modelled */
+    q.dtype = TC_DTYPE_BF16;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &p), TC_ERR_UNSUPPORTED);
+    q.deterministic = false;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &p), TC_OK);
+    q.causal = false;
+    ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &plain), TC_OK);
+    ck_assert(p.time_us < 0.7 * plain.time_us);
+    /* Blackwell's fp8 backward is another kernel: the mask skips there */
+    q.dtype = TC_DTYPE_FP8;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("b200"), &q, &plain), TC_OK);
+    q.causal = true;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("b200"), &q, &p), TC_OK);
+    ck_assert(p.time_us < 0.7 * plain.time_us);
+}
+END_TEST
+
 /* The open engines' deterministic sm80 backward (bprop_f16_sm80.py): each
  * key-tile CTA spins on a semaphore per query tile until its turn, adds
  * its dQ and hands over before its next step, on the 3-D grid. Without a
@@ -793,6 +839,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_fa4_sm90_not_persistent);
     tcase_add_test(tc, test_fa4_sm90_pack_gqa);
     tcase_add_test(tc, test_cudnn_fp8_backward_hopper_dims);
+    tcase_add_test(tc, test_cudnn_fp8_backward_hopper_unskipped);
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     tcase_add_test(tc, test_fa2_sm80_split_smem);

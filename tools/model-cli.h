@@ -44,7 +44,9 @@
     "  --deterministic       the deterministic backward (flash2: dQ accumulated per\n"             \
     "                        split, no atomics; flash4 on sm90 and cudnn_oss on\n"                 \
     "                        sm80: dQ added in key-block order through a semaphore\n"              \
-    "                        per query tile; cuDNN's closed engines are refused)\n"                \
+    "                        per query tile; cuDNN's fp8 on sm90: its only order,\n"               \
+    "                        timed as the other; cuDNN's closed 16-bit engines are\n"              \
+    "                        refused)\n"                                                           \
     "  --kv-splits N         forward split-KV (FlashDecoding): 1 never splits (the\n"              \
     "                        training entry points of FA3/FA4/cuDNN), N forces N;\n"               \
     "                        default: the kernel's heuristic splits the keys when\n"               \
