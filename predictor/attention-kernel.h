@@ -37,6 +37,8 @@ struct fused_kernel {
     double exp_emulated;  /* share of the exps a polynomial computes on the FP32 lanes instead
                              of the SFUs (FlashAttention-4's forward on sm100, below) */
     double slow;          /* time multiplier (the open sm80 prefill at d 128) */
+    bool mma_16bit;       /* fp8 inputs whose MMAs run at the 16-bit rate (cuDNN's fp8 forward
+                             on sm90 off head dim 128, attention-kernels.c) */
     int order;            /* CTA issue order: ORDER_GRID, ORDER_LPT (longest first) or
                              ORDER_SPT (shortest first) */
     int relay;            /* deterministic backward: dQ added in key-block order through a

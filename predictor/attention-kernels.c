@@ -113,15 +113,13 @@ static const struct fused_eff FA3_HOPPER_FWD_FP8 = {0.71, 0.33};
  * +8 to +31 % slow (median per group) on the prefill and 8-16-query rows.
  *
  * fp8 forward: its own bars, 1005 at head dim 128 and 1139 / 1001 at 256
- * (16k / 2k), solve to {0.68, 0.30} (999 / 1134 / 1062). That pair is not
- * taken. cuDNN 9.27's fp8 forward runs 192/128 heads no faster than bf16
- * (H200 development rows, 0.95-1.11x bf16's time), and that pair would
- * predict those rows 33-42 % too fast. The fp8 forward keeps the
- * least-squares pair: 836 at 128 (-17 %), 1073 / 1007 at 256.
+ * (16k / 2k), solve to {0.68, 0.30} (999 / 1134 / 1062). At the other head
+ * dims cuDNN's fp8 forward runs at the bf16 engine's rate
+ * (cudnn_hopper_fp8_fwd_16bit).
  *
  * Backward 433 / 516 at 64 / 128 (model 434 / 518). */
 static const struct fused_eff CUDNN_HOPPER_FWD = {0.91, 0.70};
-static const struct fused_eff CUDNN_HOPPER_FWD_FP8 = {0.76, 0.66};
+static const struct fused_eff CUDNN_HOPPER_FWD_FP8 = {0.68, 0.30};
 static const struct fused_eff CUDNN_HOPPER_BWD = {0.69, 1.30};
 /* FlashAttention-4 on Blackwell (FlashAttention-4 blog and paper, B200
  * BF16): up to 1605 TFLOP/s, 71% of the peak. Its forward computes a
@@ -701,6 +699,21 @@ static void cudnn_sm80_fwd_kernel(const struct tc_gpu *gpu, const struct tc_atte
         sm80_fwd_smem_bytes(k->br, k->bc, k->dqk, k->dvo, 4, false, tc_dtype_bytes(q->dtype));
 }
 
+/* cuDNN's fp8 engines on sm90 are fast at head dims 128 and 256 only: the
+ * backward runs no other (sdpa_fp8_bwd.h), the FA3 paper's cuDNN fp8
+ * forward bars reach 1005 TFLOP/s at 128 and 1139 at 256 against 595 and
+ * 581 in bf16, and cuDNN 9.27's fp8 forward on the H200 takes 0.64-0.79x
+ * the bf16 time at 128 (21 pairs) but 0.90-1.05x at 192/128 (30 pairs) and
+ * 1.40-1.45x at 64 under a 128-key window (5 pairs; the cuDNN frontend's
+ * attention_training rows of the development file). Elsewhere the fp8
+ * forward is timed as the bf16 engine: its efficiencies at the 16-bit
+ * rate, its bytes in fp8. */
+static bool cudnn_hopper_fp8_fwd_16bit(const struct tc_attention_query *q,
+                                       const struct fused_kernel *k)
+{
+    return q->dtype == TC_DTYPE_FP8 && !q->backward && k->dqk != 128 && k->dqk != 256;
+}
+
 /* Which kernel a query runs, or why it cannot run. FLASH is the best the
  * architecture's libraries offer: FA2 on Ampere and Ada, FA3 on Hopper
  * (cuDNN for an fp8 backward, which FA3 lacks), FA4 on Blackwell, and the
@@ -813,6 +826,10 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
              * (the development file). No source names the kernel; its
              * window is taken as its causal mask is. */
             k->unskipped_bwd = fp8 && q->backward;
+            if (cudnn_hopper_fp8_fwd_16bit(q, k)) {
+                k->eff = CUDNN_HOPPER_FWD;
+                k->mma_16bit = true;
+            }
         } else if (gpu->arch == TC_ARCH_BLACKWELL)
             blackwell_kernel(gpu, q, impl, k);
         else if (!q->backward)
@@ -855,7 +872,7 @@ struct elem_cost tc_fused_elem_cost(const struct tc_gpu *gpu, enum tc_dtype dtyp
     int units = gpu->units > 0 ? gpu->units : 1;
     double flops = bwd ? 2.0 * (3.0 * (double)k->dqk + 2.0 * (double)k->dvo)
                        : 2.0 * ((double)k->dqk + (double)k->dvo);
-    double sm_flops_per_us = gpu->peak_tflops[dtype] * 1e6 / units;
+    double sm_flops_per_us = gpu->peak_tflops[k->mma_16bit ? TC_DTYPE_BF16 : dtype] * 1e6 / units;
     double vclk = tc_fused_vector_clock_mhz(gpu);
     /* FP32 lanes of an SM: FFMA counts two FLOPs */
     double lanes = gpu->flops_per_clk_per_unit[TC_DTYPE_FP32] > 0

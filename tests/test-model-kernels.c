@@ -408,6 +408,38 @@ START_TEST(test_cudnn_fp8_backward_hopper_unskipped)
 }
 END_TEST
 
+/* cuDNN's fp8 forward on sm90 is fast at head dims 128 and 256 alone; at
+ * 192/128 and 64 it takes the bf16 engine's rate. */
+START_TEST(test_cudnn_fp8_forward_hopper_head_dims)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                   .batch = 2,
+                                   .heads = 64,
+                                   .kv_heads = 64,
+                                   .seq_q = 8192,
+                                   .causal = true};
+    struct tc_attention_prediction f8, b16;
+    const struct tc_gpu *h200 = gpu("h200-sxm-141gb");
+    static const int64_t dims[][3] = {{128, 128, 1}, {256, 256, 1}, {192, 128, 0}, {64, 64, 0}};
+
+    for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++) {
+        q.head_dim = dims[i][0];
+        q.head_dim_vo = dims[i][1];
+        q.dtype = TC_DTYPE_FP8;
+        ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &f8), TC_OK);
+        q.dtype = TC_DTYPE_BF16;
+        ck_assert_int_eq(tc_predict_attention(pred, h200, &q, &b16), TC_OK);
+        if (dims[i][2])
+            ck_assert_msg(f8.time_us < 0.8 * b16.time_us, "d %lld: fp8 %.1f us, bf16 %.1f",
+                          (long long)q.head_dim, f8.time_us, b16.time_us);
+        else
+            ck_assert_msg(f8.time_us > 0.9 * b16.time_us && f8.time_us <= b16.time_us,
+                          "d %lld: fp8 %.1f us, bf16 %.1f", (long long)q.head_dim, f8.time_us,
+                          b16.time_us);
+    }
+}
+END_TEST
+
 /* The open engines' deterministic sm80 backward (bprop_f16_sm80.py): each
  * key-tile CTA spins on a semaphore per query tile until its turn, adds
  * its dQ and hands over before its next step, on the 3-D grid. Without a
@@ -840,6 +872,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_fa4_sm90_pack_gqa);
     tcase_add_test(tc, test_cudnn_fp8_backward_hopper_dims);
     tcase_add_test(tc, test_cudnn_fp8_backward_hopper_unskipped);
+    tcase_add_test(tc, test_cudnn_fp8_forward_hopper_head_dims);
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     tcase_add_test(tc, test_fa2_sm80_split_smem);
