@@ -38,7 +38,7 @@ struct fused_kernel {
                              of the SFUs (FlashAttention-4's forward on sm100, below) */
     double slow;          /* time multiplier (the open sm80 prefill at d 128) */
     bool mma_16bit;       /* fp8 inputs whose MMAs run at the 16-bit rate (cuDNN's fp8 forward
-                             on sm90 off head dim 128, attention-kernels.c) */
+                             on sm90 off head dims 128 and 256, attention-kernels.c) */
     int order;            /* CTA issue order: ORDER_GRID, ORDER_LPT (longest first) or
                              ORDER_SPT (shortest first) */
     int relay;            /* deterministic backward: dQ added in key-block order through a
@@ -67,7 +67,8 @@ struct fused_kernel {
     bool dkv_per_qhead;   /* backward GQA: dK, dV per query head, then reduced */
     bool unskipped_bwd;   /* backward: every (query tile, key tile) step is computed under a
                              causal or window mask too, none skipped, and the deterministic
-                             order costs nothing (cuDNN's fp8 backward on sm90, below) */
+                             order costs nothing (cuDNN's fp8 backward on sm90,
+                             attention-kernels.c) */
     bool mask_every_tile; /* backward: the mask and the sequence bounds are compiled into the
                              step, so under a mask or with a partial tile every tile pays for
                              them (the cuDNN frontend's open sm80 backward, attention-kernels.c) */
