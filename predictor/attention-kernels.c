@@ -714,6 +714,36 @@ static bool cudnn_hopper_fp8_fwd_16bit(const struct tc_attention_query *q,
     return q->dtype == TC_DTYPE_FP8 && !q->backward && k->dqk != 128 && k->dqk != 256;
 }
 
+/* cuDNN's fp8 backward on sm90 runs its five GEMMs on 8-bit operands
+ * (sdpa_fp8_bwd.h: P and dS are scaled into fp8, and bmm_S_T_dO, bmm_dP_K
+ * and bmm_dP_T_Q reduce over the rows of dO, K and Q, whose head dim is the
+ * contiguous one; its MXFP8 path asks for dO_T, K_T and Q_T as inputs of
+ * their own). wgmma reads 8-bit operands from shared memory K-major only
+ * (PTX ISA, wgmma.mma_async: the transpose qualifiers take .f16 and .bf16
+ * alone), so each query step transposes its dO and Q tiles in shared
+ * memory, and each CTA its K once. FA3's fp8 forward does the same to V at
+ * each key step (FA3 paper, section 3.3), and cuDNN's fp8 forward pays it
+ * at eta 0.68 against the 16-bit 0.91 (CUDNN_HOPPER_FWD_FP8,
+ * CUDNN_HOPPER_FWD): that whole difference is taken as the price of the
+ * transposed bytes. The forward transposes d_vo elements a query row-key
+ * pair per Br rows, 1 / (2 Br (d_qk + d_vo)) of an MMA FLOP times d_vo; the
+ * backward d_qk + d_vo per Bc keys over its five GEMMs' 2 (3 d_qk + 2 d_vo)
+ * FLOPs. At head dim 128 (the only one it runs) with FA3's 128-row forward
+ * and 128-key backward tiles that is 0.8 of the forward's share, and the
+ * bf16 backward's 0.69 becomes 0.57. */
+static double cudnn_hopper_fp8_bwd_eta(const struct fused_kernel *k)
+{
+    int fwd_br, fwd_bc, fwd_threads;
+    double dqk = (double)k->dqk, dvo = (double)k->dvo;
+
+    fa3_tile(k->dqk, false, false, &fwd_br, &fwd_bc, &fwd_threads);
+    double fwd_share = dvo / (2.0 * fwd_br * (dqk + dvo));
+    double bwd_share = (dqk + dvo) / (2.0 * k->bc * (3.0 * dqk + 2.0 * dvo));
+    double fwd_extra = 1.0 / CUDNN_HOPPER_FWD_FP8.eta - 1.0 / CUDNN_HOPPER_FWD.eta;
+
+    return 1.0 / (1.0 / CUDNN_HOPPER_BWD.eta + bwd_share / fwd_share * fwd_extra);
+}
+
 /* Which kernel a query runs, or why it cannot run. FLASH is the best the
  * architecture's libraries offer: FA2 on Ampere and Ada, FA3 on Hopper
  * (cuDNN for an fp8 backward, which FA3 lacks), FA4 on Blackwell, and the
@@ -826,6 +856,8 @@ int tc_fused_kernel_resolve(const struct tc_gpu *gpu, const struct tc_attention_
              * (the development file). No source names the kernel; its
              * window is taken as its causal mask is. */
             k->unskipped_bwd = fp8 && q->backward;
+            if (fp8 && q->backward)
+                k->eff.eta = cudnn_hopper_fp8_bwd_eta(k);
             if (cudnn_hopper_fp8_fwd_16bit(q, k)) {
                 k->eff = CUDNN_HOPPER_FWD;
                 k->mma_16bit = true;

@@ -40,8 +40,9 @@ limits = {
     ("h200-sxm-141gb", "flash4", "bf16", "fwd"): (9.5, 66),      # 242
     ("h200-sxm-141gb", "flash4", "bf16", "bwd"): (15.0, 122),    # 187 (half deterministic)
     ("h200-sxm-141gb", "cudnn", "fp8", "fwd"): (9.5, 56),        # 103 (23 before the 16-bit rate off 128 and 256)
-    ("h200-sxm-141gb", "cudnn", "fp8", "bwd"): (21.5, 32),       # 21 (16 rows; 31 before its causal
-                                                                 # rows took the unmasked time, half deterministic)
+    ("h200-sxm-141gb", "cudnn", "fp8", "bwd"): (10.0, 32),       # 21 (16 rows; 31 before its causal
+                                                                 # rows took the unmasked time, half deterministic;
+                                                                 # 19.6 before the transposes of dO and Q)
 }
 bad = []
 for key, (mape, rows) in sorted(limits.items()):

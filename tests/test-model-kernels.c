@@ -408,6 +408,34 @@ START_TEST(test_cudnn_fp8_backward_hopper_unskipped)
 }
 END_TEST
 
+/* cuDNN's fp8 backward on sm90 transposes dO and Q at each query step
+ * (wgmma takes 8-bit operands K-major only): it runs at less than twice
+ * the bf16 backward's rate, by 0.8 of the forward's price per FLOP. */
+START_TEST(test_cudnn_fp8_backward_hopper_transposes)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_CUDNN,
+                                   .batch = 1,
+                                   .heads = 40,
+                                   .kv_heads = 40,
+                                   .seq_q = 32760,
+                                   .head_dim = 128,
+                                   .backward = true};
+    struct tc_attention_prediction f8, b16;
+    static const char *const ids[] = {"h100-sxm5-80gb", "h200-sxm-141gb"};
+
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        q.dtype = TC_DTYPE_FP8;
+        ck_assert_msg(tc_predict_attention(pred, gpu(ids[i]), &q, &f8) == TC_OK, "%s",
+                      tc_last_error());
+        q.dtype = TC_DTYPE_BF16;
+        ck_assert_int_eq(tc_predict_attention(pred, gpu(ids[i]), &q, &b16), TC_OK);
+        /* 1.47 with the transposes; 1.67 at the bf16 backward's eta */
+        ck_assert_msg(b16.time_us > 1.35 * f8.time_us && b16.time_us < 1.55 * f8.time_us,
+                      "%s: bf16 %.1f us, fp8 %.1f us", ids[i], b16.time_us, f8.time_us);
+    }
+}
+END_TEST
+
 /* cuDNN's fp8 forward on sm90 is fast at head dims 128 and 256 alone; at
  * 192/128 and 64 it takes the bf16 engine's rate. */
 START_TEST(test_cudnn_fp8_forward_hopper_head_dims)
@@ -872,6 +900,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_fa4_sm90_pack_gqa);
     tcase_add_test(tc, test_cudnn_fp8_backward_hopper_dims);
     tcase_add_test(tc, test_cudnn_fp8_backward_hopper_unskipped);
+    tcase_add_test(tc, test_cudnn_fp8_backward_hopper_transposes);
     tcase_add_test(tc, test_cudnn_fp8_forward_hopper_head_dims);
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
