@@ -69,6 +69,17 @@ int tc_kernel_blocks_per_sm(const struct tc_gpu *gpu, const struct tc_kernel *k,
  * MFMA), none on Pascal (no tensor cores: P100's fp16 is HFMA2). */
 bool tc_gemm_on_matrix_units(const struct tc_gpu *gpu, enum tc_dtype dtype);
 
+/* Whether gpu's fp8 GEMMs take the row-major NT layout only. cuBLASLt's
+ * fp8 kernels require "A must be transposed and B non-transposed (the TN
+ * format)" (cublasLtMatmul, FP8 requirements) on compute capability 8.9
+ * and 9.0; row-major (tilecast's view) that is NT, A stored m x k and B
+ * stored n x k, the layout of nn.Linear and of torch._scaled_mm's
+ * column-major second operand. The sm100 family lifts it and sm120 does
+ * not (TransformerEngine's nvte_is_non_tn_fp8_gemm_supported: 10.0 to
+ * 11.x, and 13.0 on; on the others it keeps a transposed fp8 copy of an
+ * operand for the backward's GEMMs). */
+bool tc_gemm_fp8_tn_only(const struct tc_gpu *gpu);
+
 /* Alignment class of the leading dimensions of q (lda, ldb, ldc, or the
  * packed ones implied by the layout). */
 enum tc_align tc_gemm_align_class(const struct tc_gemm_query *q);

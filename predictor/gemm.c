@@ -774,6 +774,12 @@ static int check_query(const struct tc_gpu *gpu, const struct tc_gemm_query *q, 
                         "dtype %s is not supported by %s (no dense %s peak in "
                         "its spec)",
                         tc_dtype_name(q->dtype), gpu->id, tc_dtype_name(q->dtype));
+    if (q->dtype == TC_DTYPE_FP8 && q->layout != TC_LAYOUT_NT && tc_gemm_fp8_tn_only(gpu))
+        return tc_error(TC_ERR_UNSUPPORTED,
+                        "%s (%s) runs fp8 GEMMs in cuBLASLt's TN format only, row-major NT (A "
+                        "stored m x k, B stored n x k, as nn.Linear): a row-major %s GEMM needs an "
+                        "operand transposed first (predict that GEMM with --layout NT)",
+                        gpu->id, gpu->compute_capability, tc_layout_name(q->layout));
     if (gpu->units <= 0 || !(gpu->clock_tensor_mhz > 0) || !(gpu->mem_bw_gbps > 0))
         return tc_error(TC_ERR_INVALID,
                         "GPU '%s': units, clock and memory bandwidth must be "
@@ -803,6 +809,14 @@ struct cand_table {
 
 static _Thread_local struct cand_table cand_cache[CACHE_ENTRIES];
 static _Thread_local unsigned cand_cache_next;
+
+bool tc_gemm_fp8_tn_only(const struct tc_gpu *gpu)
+{
+    const char *cc = gpu->compute_capability;
+
+    return gpu->vendor == TC_VENDOR_NVIDIA &&
+           (strcmp(cc, "sm_89") == 0 || strcmp(cc, "sm_90") == 0 || strncmp(cc, "sm_12", 5) == 0);
+}
 
 bool tc_gemm_on_matrix_units(const struct tc_gpu *gpu, enum tc_dtype dtype)
 {

@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "calibrate.h"
+#include "gemm-internal.h"
 #include "input.h"
 #include "model-internal.h"
 #include "yaml-walk.h"
@@ -534,13 +535,21 @@ static int gemm_op(struct decomp *dc, const char *name, bool in_layer, int64_t m
     return TC_OK;
 }
 
+static int memory_op(struct decomp *dc, const char *name, bool in_layer, double bytes, int kernels);
+
 /* A linear layer Y[m×n] = X[m×k]·W^T, and in training its two backward
- * GEMMs: dX = dY·W (m×k×n, NN) and dW = dY^T·X (n×k×m, TN). */
+ * GEMMs: dX = dY·W (m×k×n, NN) and dW = dY^T·X (n×k×m, TN). Where fp8
+ * GEMMs take the NT layout alone (tc_gemm_fp8_tn_only: Ada, Hopper), the
+ * backward reads fp8 copies of W, dY and X stored transposed, as
+ * TransformerEngine keeps them ("columnwise" data, written by its fused
+ * cast-transpose kernels), and both of its GEMMs run NT: their bytes, one
+ * byte an element, are one op of their own. */
 static int linear_ops(struct decomp *dc, const char *name, bool in_layer, int64_t m, int64_t n,
                       int64_t k)
 {
     char sub[TC_OP_NAME_MAX];
     int err = gemm_op(dc, name, in_layer, m, n, k, 1, TC_LAYOUT_NT);
+    bool nt_only = dc->c->dtype == TC_DTYPE_FP8 && tc_gemm_fp8_tn_only(dc->gpu);
 
     if (in_layer)
         dc->layer_linears++;
@@ -548,12 +557,19 @@ static int linear_ops(struct decomp *dc, const char *name, bool in_layer, int64_
         dc->head_linears++;
     if (err < 0 || !dc->c->training)
         return err;
+    if (nt_only) {
+        snprintf(sub, sizeof(sub), "%s.fp8_transpose", name);
+        err = memory_op(dc, sub, in_layer,
+                        (double)n * (double)k + (double)m * (double)n + (double)m * (double)k, 1);
+        if (err < 0)
+            return err;
+    }
     snprintf(sub, sizeof(sub), "%s.dgrad", name);
-    err = gemm_op(dc, sub, in_layer, m, k, n, 1, TC_LAYOUT_NN);
+    err = gemm_op(dc, sub, in_layer, m, k, n, 1, nt_only ? TC_LAYOUT_NT : TC_LAYOUT_NN);
     if (err < 0)
         return err;
     snprintf(sub, sizeof(sub), "%s.wgrad", name);
-    return gemm_op(dc, sub, in_layer, n, k, m, 1, TC_LAYOUT_TN);
+    return gemm_op(dc, sub, in_layer, n, k, m, 1, nt_only ? TC_LAYOUT_NT : TC_LAYOUT_TN);
 }
 
 /* Stores the bytes an op moves in its m (an int64_t). A tensor of 2^62

@@ -732,8 +732,27 @@ START_TEST(bad_inputs)
     ck_assert_error_has("fp8");
     ck_assert_int_eq(try_predict("a100-sxm4-80gb", TC_DTYPE_FP64, 64, 64, 64, 1),
                      TC_ERR_UNSUPPORTED);
-    /* fp8 where the hardware has it. */
-    ck_assert_int_eq(try_predict("h100-sxm5-80gb", TC_DTYPE_FP8, 4096, 4096, 4096, 1), TC_OK);
+    /* fp8 where the hardware has it; on sm89 and sm90 in the row-major NT
+     * layout alone (cuBLASLt's TN), on sm100 in any */
+    q.dtype = TC_DTYPE_FP8;
+    q.m = q.n = q.k = 4096;
+    for (int l = 0; l < TC_LAYOUT_COUNT; l++) {
+        q.layout = (enum tc_layout)l;
+        ck_assert_int_eq(tc_predict_gemm_analytical(gpu("b200"), &q, &pr), TC_OK);
+        if (q.layout == TC_LAYOUT_NT) {
+            ck_assert_int_eq(tc_predict_gemm_analytical(gpu("h100-sxm5-80gb"), &q, &pr), TC_OK);
+            ck_assert_int_eq(tc_predict_gemm_analytical(gpu("l40s"), &q, &pr), TC_OK);
+            continue;
+        }
+        ck_assert_int_eq(tc_predict_gemm_analytical(gpu("h100-sxm5-80gb"), &q, &pr),
+                         TC_ERR_UNSUPPORTED);
+        ck_assert_error_has("TN format");
+        ck_assert_error_has("--layout NT");
+        ck_assert_int_eq(tc_predict_gemm_analytical(gpu("l40s"), &q, &pr), TC_ERR_UNSUPPORTED);
+    }
+    q.dtype = TC_DTYPE_FP16;
+    q.layout = TC_LAYOUT_NN;
+    q.m = q.n = q.k = 64;
 
     q.lda = 32; /* NN: A is m x k, row length k = 64 */
     ck_assert_int_eq(tc_predict_gemm_analytical(gpu("a100-sxm4-80gb"), &q, &pr), TC_ERR_RANGE);

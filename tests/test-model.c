@@ -933,6 +933,53 @@ START_TEST(test_decomposition)
 }
 END_TEST
 
+/* fp8 training where cuBLASLt's fp8 GEMMs take the TN format alone
+ * (Hopper): both backward GEMMs of a linear run NT on fp8 copies of W, dY
+ * and X stored transposed, one byte an element, an op of their own.
+ * Blackwell runs the NN and TN GEMMs as they are. */
+START_TEST(test_fp8_training_layouts)
+{
+    struct tc_model_config c = layer_cfg(4096, 32, 2048, 2);
+    struct tc_model_prediction *mp;
+    const struct tc_op_prediction *op;
+    int64_t m = 2 * 2048L, n = 3 * 4096L, k = 4096;
+
+    c.dtype = TC_DTYPE_FP8;
+    c.attention = TC_ATTN_CUDNN; /* FlashAttention-4 has no fp8 */
+    c.vocab = 51200;
+    c.layers = 2;
+    c.training = true;
+    mp = predict("h100-sxm5-80gb", &c);
+    op = find_op(mp, "qkv.dgrad");
+    ck_assert_int_eq(op->layout, TC_LAYOUT_NT);
+    ck_assert_int_eq(op->m, m);
+    ck_assert_int_eq(op->n, k);
+    ck_assert_int_eq(op->k, n);
+    op = find_op(mp, "qkv.wgrad");
+    ck_assert_int_eq(op->layout, TC_LAYOUT_NT);
+    ck_assert_int_eq(op->m, n);
+    op = find_op(mp, "qkv.fp8_transpose");
+    ck_assert_str_eq(op->kind, "elementwise");
+    ck_assert_int_eq(op->m, n * k + m * n + m * k);
+    ck_assert(op->time_us > 0 && op->in_layer);
+    find_op(mp, "logits.fp8_transpose");
+    tc_model_prediction_free(mp);
+
+    mp = predict("b200", &c);
+    ck_assert_int_eq(find_op(mp, "qkv.dgrad")->layout, TC_LAYOUT_NN);
+    ck_assert_int_eq(find_op(mp, "qkv.wgrad")->layout, TC_LAYOUT_TN);
+    for (size_t i = 0; i < mp->n_ops; i++)
+        ck_assert_ptr_null(strstr(mp->ops[i].name, "fp8_transpose"));
+    tc_model_prediction_free(mp);
+
+    /* bf16 on Hopper keeps its NN and TN backward */
+    c.dtype = TC_DTYPE_BF16;
+    mp = predict("h100-sxm5-80gb", &c);
+    ck_assert_int_eq(find_op(mp, "qkv.dgrad")->layout, TC_LAYOUT_NN);
+    tc_model_prediction_free(mp);
+}
+END_TEST
+
 START_TEST(test_decode)
 {
     struct tc_model_config c;
@@ -1112,6 +1159,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_attention_calibrated);
     tcase_add_test(tc, test_unfused_attention);
     tcase_add_test(tc, test_decomposition);
+    tcase_add_test(tc, test_fp8_training_layouts);
     tcase_add_test(tc, test_decode);
     tcase_add_test(tc, test_memop);
     tcase_add_test(tc, test_classifier_head);

@@ -43,7 +43,8 @@
     "                  input row has a gpu column\n"                                               \
     "  --dtype DT      fp32, tf32, fp16, bf16 or fp8 (default fp16)\n"                             \
     "  --layout L      NN, NT, TN or TT in the row-major view: first letter A,\n"                  \
-    "                  second B, T = stored transposed (nn.Linear is NT; default NN)\n"            \
+    "                  second B, T = stored transposed (nn.Linear is NT; default NN);\n"           \
+    "                  fp8 GEMMs on sm89/sm90 (Ada, Hopper) take NT only (cuBLASLt TN)\n"          \
     "  --batch B       number of GEMMs in one batched call (default 1)\n"                          \
     "  --lda N, --ldb N, --ldc N\n"                                                                \
     "                  leading dimensions in elements (default: packed); they set\n"               \
