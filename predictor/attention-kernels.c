@@ -725,12 +725,12 @@ static bool cudnn_hopper_fp8_fwd_16bit(const struct tc_attention_query *q,
  * each key step (FA3 paper, section 3.3), and cuDNN's fp8 forward pays it
  * at eta 0.68 against the 16-bit 0.91 (CUDNN_HOPPER_FWD_FP8,
  * CUDNN_HOPPER_FWD): that whole difference is taken as the price of the
- * transposed bytes. The forward transposes d_vo elements a query row-key
- * pair per Br rows, 1 / (2 Br (d_qk + d_vo)) of an MMA FLOP times d_vo; the
- * backward d_qk + d_vo per Bc keys over its five GEMMs' 2 (3 d_qk + 2 d_vo)
- * FLOPs. At head dim 128 (the only one it runs) with FA3's 128-row forward
- * and 128-key backward tiles that is 0.8 of the forward's share, and the
- * bf16 backward's 0.69 becomes 0.57. */
+ * transposed bytes. Per MMA FLOP the forward transposes d_vo / (2 Br
+ * (d_qk + d_vo)) elements (a Bc x d_vo tile of V a Br x Bc step) and the
+ * backward (d_qk + d_vo) / (2 Bc (3 d_qk + 2 d_vo)) (a Br-row tile of Q and
+ * one of dO a step, over its five GEMMs). At head dim 128 (the only one it
+ * runs) with FA3's 128-row forward and 128-key backward tiles that is 0.8
+ * of the forward's share, and the bf16 backward's 0.69 becomes 0.57. */
 static double cudnn_hopper_fp8_bwd_eta(const struct fused_kernel *k)
 {
     int fwd_br, fwd_bc, fwd_threads;
