@@ -7,8 +7,8 @@
 #
 # The clone alone is enough: db/sources/*.csv.xz are decompressed into a
 # temporary folder. --measured DIR reads uncompressed CSVs from DIR instead
-# (vidur_gemm, neusight_gemm, cookbook_gemm and attention_fused .csv;
-# db/prebuilt/README.md says what is imported and why the rest is not).
+# (vidur_gemm, neusight_gemm, neusight_gemm_v100, cookbook_gemm and
+# attention_fused .csv; db/prebuilt/README.md says what is imported and why).
 # BUILD_DIR is a configured build with tools/tilecast (default: build);
 # OUT_DIR receives the files (default: db/prebuilt of this tree).
 set -euo pipefail
@@ -35,7 +35,7 @@ tc=$(cd "$build" 2>/dev/null && pwd)/tools/tilecast || tc=$build/tools/tilecast
 [ -x "$tc" ] || { echo "build-prebuilt: $tc not found: build tilecast first" >&2; exit 1; }
 [ -d "$out" ] || { echo "build-prebuilt: $out is not a directory" >&2; exit 1; }
 
-files="vidur_gemm.csv neusight_gemm.csv cookbook_gemm.csv attention_fused.csv"
+files="vidur_gemm.csv neusight_gemm.csv neusight_gemm_v100.csv cookbook_gemm.csv attention_fused.csv"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ -z "$measured" ]; then
@@ -48,7 +48,7 @@ if [ -z "$measured" ]; then
         xz -dc "$src" >"$measured/$f"
     done
     # the vendored files are checked against the checksums taken when they were copied
-    (cd "$measured" && grep -E ' (vidur_gemm|neusight_gemm|cookbook_gemm|attention_fused)\.csv$' \
+    (cd "$measured" && grep -E ' (vidur_gemm|neusight_gemm|neusight_gemm_v100|cookbook_gemm|attention_fused)\.csv$' \
         "$here/db/sources/SHA256SUMS" | sha256sum --quiet -c -) ||
         { echo "build-prebuilt: db/sources/ does not match db/sources/SHA256SUMS" >&2; exit 1; }
 fi
@@ -77,6 +77,7 @@ done <<'EOF'
 a100-sxm4-80gb vidur_gemm.csv
 h100-sxm5-80gb vidur_gemm.csv
 a100-pcie-40gb neusight_gemm.csv
+v100-pcie-32gb neusight_gemm_v100.csv
 a100-sxm4-40gb cookbook_gemm.csv
 v100-sxm2-32gb cookbook_gemm.csv
 mi250x cookbook_gemm.csv
