@@ -237,6 +237,21 @@ attn_src analytical $h200 --impl flash3 --seq 4096
 # shellcheck disable=SC2086
 attn_src analytical $a100 --impl cudnn --seq 4096 --analytical
 
+# The V100 PCIe file holds NeuSight's event-timed fp32 sweep: a stored call is
+# answered by its measurement, another shape by that machine's fit, and fp16,
+# of which it holds nothing, is still transferred from another GPU's rows.
+v100="--gpu v100-pcie-32gb --dtype fp32 --layout NT --op linear --timing event-fastest5-mean"
+# shellcheck disable=SC2086
+run 0 "$TC" predict gemm $v100 58 141 13
+has out "source         measurement"
+has out "time_us        65.952"
+# shellcheck disable=SC2086
+run 0 "$TC" predict gemm $v100 1000 4096 4096
+has out "source         prediction (calibrated)"
+run 0 "$TC" predict gemm --gpu v100-pcie-32gb --dtype fp16 1000 4096 4096
+has out "source         prediction (transferred)"
+has out "calibrated on  a100-sxm4-80gb"
+
 # rebuilt from the clone alone (db/sources/): reproducible, and byte for byte
 # the committed files; --measured reads the same CSVs uncompressed
 mkdir "$TMP/pb1" "$TMP/pb2"
