@@ -35,7 +35,17 @@ tc=$(cd "$build" 2>/dev/null && pwd)/tools/tilecast || tc=$build/tools/tilecast
 [ -x "$tc" ] || { echo "build-prebuilt: $tc not found: build tilecast first" >&2; exit 1; }
 [ -d "$out" ] || { echo "build-prebuilt: $out is not a directory" >&2; exit 1; }
 
-files="vidur_gemm.csv neusight_gemm.csv neusight_gemm_v100.csv cookbook_gemm.csv attention_fused.csv"
+# gpu-id  file: one database per GPU, of that GPU's rows of the file
+prebuilt="a100-sxm4-80gb vidur_gemm.csv
+h100-sxm5-80gb vidur_gemm.csv
+a100-pcie-40gb neusight_gemm.csv
+v100-pcie-32gb neusight_gemm_v100.csv
+a100-sxm4-40gb cookbook_gemm.csv
+v100-sxm2-32gb cookbook_gemm.csv
+mi250x cookbook_gemm.csv
+a100-pcie-80gb attention_fused.csv
+h200-sxm-141gb attention_fused.csv"
+files=$(echo "$prebuilt" | awk '!seen[$2]++ { print $2 }')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ -z "$measured" ]; then
@@ -48,8 +58,8 @@ if [ -z "$measured" ]; then
         xz -dc "$src" >"$measured/$f"
     done
     # the vendored files are checked against the checksums taken when they were copied
-    (cd "$measured" && grep -E ' (vidur_gemm|neusight_gemm|neusight_gemm_v100|cookbook_gemm|attention_fused)\.csv$' \
-        "$here/db/sources/SHA256SUMS" | sha256sum --quiet -c -) ||
+    (cd "$measured" && awk -v want="$files" 'BEGIN { split(want, w); for (i in w) need[w[i]] = 1 }
+        $2 in need' "$here/db/sources/SHA256SUMS" | sha256sum --quiet -c -) ||
         { echo "build-prebuilt: db/sources/ does not match db/sources/SHA256SUMS" >&2; exit 1; }
 fi
 for f in $files; do
@@ -62,7 +72,6 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1767225600}
 unset TILECAST_SPECS_PATH
 export TILECAST_DATA_DIR=$here
 
-# gpu-id  file (rows of that GPU are taken from it)
 while read -r gpu file; do
     (cd "$measured" && "$tc" db import --format csv --gpu "$gpu" "$file" --into "$tmp/$gpu.db") >"$tmp/log"
     sed "s|$tmp/||" "$tmp/log"
@@ -73,17 +82,7 @@ while read -r gpu file; do
     "$tc" db compact "$tmp/$gpu.db" >/dev/null
     "$tc" db check "$tmp/$gpu.db" >/dev/null
     mv "$tmp/$gpu.db" "$out/$gpu.db"
-done <<'EOF'
-a100-sxm4-80gb vidur_gemm.csv
-h100-sxm5-80gb vidur_gemm.csv
-a100-pcie-40gb neusight_gemm.csv
-v100-pcie-32gb neusight_gemm_v100.csv
-a100-sxm4-40gb cookbook_gemm.csv
-v100-sxm2-32gb cookbook_gemm.csv
-mi250x cookbook_gemm.csv
-a100-pcie-80gb attention_fused.csv
-h200-sxm-141gb attention_fused.csv
-EOF
+done <<<"$prebuilt"
 
 for f in "$out"/*.db; do
     printf '%-22s %9d bytes\n' "$(basename "$f")" "$(stat -c %s "$f")"
