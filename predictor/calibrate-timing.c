@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calibrate.h"
+#include "tc-internal.h"
 
 enum tc_timing_class tc_timing_classify(const char *timing)
 {
@@ -36,6 +37,30 @@ enum tc_timing_class tc_timing_classify(const char *timing)
         strcmp(timing, "event-min") == 0 || strstr(timing, "op-event"))
         return TC_TIMING_EVENT;
     return TC_TIMING_KERNEL;
+}
+
+/* Whether a tag is a class name or has the form of a method
+ * tc_timing_classify knows: the host-timed families it tests for, and the
+ * kernel-time ones of the data and the collector (a profiler's or CUPTI's
+ * kernel durations, a tuning table's efficiencies, tilecast's own
+ * "event-median-..." harness). Any other tag is classed as kernel time by
+ * default, which a misspelt host method ("evnet", "wal") would silently
+ * become. */
+TC_API bool tc_timing_known(const char *timing)
+{
+    static const char *const names[] = {"kernel", "event", "wall", "wall-max"};
+    static const char *const prefixes[] = {"wall",   "event-", "profiler", "cupti",
+                                           "kernel", "nsys",   "ncu",      "tuning-"};
+
+    if (!timing || !*timing)
+        return true;
+    for (size_t i = 0; i < TC_ARRAY_SIZE(names); i++)
+        if (strcmp(timing, names[i]) == 0)
+            return true;
+    for (size_t i = 0; i < TC_ARRAY_SIZE(prefixes); i++)
+        if (strncmp(timing, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return strstr(timing, "l2flush") || strstr(timing, "op-event");
 }
 
 enum tc_timing_class tc_timing_parse(const char *timing)

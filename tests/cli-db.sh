@@ -82,6 +82,14 @@ run 0 "$TC" predict gemm --gpu h100-sxm5-80gb --dtype bf16 --layout NT --db "$TM
 has out "794.50"
 has out "source         measurement"
 has err "measured with wall timing only"
+# a misspelt method label is stored as given, with a note of what it counts as
+run 0 "$TC" db import --format mamf --gpu h100-sxm5-80gb --timing wal-avg \
+    "$DATA/mamf-v2-summary.log" --into "$TMP/mamf-typo.db"
+has err "timing 'wal-avg' has no known method's form"
+has err "count as kernel time"
+run 0 "$TC" db import --format mamf --gpu h100-sxm5-80gb --timing cupti-median \
+    "$DATA/mamf-v2-summary.log" --into "$TMP/mamf-cupti.db"
+[ -s "$TMP/err" ] && fail "a known kernel-time label came with a note: $(cat "$TMP/err")"
 run 0 "$TC" db info "$TMP/a.db"
 has out "schema v4"
 has out "a100-pcie-40gb"

@@ -275,6 +275,14 @@ awk -v l="$lin" -v m="$mm" -v k="$kernel" 'BEGIN { d = l - m - 23; e = m - k - 2
     fail "predict gemm --timing event: linear $lin, mm $mm, kernel $kernel us"
 run 2 "$TC" predict gemm --gpu a100-pcie-40gb --op conv 8 8 8
 has err "unknown op 'conv'"
+# a misspelt method is refused, not taken as kernel time; the data's own tags
+# and the class names are accepted
+run 2 "$TC" predict gemm --gpu a100-pcie-40gb --dtype fp32 --analytical --timing evnet 58 141 13
+has err "unknown method 'evnet'"
+[ -s "$TMP/out" ] && fail "predict gemm --timing evnet printed a prediction"
+for t in kernel wall-max cupti-median profiler-median event-mean-l2flush wall-avg-incl-launch; do
+    run 0 "$TC" predict gemm --gpu a100-pcie-40gb --dtype fp32 --analytical --timing "$t" --csv 58 141 13
+done
 run 2 "$TC" eval --input "$DATA/shapes.csv"
 has err "neither time_us nor efficiency_pct"
 run 1 "$TC" eval

@@ -491,6 +491,26 @@ START_TEST(timing_classes)
     ck_assert_int_eq(tc_timing_classify("wall-avg-incl-launch"), TC_TIMING_WALL);
     ck_assert_int_eq(tc_timing_classify("wall-slowest"), TC_TIMING_WALL_MAX);
     ck_assert_str_eq(tc_timing_class_name(TC_TIMING_WALL), "wall");
+    /* every tag of the shipped data and the collector has a known form;
+     * a misspelt host method, which would fall through to kernel time,
+     * does not */
+    static const char *const known[] = {"kernel",
+                                        "event",
+                                        "wall",
+                                        "wall-max",
+                                        "cupti-median",
+                                        "profiler-median",
+                                        "tuning-efficiency",
+                                        "event-fastest5-mean",
+                                        "event-median-l2flush",
+                                        "wall-slowest",
+                                        "event-min"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        ck_assert_msg(tc_timing_known(known[i]), "%s", known[i]);
+    ck_assert(tc_timing_known(NULL));
+    ck_assert(!tc_timing_known("evnet"));
+    ck_assert(!tc_timing_known("wal-avg"));
+    ck_assert(!tc_timing_known("bogus"));
 }
 END_TEST
 

@@ -589,6 +589,13 @@ static int db_import(int argc, char **argv)
         ret = usage("db import: %s logs do not name the GPU: give --gpu ID", format);
         goto out;
     }
+    /* a data label, free-form, but one a calibration reads: say what a tag
+     * of no known method's form will count as */
+    if (opt.timing && !tc_timing_known(opt.timing))
+        fprintf(stderr,
+                "tilecast db import: note: timing '%s' has no known method's form "
+                "(event-*, wall-*, profiler-*, cupti-*, ...): its rows count as kernel time\n",
+                opt.timing);
     for (size_t i = 0; i < n_files; i++) {
         if (!cli_input_readable(db_cmd, files[i])) {
             ret = CLI_EXIT_INPUT;

@@ -53,7 +53,8 @@
     "                  time: kernel (default), event (CUDA events around one\n"                    \
     "                  PyTorch op), wall, wall-max, or a measured data's tag such\n"               \
     "                  as event-fastest5-mean: the method's host cost is added\n"                  \
-    "                  (fitted by a calibration, else the method's typical one)\n"                 \
+    "                  (fitted by a calibration, else the method's typical one);\n"                \
+    "                  a tag of no known method's form (a misspelling) is refused\n"               \
     "  --op OP         the PyTorch call: mm (default), bmm or linear (nn.Linear\n"                 \
     "                  with a bias; under a host-timed --timing it adds its\n"                     \
     "                  longer host path, 23 us; kernel time does not change);\n"                   \
@@ -1011,6 +1012,14 @@ static int cmd_predict_gemm(int argc, char **argv)
         } else if (cli_flag_value(argc, argv, &i, "--timing", &v)) {
             if (!v || !*v)
                 goto missing;
+            if (!tc_timing_known(v)) {
+                cli_error(cmd,
+                          "--timing: unknown method '%s' (kernel, event, wall, wall-max, or a "
+                          "measured data's tag such as event-fastest5-mean, wall-slowest, "
+                          "profiler-median or cupti-median)",
+                          v);
+                return CLI_EXIT_INPUT;
+            }
             timing = so.timing = v;
         } else if (cli_flag_value(argc, argv, &i, "--op", &v)) {
             if (!v || !*v)

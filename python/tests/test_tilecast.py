@@ -633,6 +633,10 @@ class TestDatabase(unittest.TestCase):
             k.predict_gemm(GPU, 3000, 3000, 3000, dtype="fp16", layout="NT")["time_us"])
         with self.assertRaises(tilecast.InvalidError):
             k.predict_gemm(GPU, 8, 8, 8, op="conv")
+        # a misspelt method is refused, not taken as kernel time
+        with self.assertRaises(tilecast.InvalidError):
+            tilecast.Predictor([db], prebuilt=False, timing="evnet")
+        tilecast.Predictor([db], prebuilt=False, timing="cupti-median")
 
     def test_closed(self):
         db = tilecast.open_db(self.imported_db())

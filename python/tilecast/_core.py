@@ -386,7 +386,9 @@ class Predictor:
     timing: the timing convention of GEMM predictions (tc_predictor_set_timing):
     None or 'kernel' (kernel time), 'event', 'wall', 'wall-max' or a measured
     data's method tag; calibrated and transferred predictions then add that
-    method's host cost (and nn.Linear's longer path for op='linear').
+    method's host cost (and nn.Linear's longer path for op='linear'). A tag
+    of no known method's form (a misspelling such as 'evnet') raises
+    InvalidError.
     """
 
     def __init__(self, dbs=(), *, prebuilt=True, analytical=False, transfer=True,
@@ -405,6 +407,10 @@ class Predictor:
         _lib.function("tc_predictor_set_analytical")(h, bool(analytical))
         _lib.function("tc_predictor_allow_transfer")(h, bool(transfer))
         if timing is not None:
+            if not _lib.function("tc_timing_known")(str(timing).encode()):
+                raise InvalidError("timing: %r is not a known method (kernel, event, wall, "
+                                   "wall-max, or a data tag such as event-fastest5-mean)"
+                                   % (timing,), TC_ERR_INVALID)
             _check(_lib.function("tc_predictor_set_timing")(h, str(timing).encode()))
         for db in dbs:
             _check(_lib.function("tc_predictor_add_db")(h, os.fsencode(db)))

@@ -494,6 +494,7 @@ _PROTOTYPES = {
     "tc_calib_report_at": (POINTER(CalibSummary), [_P, c_size_t]),
     "tc_calib_report_free": (None, [_P]),
     "tc_timing_host_cost": (c_int, [c_char_p, POINTER(TimingCost)]),
+    "tc_timing_known": (c_bool, [c_char_p]),
     "tc_eval_stats": (c_int, [c_void_p, c_size_t, c_size_t, POINTER(EvalStats)]),
     "tc_spearman": (c_double, [c_void_p, c_void_p, c_size_t]),
     "tc_layer_compare": (c_int, [_P, _P, c_char_p, c_double, POINTER(_P)]),

@@ -1140,6 +1140,13 @@ struct tc_timing_cost {
     double reserved[3]; /* zeroed */
 };
 TC_API int tc_timing_host_cost(const char *timing, struct tc_timing_cost *out);
+/* Whether a timing tag names a method tilecast recognises: a class name
+ * ("kernel", "event", "wall", "wall-max") or a tag of a known method's form
+ * ("event-fastest5-mean", "wall-slowest", "profiler-median", "cupti-median",
+ * "event-mean-l2flush", ...). Other tags are taken as kernel time by
+ * tc_predictor_set_timing; a caller that takes the tag from its user can
+ * refuse them instead. NULL and "" are kernel time, and known. */
+TC_API bool tc_timing_known(const char *timing);
 
 /* One prediction compared with its measurement. */
 struct tc_eval_point {
