@@ -185,15 +185,36 @@ static void fa2_fwd_tile(int64_t d, bool masked, bool sm8x, int *br, int *bc, in
     }
 }
 
-/* FlashAttention-2's backward tiles (flash_bwd_launch_template.h, sm80
- * with 144 KB+ of shared memory): 128 x 128 up to head dim 64, 64 x 128
- * up to 128, 64 x 64 above; sm86/sm89 64 x 64 from head dim 96. Eight
- * warps. Br counts query rows, Bc keys (the CTA's outer block). */
-static void fa2_bwd_tile(int64_t d, bool sm8x, int *br, int *bc, int *warps)
+/* FlashAttention-2's backward tiles (flash_bwd_launch_template.h,
+ * run_mha_bwd_hdim*, no dropout), which the launcher picks by the device's
+ * opt-in shared memory per block (144 KB and more on sm80 and sm90, 99 KB
+ * on sm86/sm89): 128 x 128 at head dim 32; at 64, 128 x 128 (64 x 128
+ * below 144 KB); 64 x 128 at 96; at 128, 64 x 128 (64 x 64 below); 64 x 64
+ * at 160 and 192; at 256, 64 x 64 (64 x 32 below). Eight warps. Br counts
+ * query rows, Bc keys (the CTA's outer block). GPUs FA2 does not target
+ * take the sm80 tiles. */
+static void fa2_bwd_tile(int64_t d, bool big_smem, int *br, int *bc, int *warps)
 {
     *warps = 8;
-    *br = d <= 64 ? 128 : 64;
-    *bc = d <= 128 && !(sm8x && d > 64) ? 128 : 64;
+    if (d <= 32) {
+        *br = 128;
+        *bc = 128;
+    } else if (d <= 64) {
+        *br = big_smem ? 128 : 64;
+        *bc = 128;
+    } else if (d <= 96) {
+        *br = 64;
+        *bc = 128;
+    } else if (d <= 128) {
+        *br = 64;
+        *bc = big_smem ? 128 : 64;
+    } else if (d <= 192) {
+        *br = 64;
+        *bc = 64;
+    } else {
+        *br = 64;
+        *bc = big_smem ? 64 : 32;
+    }
 }
 
 /* FlashAttention-3's tiles (hopper/tile_size.h, tile_size_fwd_sm90 and
@@ -267,13 +288,16 @@ static void fa4_sm90_tile(int64_t d, int64_t dv, bool causal, bool local, bool b
         *bc = local ? 64 : 80;
 }
 
-/* The head dims a kernel instantiates: FA2 every multiple of 32 up to 256
- * and one head dim for Q, K and V (V padded to it); FA3 and FA4 64, 96,
- * 128, 192 and 256 for Q/K and V separately. */
+/* The head dims a kernel instantiates: FA2 every multiple of 32 up to 192,
+ * 256 above (flash_api.cpp: head_size <= 192 ? round_multiple(head_size,
+ * 32) : 256), and one head dim for Q, K and V (V padded to it); FA3 and
+ * FA4 64, 96, 128, 192 and 256 for Q/K and V separately. */
 static void kernel_head_dims(struct fused_kernel *k, int64_t dqk, int64_t dvo, bool fa2)
 {
     if (fa2) {
-        int64_t d = round_up(dqk > dvo ? dqk : dvo, 32);
+        int64_t d = dqk > dvo ? dqk : dvo;
+
+        d = d <= 192 ? round_up(d, 32) : 256;
 
         k->dqk = k->dvo = d;
         return;
@@ -320,7 +344,9 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     k->impl = impl;
     kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, true);
     if (q->backward)
-        fa2_bwd_tile(k->dqk, is_sm8x(gpu), &k->br, &k->bc, &warps);
+        fa2_bwd_tile(k->dqk,
+                     !nvidia_ampere_or_later(gpu) || gpu->smem_per_block_max_bytes >= 144 * 1024,
+                     &k->br, &k->bc, &warps);
     else
         fa2_fwd_tile(k->dqk, masked, is_sm8x(gpu), &k->br, &k->bc, &warps);
     k->threads = warps * 32;
@@ -352,6 +378,22 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     k->fa2_split = true;
     k->split_one_query = impl == TC_ATTN_CUDNN;
     k->window_skip = true;
+    /* FA2's backward double-buffers the Q and dO tiles of its query steps
+     * (the next step's loads run under this one's GEMMs) only where the
+     * device's opt-in shared memory per block holds both copies
+     * (flash_bwd_launch_template.h, the No_double_buffer argument of
+     * Flash_bwd_kernel_traits): head dims 160 and 192 from 116 and 136 KB
+     * (not sm86/sm89), 256 from 176 KB, so not on the A100's 163 ("A100,
+     * we don't do double buffering to save smem"). Single-buffered, each
+     * step waits for its Q and dO tiles at the SM's L2 rate, with no
+     * second CTA on the SM to cover the wait (one fits, as for the cuDNN
+     * frontend's sm80 backward at 256 below). */
+    if (impl == TC_ATTN_FLASH2 && q->backward && nvidia_ampere_or_later(gpu)) {
+        int64_t need = k->dqk > 192 ? 176 * 1024 : k->dqk > 160 ? 136 * 1024 : 116 * 1024;
+
+        if (k->dqk > 128 && gpu->smem_per_block_max_bytes < need)
+            k->iter_l2_bytes = (double)k->br * (double)(k->dqk + k->dvo) * tc_dtype_bytes(q->dtype);
+    }
     /* FA2's forward reads Q from shared memory at every key tile (its sm80
      * kernel traits set Is_Q_in_regs false) */
     if (!q->backward && (gpu->arch == TC_ARCH_AMPERE || gpu->arch == TC_ARCH_ADA))

@@ -577,6 +577,57 @@ START_TEST(test_fa2_sm80_split_smem)
 }
 END_TEST
 
+/* FlashAttention-2's backward picks its tiles and its buffering by the
+ * device's opt-in shared memory per block (flash_bwd_launch_template.h): at
+ * head dim 256 the A100's 163 KB hold one copy of the Q and dO tiles, so
+ * every query step waits for their reload, where the H100's 227 KB double-
+ * buffer them; the 99 KB of sm86/sm89 take narrower tiles. */
+START_TEST(test_fa2_backward_buffering)
+{
+    struct tc_attention_query q = {.impl = TC_ATTN_FLASH2,
+                                   .dtype = TC_DTYPE_BF16,
+                                   .batch = 2,
+                                   .heads = 32,
+                                   .seq_q = 8192,
+                                   .head_dim = 192,
+                                   .backward = true};
+    struct tc_attention_prediction p192, p256;
+    const char *ids[] = {"a100-pcie-80gb", "h100-sxm5-80gb"};
+
+    for (int i = 0; i < 2; i++) {
+        q.head_dim = 192;
+        ck_assert_int_eq(tc_predict_attention(pred, gpu(ids[i]), &q, &p192), TC_OK);
+        q.head_dim = 256;
+        ck_assert_int_eq(tc_predict_attention(pred, gpu(ids[i]), &q, &p256), TC_OK);
+        ck_assert_int_eq(p256.block_m, 64);
+        ck_assert_int_eq(p256.block_n, 64);
+        /* the FLOPs grow 4/3 from 192 to 256; the A100's waits add more */
+        double r = p256.time_us / p192.time_us;
+        if (i == 0)
+            ck_assert_msg(r > 1.4, "a100: 256 / 192 = %.3f", r);
+        else
+            ck_assert_msg(r < 1.4, "h100: 256 / 192 = %.3f", r);
+    }
+    /* sm89 (L4, 99 KB): 64 x 32 at 256, 64 x 128 at 64 and 96 */
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("l4"), &q, &p256), TC_OK);
+    ck_assert_int_eq(p256.block_n, 32);
+    q.head_dim = 64;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("l4"), &q, &p256), TC_OK);
+    ck_assert_int_eq(p256.block_m, 64);
+    ck_assert_int_eq(p256.block_n, 128);
+    q.head_dim = 96;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("l4"), &q, &p256), TC_OK);
+    ck_assert_int_eq(p256.block_n, 128);
+    /* a head dim above 192 runs the 256 kernel */
+    q.head_dim = 224;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-pcie-80gb"), &q, &p192), TC_OK);
+    q.head_dim = 256;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-pcie-80gb"), &q, &p256), TC_OK);
+    ck_assert_msg(fabs(p192.time_us - p256.time_us) < 1e-9 * p256.time_us, "224: %.1f, 256: %.1f",
+                  p192.time_us, p256.time_us);
+}
+END_TEST
+
 /* cuDNN's own sm80 forward runs the tiles its generated kernels name:
  * 128 x 64 at head dim 64 and 64 x 64 above, four warps, so at head dim
  * 128 it is held by its shared-memory reads where FA2's 128-row kernel is
@@ -905,6 +956,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     tcase_add_test(tc, test_fa2_sm80_split_smem);
+    tcase_add_test(tc, test_fa2_backward_buffering);
     tcase_add_test(tc, test_cudnn_sm80_forward_tiles);
     tcase_add_test(tc, test_eager_attention_scores_kernels);
     tcase_add_test(tc, test_training_dropout);
