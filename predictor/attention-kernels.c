@@ -170,18 +170,30 @@ static const struct fused_eff FA2_CDNA_FWD = {0.58, 0.36};
 static const struct fused_eff FA2_CDNA_BWD = {0.52, 1.15};
 
 /* FlashAttention-2's forward tiles (csrc/flash_attn/src/
- * flash_fwd_launch_template.h, run_mha_fwd_hdim*, no dropout): 128 query
- * rows; 128 keys up to head dim 64, else 64. sm86/sm89 (less shared
- * memory) take 128 x 32 without and 64 x 64 with a causal mask from head
- * dim 96 and 64 x 64 at 256. Four warps, eight from head dim 160 on sm80. */
-static void fa2_fwd_tile(int64_t d, bool masked, bool sm8x, int *br, int *bc, int *warps)
+ * flash_fwd_launch_template.h, run_mha_fwd_hdim*, no dropout), four warps
+ * unless said: 128 x 128 up to head dim 64; at 96, 128 x 64 (sm86/sm89
+ * under a causal mask: 64 x 64); at 128, 128 x 64 (sm86/sm89: 128 x 32,
+ * causal 64 x 64); 128 x 64 with eight warps at 192; at 256, 128 x 64 with
+ * eight warps where a block can take 128 KB of shared memory and an SM has
+ * less than 192 KB (the A100's 163 and 164), else 64 x 64 ("for H100 we
+ * want to run with 64 x 64 (96KB smem) since then we can get 2 CTAs per
+ * SM"; sm86/sm89 lack the 128 KB). GPUs FA2 does not target take the sm80
+ * tiles (big_smem, not sm8x). */
+static void fa2_fwd_tile(int64_t d, bool masked, bool sm8x, bool big_smem, int *br, int *bc,
+                         int *warps)
 {
     *br = 128;
     *bc = d <= 64 ? 128 : 64;
-    *warps = d > 128 && !sm8x ? 8 : 4;
-    if (sm8x && d > 64) {
-        *br = masked || d > 192 ? 64 : 128;
-        *bc = masked || d > 192 ? 64 : 32;
+    *warps = d > 128 ? 8 : 4;
+    if (sm8x && masked && d > 64 && d <= 128) {
+        *br = 64;
+        *bc = 64;
+    } else if (sm8x && d > 96 && d <= 128) {
+        *bc = 32;
+    } else if (d > 192 && !big_smem) {
+        *br = 64;
+        *bc = 64;
+        *warps = 4;
     }
 }
 
@@ -348,7 +360,11 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
                      !nvidia_ampere_or_later(gpu) || gpu->smem_per_block_max_bytes >= 144 * 1024,
                      &k->br, &k->bc, &warps);
     else
-        fa2_fwd_tile(k->dqk, masked, is_sm8x(gpu), &k->br, &k->bc, &warps);
+        fa2_fwd_tile(k->dqk, masked, is_sm8x(gpu),
+                     !nvidia_ampere_or_later(gpu) ||
+                         (gpu->smem_per_block_max_bytes >= 2 * 256 * (128 + 2 * 64) &&
+                          gpu->smem_per_sm_bytes < 4 * 256 * (64 + 2 * 64)),
+                     &k->br, &k->bc, &warps);
     k->threads = warps * 32;
     switch (gpu->arch) {
     case TC_ARCH_AMPERE:

@@ -577,12 +577,12 @@ START_TEST(test_fa2_sm80_split_smem)
 }
 END_TEST
 
-/* FlashAttention-2's backward picks its tiles and its buffering by the
- * device's opt-in shared memory per block (flash_bwd_launch_template.h): at
+/* FlashAttention-2 picks its tiles, and its backward its buffering, by the
+ * device's shared memory (flash_fwd_ and flash_bwd_launch_template.h): at
  * head dim 256 the A100's 163 KB hold one copy of the Q and dO tiles, so
  * every query step waits for their reload, where the H100's 227 KB double-
  * buffer them; the 99 KB of sm86/sm89 take narrower tiles. */
-START_TEST(test_fa2_backward_buffering)
+START_TEST(test_fa2_tiles_by_smem)
 {
     struct tc_attention_query q = {.impl = TC_ATTN_FLASH2,
                                    .dtype = TC_DTYPE_BF16,
@@ -625,6 +625,20 @@ START_TEST(test_fa2_backward_buffering)
     ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-pcie-80gb"), &q, &p256), TC_OK);
     ck_assert_msg(fabs(p192.time_us - p256.time_us) < 1e-9 * p256.time_us, "224: %.1f, 256: %.1f",
                   p192.time_us, p256.time_us);
+    /* the forward at 256: 128 x 64 where a block takes 128 KB and an SM
+     * has under 192 KB (the A100), else 64 x 64 (the H100, two CTAs an
+     * SM); at 192, 128 x 64 on sm89 too */
+    q.backward = false;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("a100-pcie-80gb"), &q, &p256), TC_OK);
+    ck_assert_int_eq(p256.block_m, 128);
+    ck_assert_int_eq(p256.block_n, 64);
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("h100-sxm5-80gb"), &q, &p256), TC_OK);
+    ck_assert_int_eq(p256.block_m, 64);
+    ck_assert_int_eq(p256.block_n, 64);
+    q.head_dim = 192;
+    ck_assert_int_eq(tc_predict_attention(pred, gpu("l4"), &q, &p192), TC_OK);
+    ck_assert_int_eq(p192.block_m, 128);
+    ck_assert_int_eq(p192.block_n, 64);
 }
 END_TEST
 
@@ -956,7 +970,7 @@ TCase *model_kernels_tcase(void)
     tcase_add_test(tc, test_frost_sm80_deterministic);
     tcase_add_test(tc, test_fa4_sm90_deterministic);
     tcase_add_test(tc, test_fa2_sm80_split_smem);
-    tcase_add_test(tc, test_fa2_backward_buffering);
+    tcase_add_test(tc, test_fa2_tiles_by_smem);
     tcase_add_test(tc, test_cudnn_sm80_forward_tiles);
     tcase_add_test(tc, test_eager_attention_scores_kernels);
     tcase_add_test(tc, test_training_dropout);
