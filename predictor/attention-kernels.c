@@ -357,13 +357,14 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
     kernel_head_dims(k, q->head_dim, q->head_dim_vo ? q->head_dim_vo : q->head_dim, true);
     if (q->backward)
         fa2_bwd_tile(k->dqk,
-                     !nvidia_ampere_or_later(gpu) || gpu->smem_per_block_max_bytes >= 144 * 1024,
+                     !nvidia_ampere_or_later(gpu) ||
+                         gpu->smem_per_block_max_bytes >= INT64_C(144) * 1024,
                      &k->br, &k->bc, &warps);
     else
         fa2_fwd_tile(k->dqk, masked, is_sm8x(gpu),
                      !nvidia_ampere_or_later(gpu) ||
-                         (gpu->smem_per_block_max_bytes >= 2 * 256 * (128 + 2 * 64) &&
-                          gpu->smem_per_sm_bytes < 4 * 256 * (64 + 2 * 64)),
+                         (gpu->smem_per_block_max_bytes >= INT64_C(2) * 256 * (128 + 2 * 64) &&
+                          gpu->smem_per_sm_bytes < INT64_C(4) * 256 * (64 + 2 * 64)),
                      &k->br, &k->bc, &warps);
     k->threads = warps * 32;
     switch (gpu->arch) {
@@ -405,7 +406,7 @@ static void fa2_kernel(const struct tc_gpu *gpu, const struct tc_attention_query
      * second CTA on the SM to cover the wait (one fits, as for the cuDNN
      * frontend's sm80 backward at 256 below). */
     if (impl == TC_ATTN_FLASH2 && q->backward && nvidia_ampere_or_later(gpu)) {
-        int64_t need = k->dqk > 192 ? 176 * 1024 : k->dqk > 160 ? 136 * 1024 : 116 * 1024;
+        int64_t need = INT64_C(1024) * (k->dqk > 192 ? 176 : k->dqk > 160 ? 136 : 116);
 
         if (k->dqk > 128 && gpu->smem_per_block_max_bytes < need)
             k->iter_l2_bytes = (double)k->br * (double)(k->dqk + k->dvo) * tc_dtype_bytes(q->dtype);
