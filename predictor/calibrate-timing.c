@@ -9,8 +9,19 @@
 #include "calibrate.h"
 #include "tc-internal.h"
 
-enum tc_timing_class tc_timing_classify(const char *timing)
+/* The class of a method tag, by its form; *known says whether a rule
+ * named it, or it fell through to the default, kernel time (tilecast's own
+ * collector, and a misspelt host method such as "evnet" alike). */
+static enum tc_timing_class classify(const char *timing, bool *known)
 {
+    /* tags of kernel-time methods: a profiler's or CUPTI's kernel
+     * durations, a tuning table's efficiencies, tilecast's own device-event
+     * harness ("event-median-...") and other events that bracket the
+     * kernel alone */
+    static const char *const kernel_time[] = {"profiler", "cupti",   "kernel", "nsys",
+                                              "ncu",      "tuning-", "event-"};
+
+    *known = true;
     if (!timing || !*timing)
         return TC_TIMING_KERNEL;
     /* Wall-clock methods put a launch and a synchronize around every call;
@@ -36,31 +47,29 @@ enum tc_timing_class tc_timing_classify(const char *timing)
     if (strncmp(timing, "event-fastest", 13) == 0 || strncmp(timing, "event-mean", 10) == 0 ||
         strcmp(timing, "event-min") == 0 || strstr(timing, "op-event"))
         return TC_TIMING_EVENT;
+    for (size_t i = 0; i < TC_ARRAY_SIZE(kernel_time); i++)
+        if (strncmp(timing, kernel_time[i], strlen(kernel_time[i])) == 0)
+            return TC_TIMING_KERNEL;
+    *known = false;
     return TC_TIMING_KERNEL;
 }
 
-/* Whether a tag is a class name or has the form of a method
- * tc_timing_classify knows: the host-timed families it tests for, and the
- * kernel-time ones of the data and the collector (a profiler's or CUPTI's
- * kernel durations, a tuning table's efficiencies, tilecast's own
- * "event-median-..." harness). Any other tag is classed as kernel time by
- * default, which a misspelt host method ("evnet", "wal") would silently
- * become. */
+enum tc_timing_class tc_timing_classify(const char *timing)
+{
+    bool known;
+
+    return classify(timing, &known);
+}
+
+/* A class name (tc_timing_parse's) or a tag a rule of classify() names. */
 TC_API bool tc_timing_known(const char *timing)
 {
-    static const char *const names[] = {"kernel", "event", "wall", "wall-max"};
-    static const char *const prefixes[] = {"wall",   "event-", "profiler", "cupti",
-                                           "kernel", "nsys",   "ncu",      "tuning-"};
+    bool known;
 
-    if (!timing || !*timing)
-        return true;
-    for (size_t i = 0; i < TC_ARRAY_SIZE(names); i++)
-        if (strcmp(timing, names[i]) == 0)
-            return true;
-    for (size_t i = 0; i < TC_ARRAY_SIZE(prefixes); i++)
-        if (strncmp(timing, prefixes[i], strlen(prefixes[i])) == 0)
-            return true;
-    return strstr(timing, "l2flush") || strstr(timing, "op-event");
+    if (timing && strcmp(timing, "event") == 0)
+        return true; /* "kernel", "wall" and "wall-max" have rules' forms */
+    classify(timing, &known);
+    return known;
 }
 
 enum tc_timing_class tc_timing_parse(const char *timing)
